@@ -1,0 +1,110 @@
+# revenant: deterministic simulation and fault-injection harness.
+# GNU make. `make` builds ./revenant; `make test` runs every test and the
+# scenario library; see README.md and docs/ for the rest.
+
+CC       ?= cc
+BUILD    ?= build
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+OPT      ?= -O2 -g
+SAN      ?=
+PKGS     := sqlite3 libcjson cmocka libfiu
+DEBS     := libsqlite3-dev libcjson-dev libcmocka-dev libfiu-dev pkg-config
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs sqlite3 libcjson libfiu 2>/dev/null)
+TEST_LIBS  := $(shell pkg-config --libs cmocka 2>/dev/null)
+
+CFLAGS  += -std=c11 -D_GNU_SOURCE -DFIU_ENABLE -Wall -Wextra -Werror \
+           -Wshadow -Wstrict-prototypes $(OPT) $(SAN) $(PKG_CFLAGS) -I.
+LDFLAGS += $(SAN)
+LDLIBS  += $(PKG_LIBS) -lm
+
+# The floors (docs/architecture.md): each folder only includes the ones below.
+LIB_DIRS := sim runtime faults checks scenarios reports
+LIB_SRC  := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_SRC  := $(sort $(wildcard cli/*.c))
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_SRC := $(sort $(wildcard tests/test_*.c))
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+LIB      := $(BUILD)/librevenant.a
+BIN      := revenant
+
+.PHONY: all deps test demo bench asan install clean valgrind
+.DEFAULT_GOAL := all
+
+# deps: install the Debian packages when root, otherwise name the command.
+deps:
+	@missing=""; \
+	for p in $(PKGS); do pkg-config --exists $$p 2>/dev/null || missing="$$missing $$p"; done; \
+	command -v pkg-config >/dev/null || missing="$$missing pkg-config"; \
+	if [ -n "$$missing" ]; then \
+	  echo "revenant: missing:$$missing"; \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "revenant: installing $(DEBS) with apt-get"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBS) libxml2-utils) >&2 || exit 1; \
+	  else \
+	    echo "revenant: run: sudo apt-get install $(DEBS)"; exit 1; \
+	  fi; \
+	fi
+
+ifeq ($(PKG_LIBS),)
+# Libraries not found at parse time: install them, then run the goal again
+# in a fresh make that sees their pkg-config flags.
+all test demo bench asan install valgrind: deps
+	@pkg-config --exists $(PKGS) || { echo "revenant: pkg-config still cannot find $(PKGS)"; exit 1; }
+	@$(MAKE) --no-print-directory $@
+else
+
+all: $(BIN)
+
+$(BIN): $(CLI_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) $(TEST_LIBS)
+
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+test: all $(TEST_BIN)
+	@BUILD=$(BUILD) sh tests/run_tests.sh $(TEST_BIN)
+
+demo: all
+	./$(BIN) run scenarios/examples
+
+bench: all $(BENCH_BIN)
+	@for b in $(BENCH_BIN); do ./$$b || exit 1; done
+
+asan:
+	$(MAKE) --no-print-directory BUILD=build-asan OPT="-O1 -g" \
+	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	  BIN=build-asan/revenant REVENANT=build-asan/revenant test
+
+valgrind: all $(TEST_BIN)
+	@for t in $(TEST_BIN); do \
+	  valgrind -q --error-exitcode=99 --leak-check=full $$t >/dev/null 2>$(BUILD)/vg.log || { cat $(BUILD)/vg.log; echo "valgrind: $$t failed"; exit 1; }; \
+	done; echo "valgrind: all test binaries clean"
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/revenant/scenarios
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/revenant
+	cp -R scenarios/examples scenarios/incidents scenarios/regression $(DESTDIR)$(PREFIX)/share/revenant/scenarios/
+
+endif
+
+clean:
+	rm -rf build build-asan $(BIN)
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d)

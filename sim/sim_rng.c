@@ -1,0 +1,69 @@
+/*
+** sim_rng.c: xoshiro256** streams seeded through splitmix64. See sim_rng.h.
+*/
+#include "sim_rng.h"
+
+uint64_t sim_splitmix64(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+uint64_t sim_hash_str(const char *s) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (; *s; s++) {
+    h ^= (unsigned char)*s;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+void sim_rng_seed(sim_rng *r, uint64_t seed) {
+  uint64_t st = seed;
+  for (int i = 0; i < 4; i++) r->s[i] = sim_splitmix64(&st);
+  if ((r->s[0] | r->s[1] | r->s[2] | r->s[3]) == 0) r->s[0] = 1;
+}
+
+void sim_rng_stream(sim_rng *r, uint64_t seed, const char *name) {
+  uint64_t st = seed ^ sim_hash_str(name);
+  sim_rng_seed(r, sim_splitmix64(&st));
+}
+
+static inline uint64_t rotl(uint64_t x, int k) {
+  return (x << k) | (x >> (64 - k));
+}
+
+uint64_t sim_rng_next(sim_rng *r) {
+  uint64_t *s = r->s;
+  uint64_t result = rotl(s[1] * 5, 7) * 9;
+  uint64_t t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
+  return result;
+}
+
+uint64_t sim_rng_below(sim_rng *r, uint64_t n) {
+  uint64_t limit = UINT64_MAX - (UINT64_MAX % n);
+  uint64_t x;
+  do {
+    x = sim_rng_next(r);
+  } while (x >= limit);
+  return x % n;
+}
+
+int64_t sim_rng_range(sim_rng *r, int64_t lo, int64_t hi) {
+  uint64_t span = (uint64_t)hi - (uint64_t)lo;
+  if (span == UINT64_MAX) return (int64_t)sim_rng_next(r);
+  return (int64_t)((uint64_t)lo + sim_rng_below(r, span + 1));
+}
+
+int sim_rng_chance_ppm(sim_rng *r, uint32_t ppm) {
+  if (ppm == 0) return 0;
+  if (ppm >= 1000000) return 1;
+  return sim_rng_below(r, 1000000) < ppm;
+}
