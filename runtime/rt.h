@@ -1,0 +1,223 @@
+/*
+** rt.h: the runtime under test: actor host plus agent layer.
+**
+** A world holds actors (Durable Objects running the Agents SDK model) over
+** one kernel (sim). Each actor has durable storage (SQLite: cf_agents_runs,
+** cf_agents_schedules, cf_agent_tool_runs, its alarm) that survives its
+** death, and memory (startup status, keepAlive refs, active fibers, gate,
+** waiters) that does not. Everything it does is a trace record
+** (rt_events.h). Seeds followed: 000 (keepAlive, runFiber, stash,
+** _checkRunFibers), 001 (heartbeat-as-schedule, legacy fibers), 003 (gate,
+** tool runs); reference/agents-sdk.md A.0–A.11; workerd-observed.md.
+**
+** Lifecycle: rt_world_new → rt_actor_add… → workload and faults through the
+** functions below (they schedule sim events) → sim_run → rt_world_free.
+*/
+#ifndef RT_H
+#define RT_H
+
+#include <stdint.h>
+
+#include "runtime/rt_events.h"
+#include "sim/sim.h"
+
+typedef enum rt_heartbeat { RT_HB_ALARM = 0, RT_HB_SCHEDULE = 1 } rt_heartbeat;
+typedef enum rt_dispose { RT_DISPOSE_SDK1604 = 0, RT_DISPOSE_FIXED = 1 } rt_dispose;
+typedef enum rt_toolrun_mode { RT_TOOLRUN_DEFERRED = 0, RT_TOOLRUN_GATED = 1 } rt_toolrun_mode;
+typedef enum rt_commit { RT_COMMIT_TURN = 0, RT_COMMIT_IMMEDIATE = 1 } rt_commit;
+
+/* Platform and SDK constants plus variant choices. rt_config_default()
+** fills the values the seeds and the reference give. */
+typedef struct rt_config {
+  int64_t gate_ceiling_us;          /* 30 s: blockConcurrencyWhile ceiling */
+  int64_t keepalive_interval_us;    /* 30 s (DEFAULT_KEEP_ALIVE_INTERVAL_MS) */
+  int64_t heartbeat_schedule_us;    /* 10 s: seed 001's interval schedule */
+  int64_t idle_min_us, idle_max_us; /* 70 s .. 140 s inactivity eviction */
+  int64_t alarm_retry_base_us;      /* 2 s, doubling */
+  int alarm_retry_max;              /* 6 retries */
+  int64_t alarm_limit_us;           /* 15 min: alarm handler is cut */
+  int64_t commit_window_us;         /* delay from turn end to commit (turn mode) */
+  int64_t rpc_latency_us;           /* one-way latency between actors */
+  int64_t inspect_timeout_us;       /* 2 s: DEFAULT_AGENT_TOOL_RECOVERY_TIMEOUT_MS */
+  int64_t inspect_total_us;         /* 0 = none; 5 s option (#1611) */
+  int64_t hook_timeout_us;          /* 0 = user hooks never time out (@1604) */
+  rt_heartbeat heartbeat;
+  rt_dispose dispose;
+  rt_toolrun_mode toolrun;
+  rt_commit commit;
+  int storage_files;                /* 1: file-backed WAL databases */
+  char storage_dir[256];            /* where file databases live */
+} rt_config;
+
+/* Fills *c with the default constants and variants (deferred tool runs,
+** raw-alarm heartbeat, #1604 disposer, turn commits, in-memory storage). */
+void rt_config_default(rt_config *c);
+
+/* ---- fiber programs ----------------------------------------------------
+** A fiber body is a list of steps. A `work` step takes virtual time and
+** ends the current turn; every other step runs in the turn that follows,
+** up to the next `work`. Stash values are the program counter after the
+** stash, so "resume" restarts right after the last committed stash. */
+typedef enum rt_step_kind {
+  RT_STEP_WORK = 1,     /* min_us..max_us of virtual time (drawn) */
+  RT_STEP_STASH = 2,    /* stash({pc}) */
+  RT_STEP_EFFECT = 3,   /* an external side effect named `name` */
+  RT_STEP_CALL = 4,     /* RPC to actor `target`, wait for the reply */
+  RT_STEP_FAIL = 5      /* the body throws */
+} rt_step_kind;
+
+typedef struct rt_step {
+  rt_step_kind kind;
+  int64_t min_us, max_us;
+  uint32_t target;      /* RT_STEP_CALL */
+  char name[48];        /* RT_STEP_EFFECT */
+} rt_step;
+
+typedef struct rt_program {
+  char name[64];        /* fiber name (recovery policies key on it) */
+  rt_step *steps;       /* owned by the world once added */
+  int n_steps;
+} rt_program;
+
+/* What the actor's recovery hook does for fibers of one name. */
+typedef struct rt_recovery_policy {
+  char fiber_name[64];  /* "" matches every name */
+  rt_recover_action action;
+  int64_t hook_us;      /* time the hook takes (inside the gate) */
+} rt_recovery_policy;
+
+/* How a child actor misbehaves (stuck_child fault, or its own nature). */
+typedef enum rt_stuck {
+  RT_STUCK_NONE = 0,
+  RT_STUCK_NEVER_ANSWERS = 1,   /* RPCs to it never reply */
+  RT_STUCK_LATE = 2,            /* replies after stuck_delay_us */
+  RT_STUCK_STARTUP = 3          /* its onStart never finishes */
+} rt_stuck;
+
+/* When the user's onStart throws. */
+typedef enum rt_onstart_throw {
+  RT_THROW_NEVER = 0,
+  RT_THROW_ALWAYS = 1,
+  RT_THROW_UNTIL_FRESH_REQUEST = 2  /* workerd #6850: alarm wakes throw; a
+                                       process whose first wake is a request
+                                       starts fine */
+} rt_onstart_throw;
+
+#define RT_MAX_POLICIES 8
+#define RT_MAX_CHILDREN 16
+
+typedef struct rt_actor_spec {
+  char id[64];
+  char cls[48];
+  int64_t on_start_us;              /* time the user onStart takes */
+  rt_onstart_throw on_start_throws;
+  rt_stuck stuck;
+  int64_t stuck_delay_us;
+  int64_t serve_us;                 /* time to serve one request */
+  int64_t child_inspect_us;         /* time the child's inspect takes */
+  rt_recovery_policy policies[RT_MAX_POLICIES];
+  int n_policies;
+  uint32_t children[RT_MAX_CHILDREN];
+  int n_children;
+} rt_actor_spec;
+
+typedef struct rt_world rt_world;
+
+/* Makes a world over the kernel s (which it does not own). Returns NULL on
+** OOM or when file storage cannot be prepared. */
+rt_world *rt_world_new(sim *s, const rt_config *cfg);
+
+/* Frees the world, closing every database (file databases stay on disk). */
+void rt_world_free(rt_world *w);
+
+/* Adds an actor; returns its index (0, 1, …) or UINT32_MAX on error. The
+** spec is copied. Storage is opened lazily on first use. */
+uint32_t rt_actor_add(rt_world *w, const rt_actor_spec *spec);
+
+/* Number of actors, and the spec of one (NULL if out of range). */
+uint32_t rt_actor_count(const rt_world *w);
+const rt_actor_spec *rt_actor_spec_of(const rt_world *w, uint32_t actor);
+
+/* ---- pre-existing durable state (for incident scenarios) -------------- */
+
+/* Inserts a stale cf_agent_tool_runs row (status starting or running) on
+** `parent` for a run whose child is `child`; the child gets a matching
+** child-run row with `child_status` (0 = none, else an rt_toolrun_status).
+** Returns the run id, or -1 on error. Call before the run starts. */
+int64_t rt_seed_stale_toolrun(rt_world *w, uint32_t parent, uint32_t child,
+                              rt_toolrun_status status, int child_status);
+
+/* Inserts an orphan cf_agents_runs row for a fiber running `prog` whose
+** last committed stash was `snapshot_pc` (-1 = null). Returns its id. */
+int64_t rt_seed_orphan_fiber(rt_world *w, uint32_t actor, const rt_program *prog,
+                             int snapshot_pc);
+
+/* ---- workload (each call schedules sim events at `at_us`) -------------- */
+
+/* A request to `actor` through entry point `entry`. Returns 0 or -1. */
+int rt_request_at(rt_world *w, uint32_t actor, rt_entry entry, int64_t at_us);
+
+/* A request that calls runFiber(prog) on `actor`; the program is copied.
+** Returns 0 or -1. */
+int rt_fiber_at(rt_world *w, uint32_t actor, const rt_program *prog,
+                int64_t at_us);
+
+/* A request that calls runAgentTool on `parent` with child `child`; the
+** child works for work_us. Returns 0 or -1. */
+int rt_toolrun_at(rt_world *w, uint32_t parent, uint32_t child,
+                  int64_t work_us, int64_t at_us);
+
+/* Arms the alarm of `actor` at at_us (as if set before the run). */
+int rt_alarm_preset(rt_world *w, uint32_t actor, int64_t at_us);
+
+/* ---- fault points (the only doors faults/ uses) ------------------------ */
+
+/* Kills the memory of one actor now (cause RT_DEATH_EVICT or any other
+** rt_death_cause). Uncommitted writes roll back. */
+void rt_kill_actor(rt_world *w, uint32_t actor, rt_death_cause cause);
+
+/* Kills the memory of every actor now (restart, crash, sigkill). */
+void rt_kill_all(rt_world *w, rt_death_cause cause);
+
+/* Sets a child's misbehaviour from now on. */
+void rt_set_stuck(rt_world *w, uint32_t actor, rt_stuck mode, int64_t delay_us);
+
+/* Makes the next `count` commits of `actor` (RT_NO_ACTOR: any actor) fail
+** with an I/O error (through the libfiu point "revenant/storage/commit"). */
+void rt_fail_commits(rt_world *w, uint32_t actor, int count);
+
+/* Extra RPC latency added to every call from now on (rpc_delay), and the
+** per-million chance that a call is dropped (rpc_drop). */
+void rt_set_rpc_faults(rt_world *w, int64_t extra_latency_us, uint32_t drop_ppm);
+
+/* Delays every alarm delivery by extra_us from now on (alarm_delay). */
+void rt_set_alarm_delay(rt_world *w, int64_t extra_us);
+
+/* Number of durable write boundaries passed so far (every RT_EV_WRITE). */
+uint64_t rt_write_count(const rt_world *w);
+
+/* Calls fn(ctx) right after the k-th durable write of the run commits its
+** turn (k >= 1); used by crash-point coverage. One hook at a time. */
+void rt_on_write(rt_world *w, uint64_t k, void (*fn)(void *ctx), void *ctx);
+
+/* ---- inspection for tests and reports ---------------------------------- */
+
+/* The kernel the world runs on. */
+sim *rt_world_sim(rt_world *w);
+
+/* Number of rows in cf_agents_runs of an actor (opens storage if needed). */
+int rt_count_fiber_rows(rt_world *w, uint32_t actor);
+
+/* Status of a tool run on its parent, or -1 if absent. */
+int rt_toolrun_status_of(rt_world *w, uint32_t parent, int64_t run_id);
+
+/* The persisted alarm time of an actor, or -1 if none. */
+int64_t rt_alarm_of(rt_world *w, uint32_t actor);
+
+/* 1 if the actor's memory is alive (it has an incarnation). */
+int rt_actor_alive(const rt_world *w, uint32_t actor);
+
+/* Current keepAlive ref count (0 if not alive). */
+int rt_keepalive_refs(const rt_world *w, uint32_t actor);
+
+#endif

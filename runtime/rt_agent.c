@@ -1,0 +1,435 @@
+/*
+** rt_agent.c: the Agents SDK layer over the actor host.
+**
+** Follows seed 000 ("Forever": keepAlive, runFiber, stash, onFiberRecovered,
+** _checkRunFibers) and reference/agents-sdk.md A.2–A.8 at PR #1604:
+**   startup (inside the gate): _checkRunFibers → tool-run snapshot (or the
+**   pre-fix gated reconcile) → user onStart → release → background tool-run
+**   recovery → resumed fibers start (workerd-observed.md item 4);
+**   keepAlive: ref-counted, 0→1 arms the alarm at now+interval (A.3), the
+**   disposer leaves the alarm alone (@1604) or reschedules (#1707);
+**   heartbeat as an interval schedule every 10 s (seed 001) as a variant;
+**   alarm(): due schedules → housekeeping _checkRunFibers → reschedule.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/rt_internal.h"
+
+#define HEARTBEAT_CB "_cf_fiberHeartbeat"
+
+int rt__prog_find(rt_world *w, const char *name) {
+  for (int i = 0; i < w->n_progs; i++)
+    if (strcmp(w->progs[i].name, name) == 0) return i;
+  return -1;
+}
+
+static const rt_recovery_policy *policy_for(const rt_actor_spec *sp, const char *name) {
+  static const rt_recovery_policy dflt = {"", RT_RECOVER_RESUME, 0};
+  for (int i = 0; i < sp->n_policies; i++)
+    if (!sp->policies[i].fiber_name[0] || !strcmp(sp->policies[i].fiber_name, name))
+      return &sp->policies[i];
+  return &dflt;
+}
+
+/* ---- alarms (platform) ------------------------------------------------ */
+
+static void alarm_fire(sim *s, void *ctx, uint64_t arg) {
+  rt_world *w = ctx;
+  uint32_t a = (uint32_t)arg;
+  rt_actor *ac = &w->actors[a];
+  (void)s;
+  ac->alarm_ev = 0;
+  if (ac->alarm_at < 0) return;
+  rt_msg m = {0};
+  m.kind = MSG_ALARM;
+  m.entry = RT_ENTRY_ALARM;
+  m.alarm_at = ac->alarm_at;
+  m.id = rt__new_id(w);
+  rt__emit(w, RT_EV_ALARM_FIRE, a, ac->alarm_at, ac->alarm_retries, 0, NULL);
+  rt__deliver(w, a, &m, 0);
+}
+
+static void alarm_arm(rt_world *w, uint32_t a, int64_t at_us) {
+  rt_actor *ac = &w->actors[a];
+  sim_cancel(w->s, ac->alarm_ev);
+  ac->alarm_ev = 0;
+  ac->alarm_at = at_us;
+  if (at_us >= 0) ac->alarm_ev = sim_at(w->s, at_us + w->alarm_delay_us, 0, alarm_fire, w, a);
+}
+
+void rt__alarm_set(rt_world *w, uint32_t a, int64_t at_us) {
+  if (w->actors[a].alarm_at == at_us) return;
+  rt__w_alarm(w, a, at_us);
+  alarm_arm(w, a, at_us);
+  rt__emit(w, RT_EV_ALARM_SET, a, at_us, 0, 0, NULL);
+}
+
+void rt__alarm_clear(rt_world *w, uint32_t a) {
+  if (w->actors[a].alarm_at < 0) return;
+  rt__w_alarm(w, a, -1);
+  alarm_arm(w, a, -1);
+  rt__emit(w, RT_EV_ALARM_DELETE, a, 0, 0, 0, NULL);
+}
+
+void rt__alarm_sync(rt_world *w, uint32_t a) {
+  int64_t stored = rt__stored_alarm(w, a);
+  if (stored != w->actors[a].alarm_at) alarm_arm(w, a, stored);
+}
+
+int rt_alarm_preset(rt_world *w, uint32_t a, int64_t at_us) {
+  if (a >= w->n_actors || rt__w_alarm(w, a, at_us)) return -1;
+  alarm_arm(w, a, at_us);
+  rt__emit(w, RT_EV_ALARM_SET, a, at_us, 0, 0, NULL);
+  return 0;
+}
+
+void rt__alarm_failed(rt_world *w, uint32_t a, const rt_msg *m) {
+  rt_actor *ac = &w->actors[a];
+  (void)m;
+  if (ac->mem) ac->mem->alarm_active = 0;
+  rt__emit(w, RT_EV_ALARM_DONE, a, 0, 0, 0, NULL);
+  if (ac->alarm_retries >= w->cfg.alarm_retry_max) {
+    ac->alarm_retries = 0;
+    alarm_arm(w, a, -1);
+    return;
+  }
+  int64_t next = w->s->now_us + (w->cfg.alarm_retry_base_us << ac->alarm_retries);
+  ac->alarm_retries++;
+  rt__emit(w, RT_EV_ALARM_RETRY, a, next, ac->alarm_retries, 0, NULL);
+  alarm_arm(w, a, next);
+}
+
+/* _scheduleNextAlarm (A.4): earliest schedule, and the heartbeat while
+** refs are held (raw-alarm design). */
+void rt__schedule_next_alarm(rt_world *w, uint32_t a) {
+  rt_mem *m = w->actors[a].mem;
+  int64_t now = w->s->now_us, next = INT64_MAX;
+  int64_t t = rt__next_schedule_time(w, a);
+  if (t >= 0) next = t * 1000000 > now + 1000 ? t * 1000000 : now + 1000;
+  if (w->cfg.heartbeat == RT_HB_ALARM && m && m->refs > 0 &&
+      now + w->cfg.keepalive_interval_us < next)
+    next = now + w->cfg.keepalive_interval_us;
+  if (next == INT64_MAX)
+    rt__alarm_clear(w, a);
+  else
+    rt__alarm_set(w, a, next);
+}
+
+/* ---- keepAlive (A.3; seed 001 for the schedule design) ---------------- */
+
+void rt__keepalive_acquire(rt_world *w, uint32_t a) {
+  rt_mem *m = w->actors[a].mem;
+  m->refs++;
+  rt__emit(w, RT_EV_KEEPALIVE, a, m->refs, 1, 0, NULL);
+  if (m->refs != 1) return;
+  if (w->cfg.heartbeat == RT_HB_SCHEDULE) {
+    int64_t id;
+    if (!rt__schedule_find(w, a, HEARTBEAT_CB, &id)) {
+      int64_t iv = w->cfg.heartbeat_schedule_us / 1000000;
+      rt__w_schedule_insert(w, a, rt__new_id(w), HEARTBEAT_CB, w->s->now_us / 1000000 + iv, iv);
+    }
+  }
+  rt__schedule_next_alarm(w, a);
+}
+
+void rt__keepalive_release(rt_world *w, uint32_t a) {
+  rt_mem *m = w->actors[a].mem;
+  if (m->refs == 0) return;
+  m->refs--;
+  rt__emit(w, RT_EV_KEEPALIVE, a, m->refs, -1, 0, NULL);
+  if (m->refs != 0) return;
+  if (w->cfg.heartbeat == RT_HB_SCHEDULE) {
+    int64_t id;
+    if (rt__schedule_find(w, a, HEARTBEAT_CB, &id)) rt__w_schedule_delete(w, a, id);
+    rt__schedule_next_alarm(w, a);
+  } else if (w->cfg.dispose == RT_DISPOSE_FIXED) {
+    rt__schedule_next_alarm(w, a);
+  }
+}
+
+/* ---- fibers (A.6) ----------------------------------------------------- */
+
+static rt_fiber *fiber_find(rt_mem *m, int64_t id) {
+  for (int i = 0; i < m->n_fibers; i++)
+    if (m->fibers[i].live && m->fibers[i].id == id) return &m->fibers[i];
+  return NULL;
+}
+
+static int fiber_active(rt_mem *m, int64_t id) { return fiber_find(m, id) != NULL; }
+
+static void fiber_end(rt_world *w, uint32_t a, rt_fiber *f, int ok) {
+  int64_t id = f->id;
+  const char *name = w->progs[f->prog].name;
+  f->live = 0;
+  rt__w_fiber_delete(w, a, id);
+  rt__emit(w, RT_EV_FIBER_DONE, a, id, ok, 0, name);
+  rt__keepalive_release(w, a);
+}
+
+static void fiber_wake(sim *s, void *ctx, uint64_t arg);
+
+/* Runs steps from f->pc until a step waits (work, call) or the body ends. */
+static void fiber_run(rt_world *w, uint32_t a, rt_fiber *f) {
+  const rt_program *p = &w->progs[f->prog];
+  while (f->pc < p->n_steps) {
+    const rt_step *st = &p->steps[f->pc];
+    switch (st->kind) {
+      case RT_STEP_WORK: {
+        int64_t d = st->max_us > st->min_us ? sim_rng_range(&w->rng_work, st->min_us, st->max_us)
+                                            : st->min_us;
+        f->pc++;
+        sim_after(w->s, d, w->actors[a].mem->dom, fiber_wake, w,
+                  ((uint64_t)a << 40) | (uint64_t)f->id);
+        return;
+      }
+      case RT_STEP_STASH:
+        f->pc++;
+        rt__w_stash(w, a, f->id, f->pc);
+        break;
+      case RT_STEP_EFFECT:
+        rt__emit(w, RT_EV_EFFECT, a, f->id, f->pc, 0, st->name);
+        f->pc++;
+        break;
+      case RT_STEP_CALL: {
+        rt_call *c = rt__new_call(w, a, CALL_FIBER_STEP, f->id, st->target);
+        f->pc++;
+        if (c) rt__send_call(w, a, st->target, MSG_CALL_PLAIN, c, 0, 0);
+        return;
+      }
+      case RT_STEP_FAIL:
+        fiber_end(w, a, f, 0);
+        return;
+    }
+  }
+  fiber_end(w, a, f, 1);
+}
+
+static void fiber_wake(sim *s, void *ctx, uint64_t arg) {
+  rt_world *w = ctx;
+  uint32_t a = (uint32_t)(arg >> 40);
+  rt_fiber *f = fiber_find(w->actors[a].mem, (int64_t)(arg & ((1ULL << 40) - 1)));
+  (void)s;
+  if (f) fiber_run(w, a, f);
+}
+
+void rt__fiber_reply(rt_world *w, uint32_t a, rt_call *c, int ok) {
+  rt_fiber *f = fiber_find(w->actors[a].mem, c->key);
+  c->live = 0;
+  if (!f) return;
+  if (ok)
+    fiber_run(w, a, f);
+  else
+    fiber_end(w, a, f, 0);
+}
+
+void rt__fiber_start(rt_world *w, uint32_t a, int prog, int pc, int64_t recovered_from) {
+  rt_mem *m = w->actors[a].mem;
+  rt_fiber f = {rt__new_id(w), prog, pc, recovered_from, 1};
+  rt_fiber *slot = NULL;
+  for (int i = 0; i < m->n_fibers && !slot; i++)
+    if (!m->fibers[i].live) slot = &m->fibers[i];
+  if (!slot) {
+    if (m->n_fibers == m->cap_fibers) {
+      int nc = m->cap_fibers ? m->cap_fibers * 2 : 4;
+      rt_fiber *nf = realloc(m->fibers, (size_t)nc * sizeof *nf);
+      if (!nf) return;
+      m->fibers = nf;
+      m->cap_fibers = nc;
+    }
+    slot = &m->fibers[m->n_fibers++];
+  }
+  *slot = f;
+  const char *name = w->progs[prog].name;
+  rt__emit(w, RT_EV_FIBER_START, a, f.id, recovered_from, pc, name);
+  rt__w_fiber_insert(w, a, f.id, name);
+  if (pc > 0) rt__w_stash(w, a, f.id, pc);
+  rt__keepalive_acquire(w, a);
+  fiber_run(w, a, slot);
+}
+
+/* ---- _checkRunFibers (A.7) -------------------------------------------- */
+
+static void hook_next(rt_world *w, uint32_t a);
+static void alarm_after_housekeeping(rt_world *w, uint32_t a);
+
+static void hook_done(sim *s, void *ctx, uint64_t arg) {
+  rt_world *w = ctx;
+  uint32_t a = (uint32_t)arg;
+  rt_mem *m = w->actors[a].mem;
+  rt_orphan *o = &m->orphans[m->orphan_idx];
+  const rt_recovery_policy *p = policy_for(&w->actors[a].spec, o->name);
+  (void)s;
+  if (p->action == RT_RECOVER_THROW) {
+    rt__emit(w, RT_EV_FIBER_HOOK_THREW, a, o->id, o->snapshot, 0, o->name);
+  } else {
+    rt__emit(w, RT_EV_FIBER_RECOVERED, a, o->id, o->snapshot, p->action, o->name);
+    int prog = rt__prog_find(w, o->name);
+    if (prog >= 0 && p->action != RT_RECOVER_DROP && m->n_pending_resume < RT_MAX_ORPHANS) {
+      int k = m->n_pending_resume++;
+      m->pending_resume[k] = prog;
+      m->pending_resume_pc[k] =
+          p->action == RT_RECOVER_RESUME && o->snapshot > 0 ? o->snapshot : 0;
+      m->pending_resume_from[k] = o->id;
+    }
+  }
+  rt__w_fiber_delete(w, a, o->id); /* @1604: deleted even when the hook threw */
+  m->orphan_idx++;
+  hook_next(w, a);
+}
+
+static void hook_next(rt_world *w, uint32_t a) {
+  rt_mem *m = w->actors[a].mem;
+  if (m->orphan_idx < m->n_orphans) {
+    const rt_orphan *o = &m->orphans[m->orphan_idx];
+    int64_t t = policy_for(&w->actors[a].spec, o->name)->hook_us;
+    sim_after(w->s, t, m->dom, hook_done, w, a);
+    return;
+  }
+  m->recovery_in_progress = 0;
+  if (m->orphan_source == 1)
+    rt__startup_continue(w, a);
+  else
+    alarm_after_housekeeping(w, a);
+}
+
+/* Returns 1 if hooks were started (a continuation follows), 0 if nothing
+** to recover, -1 if the re-entrancy guard dropped the call. */
+int rt__check_run_fibers(rt_world *w, uint32_t a, int source) {
+  rt_mem *m = w->actors[a].mem;
+  rt_orphan rows[RT_MAX_ORPHANS];
+  if (m->recovery_in_progress) {
+    rt__emit(w, RT_EV_RECOVERY_REENTRY, a, source, 0, 0, NULL);
+    return -1;
+  }
+  int n = rt__load_orphans(w, a, rows, RT_MAX_ORPHANS), k = 0;
+  for (int i = 0; i < n; i++)
+    if (!fiber_active(m, rows[i].id)) m->orphans[k++] = rows[i];
+  rt__emit(w, RT_EV_RECOVERY_SCAN, a, source, k, 0, NULL);
+  if (k == 0) return 0;
+  m->n_orphans = k;
+  m->orphan_idx = 0;
+  m->orphan_source = source;
+  m->recovery_in_progress = 1;
+  hook_next(w, a);
+  return 1;
+}
+
+/* ---- startup (A.2) ---------------------------------------------------- */
+
+static void onstart_done(sim *s, void *ctx, uint64_t arg) {
+  (void)s;
+  rt__startup_continue((rt_world *)ctx, (uint32_t)arg);
+}
+
+static void startup_fail(rt_world *w, uint32_t a, const char *err) {
+  rt_mem *m = w->actors[a].mem;
+  rt__emit(w, RT_EV_STARTUP_FAIL, a, w->s->now_us - m->startup_began, 0, 0, err);
+  m->status = 0;
+  m->phase = SU_NONE;
+  m->n_pending_resume = 0;
+  rt__gate_release(w, a);
+  int n = m->n_waiters;
+  rt_msg *held = m->waiters;
+  m->waiters = NULL;
+  m->n_waiters = m->cap_waiters = 0;
+  for (int i = 0; i < n; i++) {
+    if (rt__needs_init(held[i].entry))
+      rt__fail_msg(w, a, &held[i], err);
+    else
+      rt__handle(w, a, &held[i]);
+  }
+  free(held);
+}
+
+static void startup_ok(rt_world *w, uint32_t a) {
+  rt_mem *m = w->actors[a].mem;
+  rt__emit(w, RT_EV_STARTUP_OK, a, w->s->now_us - m->startup_began, 0, 0, NULL);
+  m->status = 2;
+  m->phase = SU_DONE;
+  rt__gate_release(w, a);
+  if (w->cfg.toolrun == RT_TOOLRUN_DEFERRED) rt__toolrun_schedule_recovery(w, a);
+  int n = m->n_pending_resume;
+  m->n_pending_resume = 0;
+  for (int i = 0; i < n; i++)
+    rt__fiber_start(w, a, m->pending_resume[i], m->pending_resume_pc[i],
+                    m->pending_resume_from[i]);
+  rt__drain_waiters(w, a);
+}
+
+static int onstart_throws(const rt_actor *ac) {
+  return ac->spec.on_start_throws == RT_THROW_ALWAYS ||
+         (ac->spec.on_start_throws == RT_THROW_UNTIL_FRESH_REQUEST && ac->poisoned);
+}
+
+void rt__startup_begin(rt_world *w, uint32_t a, rt_entry entry) {
+  rt_mem *m = w->actors[a].mem;
+  m->status = 1;
+  m->startup_began = w->s->now_us;
+  m->startup_entry = entry;
+  m->phase = SU_CHECK_FIBERS;
+  rt__emit(w, RT_EV_STARTUP_BEGIN, a, entry, 0, 0, NULL);
+  rt__gate_acquire(w, a, "startup");
+  if (rt__check_run_fibers(w, a, 1) != 1) rt__startup_continue(w, a);
+}
+
+void rt__startup_continue(rt_world *w, uint32_t a) {
+  rt_actor *ac = &w->actors[a];
+  rt_mem *m = ac->mem;
+  switch (m->phase) {
+    case SU_CHECK_FIBERS:
+      if (w->cfg.toolrun == RT_TOOLRUN_GATED) {
+        m->phase = SU_GATED_RECONCILE;
+        m->n_rows = rt__load_open_toolruns(w, a, m->rows, RT_MAX_ROWS);
+        m->row_idx = 0;
+        rt__toolrun_gated_next(w, a);
+        return;
+      }
+      rt__toolrun_snapshot(w, a);
+      /* fall through */
+    case SU_GATED_RECONCILE:
+      m->phase = SU_ONSTART;
+      rt__emit(w, RT_EV_ONSTART_BEGIN, a, 0, 0, 0, NULL);
+      if (ac->spec.stuck != RT_STUCK_STARTUP)
+        sim_after(w->s, ac->spec.on_start_us, m->dom, onstart_done, w, a);
+      return;
+    case SU_ONSTART:
+      if (onstart_throws(ac))
+        startup_fail(w, a, "Agent could not determine its Durable Object name");
+      else
+        startup_ok(w, a);
+      return;
+    default: return;
+  }
+}
+
+/* ---- alarm() (A.5) ---------------------------------------------------- */
+
+static void alarm_after_housekeeping(rt_world *w, uint32_t a) {
+  rt_actor *ac = &w->actors[a];
+  rt_mem *m = ac->mem;
+  int64_t fired = m->current_alarm.alarm_at;
+  if (ac->alarm_at == fired) alarm_arm(w, a, -1); /* consumed */
+  rt__schedule_next_alarm(w, a);
+  if (ac->alarm_at < 0 && rt__stored_alarm(w, a) >= 0) rt__w_alarm(w, a, -1);
+  m->alarm_active = 0;
+  ac->alarm_retries = 0;
+  rt__emit(w, RT_EV_ALARM_DONE, a, 1, 0, 0, NULL);
+}
+
+void rt__alarm_handle(rt_world *w, uint32_t a, const rt_msg *msg) {
+  rt_mem *m = w->actors[a].mem;
+  int64_t ids[16], iv[16];
+  char names[16][48];
+  m->alarm_active = 1;
+  m->current_alarm = *msg;
+  int n = rt__due_schedules(w, a, w->s->now_us / 1000000, ids, iv, names, 16);
+  for (int i = 0; i < n; i++) {
+    rt__emit(w, RT_EV_SCHEDULE_RUN, a, ids[i], 0, 0, names[i]);
+    if (iv[i] > 0)
+      rt__w_schedule_time(w, a, ids[i], w->s->now_us / 1000000 + iv[i]);
+    else
+      rt__w_schedule_delete(w, a, ids[i]);
+  }
+  if (rt__check_run_fibers(w, a, 2) != 1) alarm_after_housekeeping(w, a);
+}

@@ -1,0 +1,260 @@
+/*
+** rt_internal.h: structures shared by the runtime's files. Not for use
+** outside runtime/.
+*/
+#ifndef RT_INTERNAL_H
+#define RT_INTERNAL_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "runtime/rt.h"
+
+/* ---- messages: everything delivered to an actor from outside ---------- */
+typedef enum rt_msg_kind {
+  MSG_REQUEST = 1,      /* serve a request */
+  MSG_FIBER,            /* request that runs runFiber(prog) */
+  MSG_TOOLRUN,          /* request that runs runAgentTool(child) */
+  MSG_ALARM,            /* the platform delivers the alarm */
+  MSG_CALL_INSPECT,     /* parent → child: resolve (facet init) + inspect */
+  MSG_CALL_START,       /* parent → child: start a child run */
+  MSG_CALL_PLAIN,       /* fiber CALL step: plain RPC, no onStart */
+  MSG_RUN_DONE,         /* child → parent: the child run finished */
+  MSG_REPLY             /* callee → caller: reply to a call */
+} rt_msg_kind;
+
+typedef struct rt_msg {
+  rt_msg_kind kind;
+  uint32_t to;          /* addressee actor */
+  rt_entry entry;
+  int64_t id;           /* request id or call id */
+  int64_t arrived_us;
+  uint32_t from;        /* caller actor for calls */
+  uint32_t from_dom;    /* caller's incarnation domain (reply target) */
+  int64_t arg, arg2;    /* kind-specific */
+  int64_t alarm_at;     /* MSG_ALARM: the time it was set for */
+} rt_msg;
+
+/* Pending RPC of this incarnation, waiting for a reply. */
+typedef enum rt_call_purpose {
+  CALL_GATED_INSPECT = 1,   /* startup reconcile (pre-fix), unbounded */
+  CALL_DEFERRED_INSPECT,    /* background reconcile, raced against 2 s */
+  CALL_FIBER_STEP,          /* a fiber's CALL step */
+  CALL_TOOL_START           /* live runAgentTool start */
+} rt_call_purpose;
+
+typedef struct rt_call {
+  int64_t id;
+  rt_call_purpose purpose;
+  int64_t key;              /* run id or fiber id */
+  uint32_t callee;
+  int64_t sent_us;
+  sim_handle timer;         /* deferred inspection timeout */
+  int live;
+} rt_call;
+
+typedef struct rt_fiber {
+  int64_t id;
+  int prog;                 /* index into w->progs */
+  int pc;
+  int64_t recovered_from;
+  int live;
+} rt_fiber;
+
+typedef enum rt_startup_phase {
+  SU_NONE = 0,
+  SU_CHECK_FIBERS,          /* _checkRunFibers: hooks inside the gate */
+  SU_GATED_RECONCILE,       /* pre-fix: reconcile tool runs inside the gate */
+  SU_ONSTART,               /* user onStart */
+  SU_DONE
+} rt_startup_phase;
+
+typedef struct rt_orphan {
+  int64_t id;
+  char name[64];
+  int snapshot;             /* -1 = null */
+} rt_orphan;
+
+#define RT_MAX_ORPHANS 64
+#define RT_MAX_ROWS 64
+
+/* Memory of one incarnation: all of it is lost when the actor dies. */
+typedef struct rt_mem {
+  uint32_t dom;             /* sim cancellation domain of this incarnation */
+  int64_t incarnation;
+  int status;               /* 0 zero, 1 starting, 2 started */
+  int refs;                 /* keepAlive refs */
+  int waituntil;
+  int inflight;             /* requests being served */
+  int gate_held;
+  int64_t gate_since;
+  sim_handle gate_timer;
+  int64_t last_activity;
+  int64_t idle_timeout;
+  sim_handle idle_timer;
+  int recovery_in_progress; /* _checkRunFibers guard */
+  /* startup */
+  rt_startup_phase phase;
+  int64_t startup_began;
+  rt_entry startup_entry;
+  rt_orphan orphans[RT_MAX_ORPHANS];
+  int n_orphans, orphan_idx;
+  int orphan_source;        /* 1 startup, 2 alarm */
+  int64_t rows[RT_MAX_ROWS];/* gated reconcile rows / deferred snapshot */
+  int n_rows, row_idx;
+  int64_t snapshot[RT_MAX_ROWS];
+  int n_snapshot;
+  int toolrun_recovery;     /* background reconcile active */
+  int64_t deferred_rows[RT_MAX_ROWS];
+  int n_deferred, deferred_idx;
+  int64_t recovery_deadline;
+  /* queues */
+  rt_msg *waiters;          /* held by the gate or by startup */
+  int n_waiters, cap_waiters;
+  rt_msg *serving;          /* accepted, not yet answered */
+  int n_serving, cap_serving;
+  rt_fiber *fibers;
+  int n_fibers, cap_fibers;
+  int pending_resume[RT_MAX_ORPHANS]; /* programs to start after startup */
+  int pending_resume_pc[RT_MAX_ORPHANS];
+  int64_t pending_resume_from[RT_MAX_ORPHANS];
+  int n_pending_resume;
+  rt_call *calls;
+  int n_calls, cap_calls;
+  rt_msg current_alarm;     /* alarm being handled */
+  int alarm_active;
+  int first_wake_request;   /* this process's first wake was a request */
+} rt_mem;
+
+typedef struct rt_db {
+  sqlite3 *db;
+  sqlite3_stmt *st[24];
+  int txn_open;
+  int64_t txn_id;
+  int txn_writes;
+} rt_db;
+
+typedef struct rt_actor {
+  rt_actor_spec spec;
+  rt_db store;              /* durable: survives death */
+  int64_t alarm_at;         /* durable mirror of the stored alarm, -1 none */
+  sim_handle alarm_ev;
+  int alarm_retries;
+  int64_t next_incarnation;
+  rt_mem *mem;              /* NULL while dead */
+  int fail_commits;
+  int poisoned;             /* workerd #6850: startup throws in this process */
+} rt_actor;
+
+struct rt_world {
+  sim *s;
+  rt_config cfg;
+  rt_actor *actors;
+  uint32_t n_actors, cap_actors;
+  rt_program *progs;
+  int n_progs, cap_progs;
+  rt_msg *msgs;             /* message pool, indexed by event arg */
+  size_t n_msgs, cap_msgs;
+  sim_rng rng_idle, rng_work, rng_rpc;
+  int64_t next_id;          /* fiber, run, request and call ids */
+  int64_t next_txn;
+  uint64_t writes;
+  uint64_t hook_k;
+  void (*hook_fn)(void *);
+  void *hook_ctx;
+  int fail_any_commits;
+  int64_t rpc_extra_us;
+  uint32_t rpc_drop_ppm;
+  int64_t alarm_delay_us;
+  int process_fresh;        /* no wake yet since the last process start */
+  uint32_t str_cache[8];
+};
+
+/* rt_world.c */
+rt_mem *rt__wake(rt_world *w, uint32_t a, rt_entry entry);
+void rt__touch(rt_world *w, uint32_t a);
+void rt__deliver(rt_world *w, uint32_t to, const rt_msg *m, int64_t delay_us);
+void rt__send_reply(rt_world *w, uint32_t from, const rt_msg *call, int ok,
+                    int64_t value, int64_t delay_us);
+uint32_t rt__str(rt_world *w, const char *s);
+void rt__emit(rt_world *w, uint32_t kind, uint32_t a, int64_t x, int64_t y,
+              int64_t z, const char *s);
+void rt__request_done(rt_world *w, uint32_t a, const rt_msg *m, int ok,
+                      const char *err);
+void rt__handle(rt_world *w, uint32_t a, const rt_msg *m);
+int rt__push_waiter(rt_mem *m, const rt_msg *msg);
+int rt__push_serving(rt_mem *m, const rt_msg *msg);
+int rt__pop_serving(rt_mem *m, int64_t id, rt_msg *out);
+void rt__fail_msg(rt_world *w, uint32_t a, const rt_msg *m, const char *err);
+int rt__needs_init(rt_entry e);
+void rt__send_call(rt_world *w, uint32_t from, uint32_t to, rt_msg_kind kind,
+                   const rt_call *c, int64_t arg, int64_t arg2);
+rt_call *rt__new_call(rt_world *w, uint32_t a, rt_call_purpose p, int64_t key,
+                      uint32_t callee);
+rt_call *rt__find_call(rt_mem *m, int64_t id);
+void rt__gate_acquire(rt_world *w, uint32_t a, const char *purpose);
+void rt__gate_release(rt_world *w, uint32_t a);
+void rt__drain_waiters(rt_world *w, uint32_t a);
+int64_t rt__new_id(rt_world *w);
+
+/* rt_storage.c */
+int rt__db_open(rt_world *w, uint32_t a);
+void rt__db_close(rt_db *d);
+int rt__w_fiber_insert(rt_world *w, uint32_t a, int64_t id, const char *name);
+int rt__w_stash(rt_world *w, uint32_t a, int64_t id, int pc);
+int rt__w_fiber_delete(rt_world *w, uint32_t a, int64_t id);
+int rt__w_alarm(rt_world *w, uint32_t a, int64_t at_us);
+int rt__w_toolrun_insert(rt_world *w, uint32_t a, int64_t run, uint32_t child,
+                         int status);
+int rt__w_toolrun_status(rt_world *w, uint32_t a, int64_t run, int status,
+                         const char *reason);
+int rt__w_child_run(rt_world *w, uint32_t a, int64_t run, int status);
+int rt__w_schedule_insert(rt_world *w, uint32_t a, int64_t id,
+                          const char *callback, int64_t time_s,
+                          int64_t interval_s);
+int rt__w_schedule_delete(rt_world *w, uint32_t a, int64_t id);
+int rt__w_schedule_time(rt_world *w, uint32_t a, int64_t id, int64_t time_s);
+void rt__commit_now(rt_world *w, uint32_t a);
+void rt__rollback(rt_world *w, uint32_t a, const char *reason);
+int rt__load_orphans(rt_world *w, uint32_t a, rt_orphan *out, int cap);
+int rt__load_open_toolruns(rt_world *w, uint32_t a, int64_t *out, int cap);
+int rt__toolrun_get(rt_world *w, uint32_t a, int64_t run, uint32_t *child);
+int rt__child_run_get(rt_world *w, uint32_t a, int64_t run);
+int64_t rt__stored_alarm(rt_world *w, uint32_t a);
+int rt__count_runs(rt_world *w, uint32_t a);
+int rt__due_schedules(rt_world *w, uint32_t a, int64_t now_s, int64_t *ids,
+                      int64_t *interval_s, char (*names)[48], int cap);
+int64_t rt__next_schedule_time(rt_world *w, uint32_t a);
+int rt__schedule_find(rt_world *w, uint32_t a, const char *callback,
+                      int64_t *id);
+
+/* rt_agent.c */
+void rt__startup_begin(rt_world *w, uint32_t a, rt_entry entry);
+void rt__startup_continue(rt_world *w, uint32_t a);
+void rt__fiber_start(rt_world *w, uint32_t a, int prog, int pc,
+                     int64_t recovered_from);
+void rt__fiber_reply(rt_world *w, uint32_t a, rt_call *c, int ok);
+void rt__alarm_handle(rt_world *w, uint32_t a, const rt_msg *m);
+void rt__alarm_failed(rt_world *w, uint32_t a, const rt_msg *m);
+void rt__alarm_set(rt_world *w, uint32_t a, int64_t at_us);
+void rt__alarm_clear(rt_world *w, uint32_t a);
+void rt__alarm_sync(rt_world *w, uint32_t a);
+int rt__check_run_fibers(rt_world *w, uint32_t a, int source);
+void rt__keepalive_acquire(rt_world *w, uint32_t a);
+void rt__keepalive_release(rt_world *w, uint32_t a);
+void rt__schedule_next_alarm(rt_world *w, uint32_t a);
+int rt__prog_find(rt_world *w, const char *name);
+
+/* rt_toolrun.c */
+void rt__toolrun_request(rt_world *w, uint32_t a, const rt_msg *m);
+void rt__toolrun_gated_next(rt_world *w, uint32_t a);
+void rt__toolrun_snapshot(rt_world *w, uint32_t a);
+void rt__toolrun_schedule_recovery(rt_world *w, uint32_t a);
+void rt__toolrun_reply(rt_world *w, uint32_t a, rt_call *c, int ok,
+                       int64_t value);
+void rt__toolrun_run_done(rt_world *w, uint32_t a, const rt_msg *m);
+void rt__child_handle(rt_world *w, uint32_t a, const rt_msg *m);
+int rt__finish_toolrun(rt_world *w, uint32_t a, int64_t run, int status,
+                       const char *reason);
+
+#endif

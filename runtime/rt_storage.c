@@ -1,0 +1,395 @@
+/*
+** rt_storage.c: per-actor durable storage (SQLite) and turn commits.
+**
+** Each actor has its own database: ":memory:" by default, a WAL file under
+** cfg.storage_dir for runs that kill real processes. Tables follow
+** reference/agents-sdk.md A.1 (only the columns the models read):
+** cf_agents_runs, cf_agents_schedules, cf_agent_tool_runs, plus the alarm
+** slot and the child side of tool runs.
+**
+** Commit semantics (workerd-observed.md item 1): in RT_COMMIT_TURN mode
+** the writes of a turn join one transaction that commits commit_window_us
+** after the turn; a death before then rolls the whole turn back. In
+** RT_COMMIT_IMMEDIATE mode every write is durable when it returns (the
+** seeds' model). Every write is one RT_EV_WRITE record: a durable write
+** boundary for crash-point coverage.
+*/
+#include <fiu.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/rt_internal.h"
+
+enum {
+  ST_RUN_INSERT, ST_RUN_STASH, ST_RUN_DELETE, ST_RUN_SELECT, ST_ALARM_SET,
+  ST_ALARM_DELETE, ST_ALARM_GET, ST_TR_INSERT, ST_TR_STATUS, ST_TR_OPEN,
+  ST_TR_GET, ST_CHILD_SET, ST_CHILD_GET, ST_RUN_COUNT, ST_SCH_INSERT,
+  ST_SCH_DELETE, ST_SCH_DUE, ST_SCH_TIME, ST_SCH_MIN, ST_SCH_FIND, ST_COUNT
+};
+
+static const char *const schema =
+    "CREATE TABLE IF NOT EXISTS cf_agents_runs(id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+    " snapshot TEXT, created_at INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS cf_agents_schedules(id INTEGER PRIMARY KEY, callback TEXT,"
+    " type TEXT, time INTEGER, intervalSeconds INTEGER, running INTEGER DEFAULT 0,"
+    " created_at INTEGER);"
+    "CREATE TABLE IF NOT EXISTS cf_agent_tool_runs(run_id INTEGER PRIMARY KEY,"
+    " agent_type TEXT NOT NULL, child INTEGER, status INTEGER NOT NULL, error_message TEXT,"
+    " started_at INTEGER NOT NULL, completed_at INTEGER);"
+    "CREATE TABLE IF NOT EXISTS rv_child_runs(run_id INTEGER PRIMARY KEY, status INTEGER);"
+    "CREATE TABLE IF NOT EXISTS rv_alarm(k INTEGER PRIMARY KEY, at INTEGER);";
+
+static const char *const sql[ST_COUNT] = {
+    [ST_RUN_INSERT] = "INSERT INTO cf_agents_runs(id,name,snapshot,created_at) VALUES(?,?,NULL,?)",
+    [ST_RUN_STASH] = "UPDATE cf_agents_runs SET snapshot=? WHERE id=?",
+    [ST_RUN_DELETE] = "DELETE FROM cf_agents_runs WHERE id=?",
+    [ST_RUN_SELECT] = "SELECT id,name,snapshot FROM cf_agents_runs ORDER BY created_at,id",
+    [ST_ALARM_SET] = "INSERT OR REPLACE INTO rv_alarm(k,at) VALUES(0,?)",
+    [ST_ALARM_DELETE] = "DELETE FROM rv_alarm WHERE k=0",
+    [ST_ALARM_GET] = "SELECT at FROM rv_alarm WHERE k=0",
+    [ST_TR_INSERT] = "INSERT INTO cf_agent_tool_runs(run_id,agent_type,child,status,started_at)"
+                     " VALUES(?,?,?,?,?)",
+    [ST_TR_STATUS] = "UPDATE cf_agent_tool_runs SET status=?,error_message=?,completed_at=?"
+                     " WHERE run_id=? AND status IN (1,2)",
+    [ST_TR_OPEN] = "SELECT run_id FROM cf_agent_tool_runs WHERE status IN (1,2)"
+                   " ORDER BY started_at,run_id",
+    [ST_TR_GET] = "SELECT status,child FROM cf_agent_tool_runs WHERE run_id=?",
+    [ST_CHILD_SET] = "INSERT OR REPLACE INTO rv_child_runs(run_id,status) VALUES(?,?)",
+    [ST_CHILD_GET] = "SELECT status FROM rv_child_runs WHERE run_id=?",
+    [ST_RUN_COUNT] = "SELECT count(*) FROM cf_agents_runs",
+    [ST_SCH_INSERT] = "INSERT INTO cf_agents_schedules(id,callback,type,time,intervalSeconds,"
+                      "created_at) VALUES(?,?,'interval',?,?,?)",
+    [ST_SCH_DELETE] = "DELETE FROM cf_agents_schedules WHERE id=?",
+    [ST_SCH_DUE] = "SELECT id,intervalSeconds,callback FROM cf_agents_schedules WHERE time<=? ORDER BY time,id",
+    [ST_SCH_TIME] = "UPDATE cf_agents_schedules SET time=? WHERE id=?",
+    [ST_SCH_MIN] = "SELECT min(time) FROM cf_agents_schedules",
+    [ST_SCH_FIND] = "SELECT id FROM cf_agents_schedules WHERE callback=? ORDER BY id LIMIT 1",
+};
+
+static int db_path(rt_world *w, uint32_t a, char *buf, size_t n) {
+  if (!w->cfg.storage_files) return snprintf(buf, n, ":memory:") >= (int)n;
+  return snprintf(buf, n, "%s/actor-%u.db", w->cfg.storage_dir, a) >= (int)n;
+}
+
+int rt__db_open(rt_world *w, uint32_t a) {
+  rt_db *d = &w->actors[a].store;
+  char path[400];
+  if (d->db) return 0;
+  if (db_path(w, a, path, sizeof path)) return -1;
+  if (sqlite3_open_v2(path, &d->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL)) {
+    fprintf(stderr, "revenant: cannot open storage %s: %s\n", path, sqlite3_errmsg(d->db));
+    sqlite3_close(d->db);
+    d->db = NULL;
+    return -1;
+  }
+  const char *prag = w->cfg.storage_files
+                         ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                         : "PRAGMA journal_mode=MEMORY;";
+  if (sqlite3_exec(d->db, prag, NULL, NULL, NULL) ||
+      sqlite3_exec(d->db, schema, NULL, NULL, NULL))
+    return -1;
+  return 0;
+}
+
+void rt__db_close(rt_db *d) {
+  for (int i = 0; i < ST_COUNT; i++) {
+    sqlite3_finalize(d->st[i]);
+    d->st[i] = NULL;
+  }
+  sqlite3_close(d->db);
+  d->db = NULL;
+  d->txn_open = 0;
+}
+
+static sqlite3_stmt *stmt(rt_world *w, uint32_t a, int id) {
+  rt_db *d = &w->actors[a].store;
+  if (!d->db && rt__db_open(w, a)) return NULL;
+  if (!d->st[id] &&
+      sqlite3_prepare_v3(d->db, sql[id], -1, SQLITE_PREPARE_PERSISTENT, &d->st[id], NULL)) {
+    fprintf(stderr, "revenant: sql error: %s\n", sqlite3_errmsg(d->db));
+    return NULL;
+  }
+  sqlite3_reset(d->st[id]);
+  sqlite3_clear_bindings(d->st[id]);
+  return d->st[id];
+}
+
+static void commit_event(sim *s, void *ctx, uint64_t arg) {
+  (void)s;
+  rt__commit_now((rt_world *)ctx, (uint32_t)arg);
+}
+
+static int commit_fails(rt_world *w, rt_actor *ac) {
+  if (ac->fail_commits > 0) {
+    ac->fail_commits--;
+    return 1;
+  }
+  if (w->fail_any_commits > 0) {
+    w->fail_any_commits--;
+    return 1;
+  }
+  return fiu_fail("revenant/storage/commit") != 0;
+}
+
+void rt__commit_now(rt_world *w, uint32_t a) {
+  rt_actor *ac = &w->actors[a];
+  rt_db *d = &ac->store;
+  if (!d->txn_open) return;
+  if (commit_fails(w, ac)) {
+    rt__emit(w, RT_EV_STORAGE_FAIL, a, d->txn_id, SQLITE_IOERR, 0, NULL);
+    rt__rollback(w, a, "storage_fail");
+    rt_kill_actor(w, a, RT_DEATH_STORAGE);
+    return;
+  }
+  sqlite3_exec(d->db, "COMMIT", NULL, NULL, NULL);
+  d->txn_open = 0;
+  rt__emit(w, RT_EV_TXN_COMMIT, a, d->txn_id, d->txn_writes, 0, NULL);
+}
+
+void rt__rollback(rt_world *w, uint32_t a, const char *reason) {
+  rt_db *d = &w->actors[a].store;
+  if (!d->txn_open) return;
+  sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
+  d->txn_open = 0;
+  rt__emit(w, RT_EV_TXN_ROLLBACK, a, d->txn_id, d->txn_writes, 0, reason);
+  rt__alarm_sync(w, a);
+}
+
+static void hook_event(sim *s, void *ctx, uint64_t arg) {
+  (void)s;
+  (void)arg;
+  rt_world *w = ctx;
+  if (w->hook_fn) w->hook_fn(w->hook_ctx);
+}
+
+/* Opens the turn's transaction if needed; returns 0 or -1. */
+static int txn_join(rt_world *w, uint32_t a) {
+  rt_actor *ac = &w->actors[a];
+  rt_db *d = &ac->store;
+  if (!d->db && rt__db_open(w, a)) return -1;
+  if (d->txn_open) return 0;
+  d->txn_open = 1;
+  d->txn_id = ++w->next_txn;
+  d->txn_writes = 0;
+  sqlite3_exec(d->db, "BEGIN", NULL, NULL, NULL);
+  if (w->cfg.commit != RT_COMMIT_TURN || !ac->mem) return 0;
+  sim_after(w->s, w->cfg.commit_window_us, ac->mem->dom, commit_event, w, a);
+  return 0;
+}
+
+/* Records a write boundary; commits at once when not in turn mode. */
+static int txn_wrote(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc) {
+  rt_actor *ac = &w->actors[a];
+  rt_db *d = &ac->store;
+  if (rc != SQLITE_DONE) {
+    fprintf(stderr, "revenant: storage write failed: %s\n", sqlite3_errmsg(d->db));
+    return -1;
+  }
+  d->txn_writes++;
+  rt__emit(w, RT_EV_WRITE, a, op, key, d->txn_id, NULL);
+  w->writes++;
+  if (w->hook_fn && w->writes == w->hook_k) sim_after(w->s, 0, 0, hook_event, w, 0);
+  if (w->cfg.commit != RT_COMMIT_TURN || !ac->mem) rt__commit_now(w, a);
+  return 0;
+}
+
+int rt__w_fiber_insert(rt_world *w, uint32_t a, int64_t id, const char *name) {
+  sqlite3_stmt *st;
+  if (txn_join(w, a) || !(st = stmt(w, a, ST_RUN_INSERT))) return -1;
+  sqlite3_bind_int64(st, 1, id);
+  sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(st, 3, w->s->now_us / 1000);
+  return txn_wrote(w, a, RT_W_FIBER_INSERT, id, sqlite3_step(st));
+}
+
+int rt__w_stash(rt_world *w, uint32_t a, int64_t id, int pc) {
+  sqlite3_stmt *st;
+  char snap[48];
+  if (txn_join(w, a) || !(st = stmt(w, a, ST_RUN_STASH))) return -1;
+  snprintf(snap, sizeof snap, "{\"pc\":%d}", pc);
+  sqlite3_bind_text(st, 1, snap, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(st, 2, id);
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_DONE)
+    rt__emit(w, RT_EV_STASH, a, id, pc, w->actors[a].store.txn_id, NULL);
+  return txn_wrote(w, a, RT_W_STASH, id, rc);
+}
+
+int rt__w_fiber_delete(rt_world *w, uint32_t a, int64_t id) {
+  sqlite3_stmt *st;
+  if (txn_join(w, a) || !(st = stmt(w, a, ST_RUN_DELETE))) return -1;
+  sqlite3_bind_int64(st, 1, id);
+  return txn_wrote(w, a, RT_W_FIBER_DELETE, id, sqlite3_step(st));
+}
+
+int rt__w_alarm(rt_world *w, uint32_t a, int64_t at_us) {
+  sqlite3_stmt *st;
+  if (txn_join(w, a) || !(st = stmt(w, a, at_us < 0 ? ST_ALARM_DELETE : ST_ALARM_SET)))
+    return -1;
+  if (at_us >= 0) sqlite3_bind_int64(st, 1, at_us);
+  return txn_wrote(w, a, at_us < 0 ? RT_W_ALARM_DELETE : RT_W_ALARM_SET, at_us,
+                   sqlite3_step(st));
+}
+
+int rt__w_toolrun_insert(rt_world *w, uint32_t a, int64_t run, uint32_t child,
+                         int status) {
+  sqlite3_stmt *st;
+  if (txn_join(w, a) || !(st = stmt(w, a, ST_TR_INSERT))) return -1;
+  sqlite3_bind_int64(st, 1, run);
+  sqlite3_bind_text(st, 2, w->actors[child].spec.cls, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(st, 3, child);
+  sqlite3_bind_int(st, 4, status);
+  sqlite3_bind_int64(st, 5, w->s->now_us / 1000);
+  return txn_wrote(w, a, RT_W_TOOLRUN_INSERT, run, sqlite3_step(st));
+}
+
+/* Returns 1 if the row changed, 0 if it was terminal or absent, -1 on
+** error. Terminal rows are immutable (@1604). */
+int rt__w_toolrun_status(rt_world *w, uint32_t a, int64_t run, int status,
+                         const char *reason) {
+  sqlite3_stmt *st;
+  if (txn_join(w, a) || !(st = stmt(w, a, ST_TR_STATUS))) return -1;
+  sqlite3_bind_int(st, 1, status);
+  if (reason) sqlite3_bind_text(st, 2, reason, -1, SQLITE_STATIC);
+  if (RT_TR_IS_TERMINAL(status)) sqlite3_bind_int64(st, 3, w->s->now_us / 1000);
+  sqlite3_bind_int64(st, 4, run);
+  int rc = sqlite3_step(st);
+  if (rc != SQLITE_DONE) return txn_wrote(w, a, RT_W_TOOLRUN_STATUS, run, rc);
+  if (sqlite3_changes(w->actors[a].store.db) == 0) return 0;
+  return txn_wrote(w, a, RT_W_TOOLRUN_STATUS, run, rc) ? -1 : 1;
+}
+
+int rt__w_child_run(rt_world *w, uint32_t a, int64_t run, int status) {
+  sqlite3_stmt *st;
+  if (txn_join(w, a) || !(st = stmt(w, a, ST_CHILD_SET))) return -1;
+  sqlite3_bind_int64(st, 1, run);
+  sqlite3_bind_int(st, 2, status);
+  return txn_wrote(w, a, RT_W_CHILD_RUN, run, sqlite3_step(st));
+}
+
+int rt__w_schedule_insert(rt_world *w, uint32_t a, int64_t id,
+                          const char *callback, int64_t time_s,
+                          int64_t interval_s) {
+  sqlite3_stmt *st;
+  if (txn_join(w, a) || !(st = stmt(w, a, ST_SCH_INSERT))) return -1;
+  sqlite3_bind_int64(st, 1, id);
+  sqlite3_bind_text(st, 2, callback, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(st, 3, time_s);
+  sqlite3_bind_int64(st, 4, interval_s);
+  sqlite3_bind_int64(st, 5, w->s->now_us / 1000000);
+  return txn_wrote(w, a, RT_W_SCHEDULE, id, sqlite3_step(st));
+}
+
+int rt__w_schedule_delete(rt_world *w, uint32_t a, int64_t id) {
+  sqlite3_stmt *st;
+  if (txn_join(w, a) || !(st = stmt(w, a, ST_SCH_DELETE))) return -1;
+  sqlite3_bind_int64(st, 1, id);
+  return txn_wrote(w, a, RT_W_SCHEDULE, id, sqlite3_step(st));
+}
+
+int rt__w_schedule_time(rt_world *w, uint32_t a, int64_t id, int64_t time_s) {
+  sqlite3_stmt *st;
+  if (txn_join(w, a) || !(st = stmt(w, a, ST_SCH_TIME))) return -1;
+  sqlite3_bind_int64(st, 1, time_s);
+  sqlite3_bind_int64(st, 2, id);
+  return txn_wrote(w, a, RT_W_SCHEDULE, id, sqlite3_step(st));
+}
+
+static int parse_pc(const unsigned char *snap) {
+  int pc;
+  if (!snap || sscanf((const char *)snap, "{\"pc\":%d}", &pc) != 1) return -1;
+  return pc;
+}
+
+int rt__load_orphans(rt_world *w, uint32_t a, rt_orphan *out, int cap) {
+  sqlite3_stmt *st = stmt(w, a, ST_RUN_SELECT);
+  int n = 0;
+  if (!st) return 0;
+  while (n < cap && sqlite3_step(st) == SQLITE_ROW) {
+    out[n].id = sqlite3_column_int64(st, 0);
+    snprintf(out[n].name, sizeof out[n].name, "%s", sqlite3_column_text(st, 1));
+    out[n].snapshot = parse_pc(sqlite3_column_text(st, 2));
+    n++;
+  }
+  sqlite3_reset(st);
+  return n;
+}
+
+int rt__load_open_toolruns(rt_world *w, uint32_t a, int64_t *out, int cap) {
+  sqlite3_stmt *st = stmt(w, a, ST_TR_OPEN);
+  int n = 0;
+  if (!st) return 0;
+  while (n < cap && sqlite3_step(st) == SQLITE_ROW) out[n++] = sqlite3_column_int64(st, 0);
+  sqlite3_reset(st);
+  return n;
+}
+
+/* Status of a tool run (or -1) and its child actor. */
+int rt__toolrun_get(rt_world *w, uint32_t a, int64_t run, uint32_t *child) {
+  sqlite3_stmt *st = stmt(w, a, ST_TR_GET);
+  int status = -1;
+  if (!st) return -1;
+  sqlite3_bind_int64(st, 1, run);
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    status = sqlite3_column_int(st, 0);
+    if (child) *child = (uint32_t)sqlite3_column_int64(st, 1);
+  }
+  sqlite3_reset(st);
+  return status;
+}
+
+int rt__child_run_get(rt_world *w, uint32_t a, int64_t run) {
+  sqlite3_stmt *st = stmt(w, a, ST_CHILD_GET);
+  int status = 0;
+  if (!st) return 0;
+  sqlite3_bind_int64(st, 1, run);
+  if (sqlite3_step(st) == SQLITE_ROW) status = sqlite3_column_int(st, 0);
+  sqlite3_reset(st);
+  return status;
+}
+
+static int64_t one_int(rt_world *w, uint32_t a, int id, int64_t dflt) {
+  sqlite3_stmt *st = stmt(w, a, id);
+  int64_t v = dflt;
+  if (!st) return dflt;
+  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+    v = sqlite3_column_int64(st, 0);
+  sqlite3_reset(st);
+  return v;
+}
+
+int64_t rt__stored_alarm(rt_world *w, uint32_t a) { return one_int(w, a, ST_ALARM_GET, -1); }
+
+int rt__count_runs(rt_world *w, uint32_t a) { return (int)one_int(w, a, ST_RUN_COUNT, 0); }
+
+int64_t rt__next_schedule_time(rt_world *w, uint32_t a) { return one_int(w, a, ST_SCH_MIN, -1); }
+
+int rt__due_schedules(rt_world *w, uint32_t a, int64_t now_s, int64_t *ids,
+                      int64_t *interval_s, char (*names)[48], int cap) {
+  sqlite3_stmt *st = stmt(w, a, ST_SCH_DUE);
+  int n = 0;
+  if (!st) return 0;
+  sqlite3_bind_int64(st, 1, now_s);
+  while (n < cap && sqlite3_step(st) == SQLITE_ROW) {
+    ids[n] = sqlite3_column_int64(st, 0);
+    interval_s[n] = sqlite3_column_int64(st, 1);
+    snprintf(names[n], 48, "%s", sqlite3_column_text(st, 2));
+    n++;
+  }
+  sqlite3_reset(st);
+  return n;
+}
+
+int rt__schedule_find(rt_world *w, uint32_t a, const char *callback, int64_t *id) {
+  sqlite3_stmt *st = stmt(w, a, ST_SCH_FIND);
+  int found = 0;
+  if (!st) return 0;
+  sqlite3_bind_text(st, 1, callback, -1, SQLITE_STATIC);
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    *id = sqlite3_column_int64(st, 0);
+    found = 1;
+  }
+  sqlite3_reset(st);
+  return found;
+}

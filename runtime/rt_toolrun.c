@@ -1,0 +1,225 @@
+/*
+** rt_toolrun.c: sub-agent tool runs and their startup reconciliation.
+**
+** Follows seed 003 and reference/agents-sdk.md A.11 and section C:
+**   live runAgentTool: INSERT starting → child start → running → child
+**   result → completed; terminal rows are immutable (@1604);
+**   gated (before PR #1604): inside the parent's startup gate, each stale
+**   row in started_at order resolves its child (the child's own startup in
+**   its own gate, recursively) and is finalized only after that work, with
+**   no timeout: the #1595 wedge;
+**   deferred (PR #1604): ids snapshotted before the user onStart, then after
+**   a zero-delay yield, single-flight under waitUntil, each inspection raced
+**   against 2 s, timed-out or failed rows finalized `interrupted` with the
+**   documented reason; optional 5 s total deadline (#1611).
+*/
+#include "runtime/rt_internal.h"
+
+int rt__finish_toolrun(rt_world *w, uint32_t a, int64_t run, int status,
+                       const char *reason) {
+  int old = rt__toolrun_get(w, a, run, NULL);
+  int changed = rt__w_toolrun_status(w, a, run, status, reason);
+  if (changed == 1) rt__emit(w, RT_EV_TOOLRUN_STATUS, a, run, status, old, reason);
+  return changed;
+}
+
+/* Maps a child's answer to the parent's terminal status (A.11 step 3). */
+static void finish_from_child(rt_world *w, uint32_t a, int64_t run, int child_status) {
+  if (child_status == RT_TR_COMPLETED)
+    rt__finish_toolrun(w, a, run, RT_TR_COMPLETED, NULL);
+  else if (child_status == RT_TR_ERROR)
+    rt__finish_toolrun(w, a, run, RT_TR_ERROR, "Agent tool run failed");
+  else if (child_status == RT_TR_ABORTED)
+    rt__finish_toolrun(w, a, run, RT_TR_ABORTED, NULL);
+  else
+    rt__finish_toolrun(w, a, run, RT_TR_INTERRUPTED, RT_MSG_TR_STILL_RUNNING);
+}
+
+/* ---- live runs -------------------------------------------------------- */
+
+void rt__toolrun_request(rt_world *w, uint32_t a, const rt_msg *m) {
+  uint32_t child = (uint32_t)m->arg;
+  int64_t run = rt__new_id(w);
+  rt__w_toolrun_insert(w, a, run, child, RT_TR_STARTING);
+  rt__emit(w, RT_EV_TOOLRUN_INSERT, a, run, child, 0, w->actors[child].spec.cls);
+  rt_call *c = rt__new_call(w, a, CALL_TOOL_START, run, child);
+  if (c) rt__send_call(w, a, child, MSG_CALL_START, c, run, m->arg2);
+  rt__request_done(w, a, m, 1, NULL);
+}
+
+void rt__toolrun_run_done(rt_world *w, uint32_t a, const rt_msg *m) {
+  finish_from_child(w, a, m->arg, (int)m->arg2);
+}
+
+/* ---- the child side --------------------------------------------------- */
+
+static void child_work_done(sim *s, void *ctx, uint64_t arg) {
+  rt_world *w = ctx;
+  rt_msg done;
+  uint32_t a = (uint32_t)(arg >> 40);
+  (void)s;
+  if (!rt__pop_serving(w->actors[a].mem, (int64_t)(arg & ((1ULL << 40) - 1)), &done)) return;
+  rt__w_child_run(w, a, done.arg, RT_TR_COMPLETED);
+  rt_msg r = {0};
+  r.kind = MSG_RUN_DONE;
+  r.from = a;
+  r.from_dom = done.from_dom;
+  r.arg = done.arg;
+  r.arg2 = RT_TR_COMPLETED;
+  rt__deliver(w, done.from, &r, w->cfg.rpc_latency_us + w->rpc_extra_us);
+}
+
+static void child_inspect_done(sim *s, void *ctx, uint64_t arg) {
+  rt_world *w = ctx;
+  rt_msg call;
+  uint32_t a = (uint32_t)(arg >> 40);
+  (void)s;
+  if (!rt__pop_serving(w->actors[a].mem, (int64_t)(arg & ((1ULL << 40) - 1)), &call)) return;
+  rt__send_reply(w, a, &call, 1, rt__child_run_get(w, a, call.arg), 0);
+}
+
+void rt__child_handle(rt_world *w, uint32_t a, const rt_msg *m) {
+  const rt_actor_spec *sp = &w->actors[a].spec;
+  rt_mem *mem = w->actors[a].mem;
+  if (sp->stuck == RT_STUCK_NEVER_ANSWERS) return;
+  int64_t late = sp->stuck == RT_STUCK_LATE ? sp->stuck_delay_us : 0;
+  uint64_t key = ((uint64_t)a << 40) | (uint64_t)m->id;
+  switch (m->kind) {
+    case MSG_CALL_START:
+      rt__w_child_run(w, a, m->arg, RT_TR_RUNNING);
+      rt__send_reply(w, a, m, 1, 0, late);
+      rt__push_serving(mem, m);
+      sim_after(w->s, m->arg2 + late, mem->dom, child_work_done, w, key);
+      break;
+    case MSG_CALL_INSPECT:
+      rt__push_serving(mem, m);
+      sim_after(w->s, sp->child_inspect_us + late, mem->dom, child_inspect_done, w, key);
+      break;
+    default: rt__send_reply(w, a, m, 1, 0, late); break;
+  }
+}
+
+/* ---- gated reconciliation (before #1604) ------------------------------ */
+
+void rt__inspect_timeout(sim *s, void *ctx, uint64_t arg);
+
+static void send_inspect(rt_world *w, uint32_t a, int64_t run, rt_call_purpose p) {
+  uint32_t child = 0;
+  rt__toolrun_get(w, a, run, &child);
+  rt_call *c = rt__new_call(w, a, p, run, child);
+  if (!c) return;
+  rt__send_call(w, a, child, MSG_CALL_INSPECT, c, run, 0);
+  if (p == CALL_DEFERRED_INSPECT) {
+    rt_mem *m = w->actors[a].mem;
+    int64_t t = w->cfg.inspect_timeout_us;
+    if (m->recovery_deadline && m->recovery_deadline - w->s->now_us < t)
+      t = m->recovery_deadline - w->s->now_us;
+    c->timer = sim_after(w->s, t, m->dom, rt__inspect_timeout, w,
+                         ((uint64_t)a << 40) | (uint64_t)c->id);
+  }
+}
+
+void rt__toolrun_gated_next(rt_world *w, uint32_t a) {
+  rt_mem *m = w->actors[a].mem;
+  if (m->row_idx >= m->n_rows) {
+    rt__startup_continue(w, a);
+    return;
+  }
+  send_inspect(w, a, m->rows[m->row_idx], CALL_GATED_INSPECT);
+}
+
+/* ---- deferred reconciliation (#1604) ---------------------------------- */
+
+void rt__toolrun_snapshot(rt_world *w, uint32_t a) {
+  rt_mem *m = w->actors[a].mem;
+  m->n_snapshot = rt__load_open_toolruns(w, a, m->snapshot, RT_MAX_ROWS);
+  for (int i = 0; i < m->n_snapshot; i++)
+    rt__emit(w, RT_EV_TOOLRUN_SNAPSHOT, a, m->snapshot[i], 0, 0, NULL);
+}
+
+static void deferred_next(rt_world *w, uint32_t a);
+
+static void recovery_begin(sim *s, void *ctx, uint64_t arg) {
+  rt_world *w = ctx;
+  uint32_t a = (uint32_t)arg;
+  rt_mem *m = w->actors[a].mem;
+  (void)s;
+  rt__emit(w, RT_EV_TOOLRUN_RECOVERY, a, 1, m->n_deferred, 0, NULL);
+  m->recovery_deadline = w->cfg.inspect_total_us ? w->s->now_us + w->cfg.inspect_total_us : 0;
+  deferred_next(w, a);
+}
+
+void rt__toolrun_schedule_recovery(rt_world *w, uint32_t a) {
+  rt_mem *m = w->actors[a].mem;
+  if (m->toolrun_recovery || m->n_snapshot == 0) return; /* single-flight; [] → done */
+  m->toolrun_recovery = 1;
+  m->n_deferred = m->n_snapshot;
+  for (int i = 0; i < m->n_snapshot; i++) m->deferred_rows[i] = m->snapshot[i];
+  m->deferred_idx = 0;
+  m->waituntil++;
+  rt__emit(w, RT_EV_WAITUNTIL, a, m->waituntil, 1, 0, NULL);
+  sim_after(w->s, 0, m->dom, recovery_begin, w, a); /* await setTimeout(0) */
+}
+
+static void deferred_next(rt_world *w, uint32_t a) {
+  rt_mem *m = w->actors[a].mem;
+  while (m->deferred_idx < m->n_deferred) {
+    int64_t run = m->deferred_rows[m->deferred_idx];
+    if (RT_TR_IS_TERMINAL(rt__toolrun_get(w, a, run, NULL))) {
+      m->deferred_idx++;
+      continue;
+    }
+    if (m->recovery_deadline && w->s->now_us >= m->recovery_deadline) {
+      rt__emit(w, RT_EV_TOOLRUN_INSPECT, a, run, 2, 0, NULL);
+      rt__finish_toolrun(w, a, run, RT_TR_INTERRUPTED, RT_MSG_TR_TIMED_OUT);
+      m->deferred_idx++;
+      continue;
+    }
+    send_inspect(w, a, run, CALL_DEFERRED_INSPECT);
+    return;
+  }
+  m->toolrun_recovery = 0;
+  rt__emit(w, RT_EV_TOOLRUN_RECOVERY, a, 0, m->n_deferred, 0, NULL);
+  m->waituntil--;
+  rt__emit(w, RT_EV_WAITUNTIL, a, m->waituntil, -1, 0, NULL);
+}
+
+void rt__inspect_timeout(sim *s, void *ctx, uint64_t arg) {
+  rt_world *w = ctx;
+  uint32_t a = (uint32_t)(arg >> 40);
+  rt_mem *m = w->actors[a].mem;
+  rt_call *c = rt__find_call(m, (int64_t)(arg & ((1ULL << 40) - 1)));
+  (void)s;
+  if (!c) return;
+  c->live = 0; /* the loser is not cancelled: a late reply finds no call */
+  rt__emit(w, RT_EV_TOOLRUN_INSPECT, a, c->key, 2, 0, NULL);
+  rt__finish_toolrun(w, a, c->key, RT_TR_INTERRUPTED, RT_MSG_TR_TIMED_OUT);
+  m->deferred_idx++;
+  deferred_next(w, a);
+}
+
+void rt__toolrun_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t value) {
+  rt_mem *m = w->actors[a].mem;
+  int64_t run = c->key;
+  c->live = 0;
+  if (c->purpose == CALL_TOOL_START) {
+    if (ok)
+      rt__finish_toolrun(w, a, run, RT_TR_RUNNING, NULL);
+    else
+      rt__finish_toolrun(w, a, run, RT_TR_ERROR, "Agent tool run failed");
+    return;
+  }
+  sim_cancel(w->s, c->timer);
+  rt__emit(w, RT_EV_TOOLRUN_INSPECT, a, run, ok ? 1 : 3, value, NULL);
+  if (ok)
+    finish_from_child(w, a, run, (int)value);
+  else
+    rt__finish_toolrun(w, a, run, RT_TR_INTERRUPTED, RT_MSG_TR_FAILED);
+  if (c->purpose == CALL_GATED_INSPECT) {
+    m->row_idx++;
+    rt__toolrun_gated_next(w, a);
+  } else {
+    m->deferred_idx++;
+    deferred_next(w, a);
+  }
+}

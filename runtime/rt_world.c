@@ -1,0 +1,566 @@
+/*
+** rt_world.c: the actor host (a Durable Object platform model).
+**
+** Follows seed 003 (input gate, 30 s ceiling and reset, entry points) and
+** reference/agents-sdk.md A.2: incarnations, message delivery through the
+** input gate, waiters, idle eviction (70–140 s), deaths. An actor's memory
+** (rt_mem) lives in its own sim cancellation domain, so when it dies every
+** pending timer, commit and reply addressed to it vanishes with it.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/rt_internal.h"
+
+void rt_config_default(rt_config *c) {
+  memset(c, 0, sizeof *c);
+  c->gate_ceiling_us = 30 * 1000000LL;
+  c->keepalive_interval_us = 30 * 1000000LL;
+  c->heartbeat_schedule_us = 10 * 1000000LL;
+  c->idle_min_us = 70 * 1000000LL;
+  c->idle_max_us = 140 * 1000000LL;
+  c->alarm_retry_base_us = 2 * 1000000LL;
+  c->alarm_retry_max = 6;
+  c->alarm_limit_us = 15 * 60 * 1000000LL;
+  c->commit_window_us = 2000;
+  c->rpc_latency_us = 1000;
+  c->inspect_timeout_us = 2 * 1000000LL;
+  c->inspect_total_us = 0;
+  c->heartbeat = RT_HB_ALARM;
+  c->dispose = RT_DISPOSE_SDK1604;
+  c->toolrun = RT_TOOLRUN_DEFERRED;
+  c->commit = RT_COMMIT_TURN;
+}
+
+rt_world *rt_world_new(sim *s, const rt_config *cfg) {
+  rt_world *w = calloc(1, sizeof *w);
+  if (!w) return NULL;
+  w->s = s;
+  w->cfg = *cfg;
+  w->next_id = 1;
+  w->process_fresh = 1;
+  sim_rng_stream(&w->rng_idle, s->seed, "runtime.idle");
+  sim_rng_stream(&w->rng_work, s->seed, "runtime.work");
+  sim_rng_stream(&w->rng_rpc, s->seed, "runtime.rpc");
+  return w;
+}
+
+static void mem_free(rt_mem *m) {
+  if (!m) return;
+  free(m->waiters);
+  free(m->serving);
+  free(m->fibers);
+  free(m->calls);
+  free(m);
+}
+
+void rt_world_free(rt_world *w) {
+  if (!w) return;
+  for (uint32_t i = 0; i < w->n_actors; i++) {
+    rt_actor *ac = &w->actors[i];
+    if (ac->store.txn_open) sqlite3_exec(ac->store.db, "ROLLBACK", NULL, NULL, NULL);
+    rt__db_close(&ac->store);
+    mem_free(ac->mem);
+  }
+  for (int i = 0; i < w->n_progs; i++) free(w->progs[i].steps);
+  free(w->progs);
+  free(w->actors);
+  free(w->msgs);
+  free(w);
+}
+
+uint32_t rt_actor_add(rt_world *w, const rt_actor_spec *spec) {
+  if (w->n_actors == w->cap_actors) {
+    uint32_t nc = w->cap_actors ? w->cap_actors * 2 : 8;
+    rt_actor *na = realloc(w->actors, nc * sizeof *na);
+    if (!na) return UINT32_MAX;
+    w->actors = na;
+    w->cap_actors = nc;
+  }
+  rt_actor *ac = &w->actors[w->n_actors];
+  memset(ac, 0, sizeof *ac);
+  ac->spec = *spec;
+  ac->alarm_at = -1;
+  return w->n_actors++;
+}
+
+uint32_t rt_actor_count(const rt_world *w) { return w->n_actors; }
+
+const rt_actor_spec *rt_actor_spec_of(const rt_world *w, uint32_t a) {
+  return a < w->n_actors ? &w->actors[a].spec : NULL;
+}
+
+sim *rt_world_sim(rt_world *w) { return w->s; }
+
+uint32_t rt__str(rt_world *w, const char *s) { return sim_trace_intern(&w->s->trace, s); }
+
+void rt__emit(rt_world *w, uint32_t kind, uint32_t a, int64_t x, int64_t y,
+              int64_t z, const char *s) {
+  sim_emit(w->s, kind, a, x, y, z, s ? rt__str(w, s) : 0, 0);
+}
+
+int64_t rt__new_id(rt_world *w) { return w->next_id++; }
+
+int rt__needs_init(rt_entry e) { return e != RT_ENTRY_RPC; }
+
+/* ---- small growable arrays -------------------------------------------- */
+
+static int push(void **arr, int *n, int *cap, size_t elem, const void *v) {
+  if (*n == *cap) {
+    int nc = *cap ? *cap * 2 : 8;
+    void *na = realloc(*arr, (size_t)nc * elem);
+    if (!na) return -1;
+    *arr = na;
+    *cap = nc;
+  }
+  memcpy((char *)*arr + (size_t)*n * elem, v, elem);
+  (*n)++;
+  return 0;
+}
+
+int rt__push_waiter(rt_mem *m, const rt_msg *msg) {
+  return push((void **)&m->waiters, &m->n_waiters, &m->cap_waiters, sizeof *msg, msg);
+}
+
+int rt__push_serving(rt_mem *m, const rt_msg *msg) {
+  return push((void **)&m->serving, &m->n_serving, &m->cap_serving, sizeof *msg, msg);
+}
+
+int rt__pop_serving(rt_mem *m, int64_t id, rt_msg *out) {
+  for (int i = 0; i < m->n_serving; i++) {
+    if (m->serving[i].id != id) continue;
+    *out = m->serving[i];
+    memmove(&m->serving[i], &m->serving[i + 1], (size_t)(m->n_serving - i - 1) * sizeof *out);
+    m->n_serving--;
+    return 1;
+  }
+  return 0;
+}
+
+rt_call *rt__new_call(rt_world *w, uint32_t a, rt_call_purpose p, int64_t key,
+                      uint32_t callee) {
+  rt_mem *m = w->actors[a].mem;
+  rt_call c = {rt__new_id(w), p, key, callee, w->s->now_us, 0, 1};
+  for (int i = 0; i < m->n_calls; i++)
+    if (!m->calls[i].live) {
+      m->calls[i] = c;
+      return &m->calls[i];
+    }
+  if (push((void **)&m->calls, &m->n_calls, &m->cap_calls, sizeof c, &c)) return NULL;
+  return &m->calls[m->n_calls - 1];
+}
+
+rt_call *rt__find_call(rt_mem *m, int64_t id) {
+  for (int i = 0; i < m->n_calls; i++)
+    if (m->calls[i].live && m->calls[i].id == id) return &m->calls[i];
+  return NULL;
+}
+
+/* ---- incarnations ----------------------------------------------------- */
+
+static void idle_check(sim *s, void *ctx, uint64_t arg);
+
+static void idle_arm(rt_world *w, uint32_t a, int64_t at) {
+  rt_mem *m = w->actors[a].mem;
+  m->idle_timer = sim_at(w->s, at, m->dom, idle_check, w, a);
+}
+
+rt_mem *rt__wake(rt_world *w, uint32_t a, rt_entry entry) {
+  rt_actor *ac = &w->actors[a];
+  if (ac->mem) return ac->mem;
+  rt_mem *m = calloc(1, sizeof *m);
+  if (!m) return NULL;
+  m->dom = sim_domain_new(w->s);
+  m->incarnation = ++ac->next_incarnation;
+  m->last_activity = w->s->now_us;
+  m->idle_timeout = sim_rng_range(&w->rng_idle, w->cfg.idle_min_us, w->cfg.idle_max_us);
+  ac->mem = m;
+  if (entry == RT_ENTRY_ALARM && ac->spec.on_start_throws == RT_THROW_UNTIL_FRESH_REQUEST)
+    ac->poisoned = 1;
+  rt__emit(w, RT_EV_ACTOR_WAKE, a, m->incarnation, entry, 0, ac->spec.cls);
+  idle_arm(w, a, w->s->now_us + m->idle_timeout);
+  return m;
+}
+
+void rt__touch(rt_world *w, uint32_t a) {
+  rt_mem *m = w->actors[a].mem;
+  if (m) m->last_activity = w->s->now_us;
+}
+
+static int busy(const rt_mem *m) {
+  return m->gate_held || m->waituntil > 0 || m->n_waiters > 0 || m->n_serving > 0 ||
+         m->status == 1;
+}
+
+static void idle_check(sim *s, void *ctx, uint64_t arg) {
+  rt_world *w = ctx;
+  uint32_t a = (uint32_t)arg;
+  rt_mem *m = w->actors[a].mem;
+  int64_t due = m->last_activity + m->idle_timeout;
+  if (busy(m)) {
+    idle_arm(w, a, s->now_us + m->idle_timeout);
+  } else if (s->now_us < due) {
+    idle_arm(w, a, due);
+  } else {
+    rt_kill_actor(w, a, RT_DEATH_IDLE);
+  }
+}
+
+static const char *death_message(rt_death_cause cause) {
+  switch (cause) {
+    case RT_DEATH_GATE_RESET: return RT_MSG_GATE_RESET;
+    case RT_DEATH_STORAGE: return "Durable Object storage operation failed; the object was reset.";
+    case RT_DEATH_EVICT:
+    case RT_DEATH_IDLE: return "Durable Object was evicted.";
+    default: return "Durable Object's isolate exceeded its lifetime and was restarted.";
+  }
+}
+
+void rt_kill_actor(rt_world *w, uint32_t a, rt_death_cause cause) {
+  rt_actor *ac = &w->actors[a];
+  rt_mem *m = ac->mem;
+  if (!m) return;
+  rt__rollback(w, a, rt_death_name(cause));
+  sim_domain_kill(w->s, m->dom);
+  ac->mem = NULL;
+  rt__emit(w, RT_EV_ACTOR_DEATH, a, cause, m->incarnation, 0, NULL);
+  const char *err = death_message(cause);
+  for (int i = 0; i < m->n_waiters; i++) rt__fail_msg(w, a, &m->waiters[i], err);
+  for (int i = 0; i < m->n_serving; i++) rt__fail_msg(w, a, &m->serving[i], err);
+  if (m->alarm_active) rt__alarm_failed(w, a, &m->current_alarm);
+  mem_free(m);
+}
+
+void rt_kill_all(rt_world *w, rt_death_cause cause) {
+  for (uint32_t a = 0; a < w->n_actors; a++) {
+    rt_kill_actor(w, a, cause);
+    w->actors[a].poisoned = 0;
+  }
+  w->process_fresh = 1;
+}
+
+int rt_actor_alive(const rt_world *w, uint32_t a) {
+  return a < w->n_actors && w->actors[a].mem != NULL;
+}
+
+int rt_keepalive_refs(const rt_world *w, uint32_t a) {
+  return rt_actor_alive(w, a) ? w->actors[a].mem->refs : 0;
+}
+
+/* ---- the input gate --------------------------------------------------- */
+
+static void gate_timeout(sim *s, void *ctx, uint64_t arg) {
+  rt_world *w = ctx;
+  uint32_t a = (uint32_t)arg;
+  rt_mem *m = w->actors[a].mem;
+  rt__emit(w, RT_EV_GATE_TIMEOUT, a, s->now_us - m->gate_since, w->cfg.gate_ceiling_us, 0,
+           RT_MSG_GATE_RESET);
+  rt_kill_actor(w, a, RT_DEATH_GATE_RESET);
+}
+
+void rt__gate_acquire(rt_world *w, uint32_t a, const char *purpose) {
+  rt_mem *m = w->actors[a].mem;
+  m->gate_held = 1;
+  m->gate_since = w->s->now_us;
+  rt__emit(w, RT_EV_GATE_ACQUIRE, a, m->incarnation, 0, 0, purpose);
+  m->gate_timer = sim_after(w->s, w->cfg.gate_ceiling_us, m->dom, gate_timeout, w, a);
+}
+
+void rt__gate_release(rt_world *w, uint32_t a) {
+  rt_mem *m = w->actors[a].mem;
+  if (!m->gate_held) return;
+  sim_cancel(w->s, m->gate_timer);
+  m->gate_held = 0;
+  rt__emit(w, RT_EV_GATE_RELEASE, a, w->s->now_us - m->gate_since, 0, 0, NULL);
+}
+
+/* Hands every held message to the actor again, in arrival order. */
+void rt__drain_waiters(rt_world *w, uint32_t a) {
+  rt_mem *m = w->actors[a].mem;
+  while (m && m->n_waiters > 0 && !m->gate_held) {
+    rt_msg msg = m->waiters[0];
+    memmove(&m->waiters[0], &m->waiters[1], (size_t)(m->n_waiters - 1) * sizeof msg);
+    m->n_waiters--;
+    rt__handle(w, a, &msg);
+    m = w->actors[a].mem;
+    if (m && m->status != 2 && m->n_waiters > 0) break;
+  }
+}
+
+/* ---- messages --------------------------------------------------------- */
+
+static void msg_arrive(sim *s, void *ctx, uint64_t idx);
+
+static size_t msg_store(rt_world *w, const rt_msg *m) {
+  if (w->n_msgs == w->cap_msgs) {
+    size_t nc = w->cap_msgs ? w->cap_msgs * 2 : 64;
+    rt_msg *nm = realloc(w->msgs, nc * sizeof *nm);
+    if (!nm) return SIZE_MAX;
+    w->msgs = nm;
+    w->cap_msgs = nc;
+  }
+  w->msgs[w->n_msgs] = *m;
+  return w->n_msgs++;
+}
+
+void rt__deliver(rt_world *w, uint32_t to, const rt_msg *m, int64_t delay_us) {
+  rt_msg c = *m;
+  c.to = to;
+  size_t idx = msg_store(w, &c);
+  if (idx == SIZE_MAX) return;
+  uint32_t dom = c.kind == MSG_REPLY || c.kind == MSG_RUN_DONE ? c.from_dom : 0;
+  sim_after(w->s, delay_us, dom, msg_arrive, w, idx);
+}
+
+static int64_t rpc_delay(rt_world *w) { return w->cfg.rpc_latency_us + w->rpc_extra_us; }
+
+void rt__send_reply(rt_world *w, uint32_t from, const rt_msg *call, int ok,
+                    int64_t value, int64_t delay_us) {
+  rt_msg r = {0};
+  r.kind = MSG_REPLY;
+  r.id = call->id;
+  r.from = from;
+  r.from_dom = call->from_dom;
+  r.arg = ok;
+  r.arg2 = value;
+  rt__deliver(w, call->from, &r, delay_us + rpc_delay(w));
+}
+
+static void reply_arrive(rt_world *w, const rt_msg *r) {
+  rt_mem *m = w->actors[r->to].mem;
+  rt_call *c = m ? rt__find_call(m, r->id) : NULL;
+  if (!c) return;
+  rt__emit(w, RT_EV_RPC_REPLY, r->to, r->id, r->arg, r->arg2, NULL);
+  if (c->purpose == CALL_FIBER_STEP)
+    rt__fiber_reply(w, r->to, c, (int)r->arg);
+  else
+    rt__toolrun_reply(w, r->to, c, (int)r->arg, r->arg2);
+}
+
+static int is_request(const rt_msg *m) {
+  return m->kind == MSG_REQUEST || m->kind == MSG_FIBER || m->kind == MSG_TOOLRUN;
+}
+
+static void msg_arrive(sim *s, void *ctx, uint64_t idx) {
+  rt_world *w = ctx;
+  rt_msg m = w->msgs[idx];
+  (void)s;
+  if (m.kind == MSG_REPLY) {
+    reply_arrive(w, &m);
+    return;
+  }
+  if (m.kind == MSG_RUN_DONE) {
+    if (w->actors[m.to].mem) rt__toolrun_run_done(w, m.to, &m);
+    return;
+  }
+  if (!rt__wake(w, m.to, m.entry)) return;
+  rt__touch(w, m.to);
+  m.arrived_us = w->s->now_us;
+  if (is_request(&m)) rt__emit(w, RT_EV_REQUEST_ARRIVE, m.to, m.id, m.entry, 0, NULL);
+  rt__handle(w, m.to, &m);
+}
+
+void rt__request_done(rt_world *w, uint32_t a, const rt_msg *m, int ok, const char *err) {
+  int64_t lat = w->s->now_us - m->arrived_us;
+  if (ok)
+    rt__emit(w, RT_EV_REQUEST_OK, a, m->id, lat, 0, NULL);
+  else
+    rt__emit(w, RT_EV_REQUEST_FAIL, a, m->id, lat, 0, err);
+}
+
+void rt__send_call(rt_world *w, uint32_t from, uint32_t to, rt_msg_kind kind,
+                   const rt_call *c, int64_t arg, int64_t arg2) {
+  static const char *const method[] = {[MSG_CALL_INSPECT] = "inspectAgentToolRun",
+                                       [MSG_CALL_START] = "startAgentToolRun",
+                                       [MSG_CALL_PLAIN] = "rpc"};
+  rt_msg m = {0};
+  m.kind = kind;
+  m.entry = kind == MSG_CALL_PLAIN ? RT_ENTRY_RPC : RT_ENTRY_FACET_INIT;
+  m.id = c->id;
+  m.from = from;
+  m.from_dom = w->actors[from].mem->dom;
+  m.arg = arg;
+  m.arg2 = arg2;
+  rt__emit(w, RT_EV_RPC_SEND, from, c->id, to, 0, method[kind]);
+  if (w->rpc_drop_ppm && sim_rng_chance_ppm(&w->rng_rpc, w->rpc_drop_ppm)) {
+    rt__emit(w, RT_EV_FAULT, to, c->id, 0, 0, "rpc_drop");
+    return;
+  }
+  rt__deliver(w, to, &m, rpc_delay(w));
+}
+
+/* A message that will never be handled: its sender learns it failed. */
+void rt__fail_msg(rt_world *w, uint32_t a, const rt_msg *m, const char *err) {
+  switch (m->kind) {
+    case MSG_REQUEST:
+    case MSG_FIBER:
+    case MSG_TOOLRUN: rt__request_done(w, a, m, 0, err); break;
+    case MSG_ALARM: rt__alarm_failed(w, a, m); break;
+    case MSG_CALL_INSPECT:
+    case MSG_CALL_START:
+    case MSG_CALL_PLAIN: rt__send_reply(w, a, m, 0, 0, 0); break;
+    default: break;
+  }
+}
+
+static void serve_done(sim *s, void *ctx, uint64_t arg) {
+  rt_world *w = ctx;
+  uint32_t a = (uint32_t)(arg >> 40);
+  int64_t id = (int64_t)(arg & ((1ULL << 40) - 1));
+  rt_msg m;
+  (void)s;
+  if (rt__pop_serving(w->actors[a].mem, id, &m)) rt__request_done(w, a, &m, 1, NULL);
+}
+
+static void serve_request(rt_world *w, uint32_t a, const rt_msg *m) {
+  int64_t t = w->actors[a].spec.serve_us;
+  if (t <= 0) {
+    rt__request_done(w, a, m, 1, NULL);
+    return;
+  }
+  rt__push_serving(w->actors[a].mem, m);
+  sim_after(w->s, t, w->actors[a].mem->dom, serve_done, w,
+            ((uint64_t)a << 40) | (uint64_t)m->id);
+}
+
+void rt__handle(rt_world *w, uint32_t a, const rt_msg *m) {
+  rt_mem *mem = w->actors[a].mem;
+  if (!mem) return;
+  if (mem->gate_held || (rt__needs_init(m->entry) && mem->status != 2)) {
+    rt__push_waiter(mem, m);
+    if (!mem->gate_held && mem->status == 0) rt__startup_begin(w, a, m->entry);
+    return;
+  }
+  switch (m->kind) {
+    case MSG_REQUEST: serve_request(w, a, m); break;
+    case MSG_FIBER:
+      rt__fiber_start(w, a, (int)m->arg, 0, 0);
+      rt__request_done(w, a, m, 1, NULL);
+      break;
+    case MSG_TOOLRUN: rt__toolrun_request(w, a, m); break;
+    case MSG_ALARM: rt__alarm_handle(w, a, m); break;
+    case MSG_CALL_INSPECT:
+    case MSG_CALL_START:
+    case MSG_CALL_PLAIN: rt__child_handle(w, a, m); break;
+    default: break;
+  }
+}
+
+/* ---- workload entry points -------------------------------------------- */
+
+static int deliver_at(rt_world *w, uint32_t a, rt_msg *m, int64_t at_us) {
+  if (a >= w->n_actors) return -1;
+  m->id = rt__new_id(w);
+  m->to = a;
+  size_t idx = msg_store(w, m);
+  if (idx == SIZE_MAX) return -1;
+  return sim_at(w->s, at_us, 0, msg_arrive, w, idx) ? 0 : -1;
+}
+
+int rt_request_at(rt_world *w, uint32_t a, rt_entry entry, int64_t at_us) {
+  rt_msg m = {0};
+  m.kind = MSG_REQUEST;
+  m.entry = entry;
+  return deliver_at(w, a, &m, at_us);
+}
+
+static int prog_add(rt_world *w, const rt_program *p) {
+  int found = rt__prog_find(w, p->name);
+  if (found >= 0) return found;
+  if (w->n_progs == w->cap_progs) {
+    int nc = w->cap_progs ? w->cap_progs * 2 : 8;
+    rt_program *np = realloc(w->progs, (size_t)nc * sizeof *np);
+    if (!np) return -1;
+    w->progs = np;
+    w->cap_progs = nc;
+  }
+  rt_program *c = &w->progs[w->n_progs];
+  *c = *p;
+  c->steps = malloc((size_t)(p->n_steps ? p->n_steps : 1) * sizeof *p->steps);
+  if (!c->steps) return -1;
+  memcpy(c->steps, p->steps, (size_t)p->n_steps * sizeof *p->steps);
+  return w->n_progs++;
+}
+
+int rt_fiber_at(rt_world *w, uint32_t a, const rt_program *prog, int64_t at_us) {
+  int idx = prog_add(w, prog);
+  if (idx < 0) return -1;
+  rt_msg m = {0};
+  m.kind = MSG_FIBER;
+  m.entry = RT_ENTRY_FETCH;
+  m.arg = idx;
+  return deliver_at(w, a, &m, at_us);
+}
+
+int rt_toolrun_at(rt_world *w, uint32_t parent, uint32_t child, int64_t work_us,
+                  int64_t at_us) {
+  if (child >= w->n_actors) return -1;
+  rt_msg m = {0};
+  m.kind = MSG_TOOLRUN;
+  m.entry = RT_ENTRY_FETCH;
+  m.arg = child;
+  m.arg2 = work_us;
+  return deliver_at(w, parent, &m, at_us);
+}
+
+int64_t rt_seed_orphan_fiber(rt_world *w, uint32_t a, const rt_program *prog,
+                             int snapshot_pc) {
+  int idx = prog_add(w, prog);
+  int64_t id = rt__new_id(w);
+  if (idx < 0 || a >= w->n_actors || rt__w_fiber_insert(w, a, id, prog->name)) return -1;
+  rt__emit(w, RT_EV_FIBER_START, a, id, 0, 0, prog->name);
+  if (snapshot_pc >= 0 && rt__w_stash(w, a, id, snapshot_pc)) return -1;
+  return id;
+}
+
+int64_t rt_seed_stale_toolrun(rt_world *w, uint32_t parent, uint32_t child,
+                              rt_toolrun_status status, int child_status) {
+  if (parent >= w->n_actors || child >= w->n_actors) return -1;
+  int64_t run = rt__new_id(w);
+  if (rt__w_toolrun_insert(w, parent, run, child, status)) return -1;
+  rt__emit(w, RT_EV_TOOLRUN_INSERT, parent, run, child, 0, w->actors[child].spec.cls);
+  if (child_status && rt__w_child_run(w, child, run, child_status)) return -1;
+  return run;
+}
+
+/* ---- fault doors and inspection --------------------------------------- */
+
+void rt_set_stuck(rt_world *w, uint32_t a, rt_stuck mode, int64_t delay_us) {
+  if (a >= w->n_actors) return;
+  w->actors[a].spec.stuck = mode;
+  w->actors[a].spec.stuck_delay_us = delay_us;
+}
+
+void rt_fail_commits(rt_world *w, uint32_t a, int count) {
+  if (a == RT_NO_ACTOR)
+    w->fail_any_commits += count;
+  else if (a < w->n_actors)
+    w->actors[a].fail_commits += count;
+}
+
+void rt_set_rpc_faults(rt_world *w, int64_t extra_latency_us, uint32_t drop_ppm) {
+  w->rpc_extra_us = extra_latency_us;
+  w->rpc_drop_ppm = drop_ppm;
+}
+
+void rt_set_alarm_delay(rt_world *w, int64_t extra_us) { w->alarm_delay_us = extra_us; }
+
+uint64_t rt_write_count(const rt_world *w) { return w->writes; }
+
+void rt_on_write(rt_world *w, uint64_t k, void (*fn)(void *), void *ctx) {
+  w->hook_k = k;
+  w->hook_fn = fn;
+  w->hook_ctx = ctx;
+}
+
+int rt_count_fiber_rows(rt_world *w, uint32_t a) {
+  return a < w->n_actors ? rt__count_runs(w, a) : -1;
+}
+
+int rt_toolrun_status_of(rt_world *w, uint32_t parent, int64_t run) {
+  return parent < w->n_actors ? rt__toolrun_get(w, parent, run, NULL) : -1;
+}
+
+int64_t rt_alarm_of(rt_world *w, uint32_t a) {
+  return a < w->n_actors ? w->actors[a].alarm_at : -1;
+}
