@@ -4,6 +4,9 @@
 #ifndef CLI_H
 #define CLI_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #define REVENANT_VERSION "0.1.0"
 
 /* A subcommand: argv[0] is the subcommand's name. Returns the process exit
@@ -13,6 +16,26 @@ typedef struct cli_command {
   int (*fn)(int argc, char **argv);
   const char *summary;
 } cli_command;
+
+/* A list of scenario file paths (owned strings). */
+typedef struct cli_paths {
+  char **v;
+  size_t n, cap;
+} cli_paths;
+
+/* Appends `arg` (a file) or every *.json below it (a directory, in name
+** order) to p. Returns 0, or -1 with a message on stderr. */
+int cli_expand(cli_paths *p, const char *arg);
+
+/* Frees the list. */
+void cli_paths_free(cli_paths *p);
+
+/* Parses a seed: decimal or 0x-hex, up to 2^64-1. Returns 0 or -1. */
+int cli_parse_seed(const char *s, uint64_t *out);
+
+int cli_cmd_run(int argc, char **argv);
+int cli_cmd_check(int argc, char **argv);
+int cli_cmd_replay(int argc, char **argv);
 
 /* NULL-terminated table of subcommands. */
 extern const cli_command cli_commands[];

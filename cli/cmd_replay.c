@@ -1,0 +1,109 @@
+/*
+** cmd_replay.c: `revenant replay FILE`: re-runs a repro file (written by
+** `revenant run` for every failure) and checks that it reaches the same
+** trace hash.
+*/
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "reports/rpt.h"
+#include "scenarios/scn.h"
+
+static const char replay_usage[] =
+    "usage: revenant replay FILE\n"
+    "\n"
+    "Re-runs a repro file (scenario, case, seed, strategy) and compares the\n"
+    "trace hash with the one recorded in it.\n"
+    "\n"
+    "exit status: 0 same hash, 1 the hash differs (the build changed behaviour),\n"
+    "2 usage error or unreadable repro file\n";
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    free(buf);
+    buf = NULL;
+  }
+  if (buf) buf[n] = 0;
+  fclose(f);
+  return buf;
+}
+
+static const char *str_field(const cJSON *o, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int find_case(const scn_scenario *sc, const char *label) {
+  for (int i = 0; i < sc->n_cases; i++)
+    if (label && !strcmp(sc->cases[i].label, label)) return i;
+  return sc->n_cases == 1 ? 0 : -1;
+}
+
+static int replay(const char *path, const cJSON *doc, scn_scenario *sc) {
+  const char *seed_s = str_field(doc, "seed"), *strat_s = str_field(doc, "strategy");
+  const char *hash_s = str_field(doc, "trace_hash"), *variant = str_field(doc, "variant");
+  uint64_t seed, want;
+  int strat = strat_s ? sim_strategy_parse(strat_s) : -1;
+  char *text = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(doc, "scenario"));
+  char err[1024];
+  if (!seed_s || cli_parse_seed(seed_s, &seed) || !hash_s || cli_parse_seed(hash_s, &want) ||
+      strat < 0 || !text) {
+    fprintf(stderr, "revenant replay: %s: not a repro file (needs scenario, seed, strategy, trace_hash)\n", path);
+    free(text);
+    return 2;
+  }
+  int rc = scn_load_text(path, text, strlen(text), sc, err, sizeof err);
+  free(text);
+  if (rc) {
+    fprintf(stderr, "%s\n", err);
+    return 2;
+  }
+  int ci = find_case(sc, variant);
+  scn_result res;
+  if (ci < 0 || scn_run_case(sc, ci, seed, (sim_strategy)strat, &res)) {
+    fprintf(stderr, "revenant replay: %s: cannot run case \"%s\"\n", path, variant ? variant : "");
+    scn_free(sc);
+    return 2;
+  }
+  int same = res.trace_hash == want;
+  printf("%s %s case=%s seed=0x%llx: hash 0x%016llx %s 0x%016llx; expectation %s\n",
+         same ? "REPRODUCED" : "DIVERGED", sc->name, sc->cases[ci].label,
+         (unsigned long long)seed, (unsigned long long)res.trace_hash, same ? "==" : "!=",
+         (unsigned long long)want, res.passed ? "met" : "failed again");
+  if (!res.passed) printf("  %s\n", res.failure);
+  scn_result_free(&res);
+  scn_free(sc);
+  return same ? 0 : 1;
+}
+
+int cli_cmd_replay(int argc, char **argv) {
+  if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+    fputs(replay_usage, stdout);
+    return 0;
+  }
+  if (argc != 2 || argv[1][0] == '-') {
+    fprintf(stderr, "revenant replay: expected exactly one repro FILE\n%s", replay_usage);
+    return 2;
+  }
+  char *buf = slurp(argv[1]);
+  cJSON *doc = buf ? cJSON_Parse(buf) : NULL;
+  free(buf);
+  if (!doc) {
+    fprintf(stderr, "revenant replay: %s: cannot read or parse\n", argv[1]);
+    return 2;
+  }
+  scn_scenario *sc = calloc(1, sizeof *sc);
+  int rc = sc ? replay(argv[1], doc, sc) : 2;
+  free(sc);
+  cJSON_Delete(doc);
+  return rc;
+}

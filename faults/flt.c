@@ -1,0 +1,151 @@
+/*
+** flt.c: planning and applying faults. See flt.h.
+*/
+#include "faults/flt.h"
+
+#include <fiu-control.h>
+#include <fiu.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define DAY_US (86400LL * 1000000LL)
+
+static const char *const kind_names[FLT_KIND_COUNT] = {
+    [FLT_EVICT] = "evict", [FLT_RESTART] = "restart", [FLT_CRASH] = "crash",
+    [FLT_SIGKILL] = "sigkill", [FLT_STUCK_CHILD] = "stuck_child",
+    [FLT_STORAGE_FAIL] = "storage_fail", [FLT_RPC_DELAY] = "rpc_delay",
+    [FLT_RPC_DROP] = "rpc_drop", [FLT_ALARM_DELAY] = "alarm_delay",
+    [FLT_GATE_TIMEOUT] = "gate_timeout", [FLT_STREAM_CUT] = "stream_cut"};
+
+const char *flt_kind_name(flt_kind k) {
+  return (unsigned)k < FLT_KIND_COUNT && kind_names[k] ? kind_names[k] : "?";
+}
+
+int flt_kind_parse(const char *name) {
+  for (int k = 1; k < FLT_KIND_COUNT; k++)
+    if (!strcmp(kind_names[k], name)) return k;
+  return -1;
+}
+
+/* The storage stream and the per-commit chance, for the fiu callback. */
+static sim_rng storage_rng;
+static uint32_t storage_ppm;
+static int fiu_ready;
+static int64_t last_fault_us;
+
+static int storage_decide(const char *name, int *failnum, void **failinfo, unsigned *flags) {
+  (void)name;
+  (void)failnum;
+  (void)failinfo;
+  (void)flags;
+  return sim_rng_chance_ppm(&storage_rng, storage_ppm);
+}
+
+void flt_reset(void) {
+  if (fiu_ready) fiu_disable("revenant/storage/commit");
+  storage_ppm = 0;
+  last_fault_us = 0;
+}
+
+int64_t flt_last_time(void) { return last_fault_us; }
+
+typedef struct flt_ctx {
+  rt_world *w;
+  const flt_fault *f;
+  sim_rng *rng;
+} flt_ctx;
+
+static uint32_t pick_actor(rt_world *w, const flt_fault *f, sim_rng *r) {
+  if (f->actor != RT_NO_ACTOR || rt_actor_count(w) == 0) return f->actor;
+  return (uint32_t)sim_rng_below(r, rt_actor_count(w));
+}
+
+void flt_apply(rt_world *w, const flt_fault *f) {
+  sim *s = rt_world_sim(w);
+  uint32_t t = sim_trace_intern(&s->trace, flt_kind_name(f->kind));
+  sim_emit(s, RT_EV_FAULT, f->actor, f->delay_us, f->count, 0, t, 0);
+  switch (f->kind) {
+    case FLT_EVICT: rt_kill_actor(w, f->actor, RT_DEATH_EVICT); break;
+    case FLT_RESTART: rt_kill_all(w, RT_DEATH_RESTART); break;
+    case FLT_CRASH: rt_kill_all(w, RT_DEATH_CRASH); break;
+    case FLT_SIGKILL: rt_kill_all(w, RT_DEATH_SIGKILL); break;
+    case FLT_STUCK_CHILD: rt_set_stuck(w, f->actor, f->stuck, f->delay_us); break;
+    case FLT_STORAGE_FAIL:
+      if (f->ppm) {
+        storage_ppm = f->ppm;
+      } else {
+        rt_fail_commits(w, f->actor, f->count > 0 ? f->count : 1);
+      }
+      break;
+    case FLT_RPC_DELAY: rt_set_rpc_faults(w, f->delay_us, 0); break;
+    case FLT_RPC_DROP: rt_set_rpc_faults(w, 0, f->ppm); break;
+    case FLT_ALARM_DELAY: rt_set_alarm_delay(w, f->delay_us); break;
+    case FLT_GATE_TIMEOUT: rt_set_onstart_us(w, f->actor, f->delay_us); break;
+    default: break;
+  }
+}
+
+static flt_ctx ctx_pool[4096];
+static int ctx_used;
+
+static void fire(sim *s, void *ctx, uint64_t arg) {
+  flt_ctx *c = ctx;
+  flt_fault f = *c->f;
+  (void)s;
+  (void)arg;
+  if (f.kind == FLT_EVICT && f.actor == RT_NO_ACTOR) f.actor = pick_actor(c->w, &f, c->rng);
+  flt_apply(c->w, &f);
+}
+
+static sim_rng kind_rng[FLT_KIND_COUNT];
+
+/* Exponential inter-arrival time with the given mean, from r. */
+static int64_t draw_gap(sim_rng *r, int64_t mean_us) {
+  double u = (double)(sim_rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+  return (int64_t)(-log(1.0 - u) * (double)mean_us) + 1;
+}
+
+static int schedule(rt_world *w, const flt_fault *f, int64_t at, sim_rng *r) {
+  if (ctx_used >= (int)(sizeof ctx_pool / sizeof *ctx_pool)) return -1;
+  flt_ctx *c = &ctx_pool[ctx_used++];
+  c->w = w;
+  c->f = f;
+  c->rng = r;
+  if (at > last_fault_us) last_fault_us = at;
+  return sim_at(rt_world_sim(w), at, 0, fire, c, 0) ? 0 : -1;
+}
+
+int flt_plan(rt_world *w, const flt_fault *faults, int n, int64_t duration_us) {
+  sim *s = rt_world_sim(w);
+  int planned = 0;
+  ctx_used = 0;
+  flt_reset();
+  if (!fiu_ready) {
+    fiu_init(0);
+    fiu_ready = 1;
+  }
+  for (int k = 1; k < FLT_KIND_COUNT; k++) {
+    char name[48];
+    snprintf(name, sizeof name, "fault.%s", kind_names[k]);
+    sim_rng_stream(&kind_rng[k], s->seed, name);
+  }
+  sim_rng_stream(&storage_rng, s->seed, "fault.storage_fail.commits");
+  fiu_enable_external("revenant/storage/commit", 1, NULL, 0, storage_decide);
+  for (int i = 0; i < n; i++) {
+    const flt_fault *f = &faults[i];
+    sim_rng *r = &kind_rng[f->kind];
+    if (f->at_us >= 0) {
+      if (schedule(w, f, f->at_us, r)) return -1;
+      planned++;
+      continue;
+    }
+    int64_t until = f->until_us > 0 ? f->until_us : duration_us;
+    int64_t mean = f->per_day > 0 ? DAY_US / f->per_day : 0;
+    for (int64_t t = draw_gap(r, mean); mean && t < until; t += draw_gap(r, mean)) {
+      if (schedule(w, f, t, r)) return -1;
+      planned++;
+    }
+  }
+  return planned;
+}

@@ -1,0 +1,68 @@
+/*
+** flt.h: the fault plan: what goes wrong and when.
+**
+** Each fault kind draws from its own PRNG stream ("fault.evict", …) derived
+** from the run seed, so enabling one kind never shifts another's draws or
+** the workload's. Faults reach the runtime only through its fault doors
+** (rt_kill_actor, rt_kill_all, rt_set_stuck, rt_fail_commits, …) and every
+** injected fault is an RT_EV_FAULT trace record. Storage failures go
+** through the libfiu point "revenant/storage/commit", enabled with
+** fiu_enable_external and decided by our stream (never libfiu's random
+** mode, which is seeded from the wall clock).
+*/
+#ifndef FLT_H
+#define FLT_H
+
+#include <stdint.h>
+
+#include "runtime/rt.h"
+#include "sim/sim.h"
+
+typedef enum flt_kind {
+  FLT_EVICT = 1,       /* one actor loses its memory */
+  FLT_RESTART,         /* code update: every actor loses its memory */
+  FLT_CRASH,           /* in-process crash: memory gone, storage kept */
+  FLT_SIGKILL,         /* process kill (in-process model for now) */
+  FLT_STUCK_CHILD,     /* a child never answers / answers late / never starts */
+  FLT_STORAGE_FAIL,    /* commits fail with an I/O error */
+  FLT_RPC_DELAY,       /* extra latency on every RPC */
+  FLT_RPC_DROP,        /* RPCs dropped with a per-million chance */
+  FLT_ALARM_DELAY,     /* alarms delivered late */
+  FLT_GATE_TIMEOUT,    /* onStart forced to take `delay` (over 30 s: reset) */
+  FLT_STREAM_CUT,      /* an upstream model stream severed (chat model) */
+  FLT_KIND_COUNT
+} flt_kind;
+
+typedef struct flt_fault {
+  flt_kind kind;
+  uint32_t actor;      /* RT_NO_ACTOR: every actor (evict: a drawn one) */
+  int64_t at_us;       /* fixed time, or -1 when drawn from per_day */
+  int64_t per_day;     /* rate: expected occurrences per simulated day */
+  int64_t delay_us;    /* stuck late delay, rpc/alarm delay, onStart time */
+  int64_t until_us;    /* end of a rate window (0: the run's duration) */
+  rt_stuck stuck;      /* stuck_child mode */
+  int count;           /* storage_fail: commits to fail (default 1) */
+  uint32_t ppm;        /* rpc_drop: chance per call, or storage_fail per commit */
+} flt_fault;
+
+/* Plans every fault of the list on world w for a run of duration_us:
+** fixed ones at their time, rated ones drawn from their kind's stream.
+** Returns the number of fault events scheduled, or -1 on error. The
+** faults array must outlive the run. */
+int flt_plan(rt_world *w, const flt_fault *faults, int n, int64_t duration_us);
+
+/* Applies one fault now (also used by crash-point coverage). */
+void flt_apply(rt_world *w, const flt_fault *f);
+
+/* Virtual time of the last planned fault event (0 if none), known after
+** flt_plan; liveness checks start after it. */
+int64_t flt_last_time(void);
+
+/* Name of a kind ("evict") and the reverse (-1 if unknown). */
+const char *flt_kind_name(flt_kind k);
+int flt_kind_parse(const char *name);
+
+/* Removes the libfiu fail point a run enabled (call after each run). */
+void flt_reset(void);
+
+#endif
