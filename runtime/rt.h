@@ -182,6 +182,10 @@ void rt_kill_all(rt_world *w, rt_death_cause cause);
 /* Sets a child's misbehaviour from now on. */
 void rt_set_stuck(rt_world *w, uint32_t actor, rt_stuck mode, int64_t delay_us);
 
+/* Sets how long the user onStart of `actor` takes from now on (a forced
+** gate timeout when it exceeds the ceiling). */
+void rt_set_onstart_us(rt_world *w, uint32_t actor, int64_t us);
+
 /* Makes the next `count` commits of `actor` (RT_NO_ACTOR: any actor) fail
 ** with an I/O error (through the libfiu point "revenant/storage/commit"). */
 void rt_fail_commits(rt_world *w, uint32_t actor, int count);

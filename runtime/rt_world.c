@@ -531,6 +531,10 @@ void rt_set_stuck(rt_world *w, uint32_t a, rt_stuck mode, int64_t delay_us) {
   w->actors[a].spec.stuck_delay_us = delay_us;
 }
 
+void rt_set_onstart_us(rt_world *w, uint32_t a, int64_t us) {
+  if (a < w->n_actors) w->actors[a].spec.on_start_us = us;
+}
+
 void rt_fail_commits(rt_world *w, uint32_t a, int count) {
   if (a == RT_NO_ACTOR)
     w->fail_any_commits += count;
