@@ -45,6 +45,9 @@ typedef struct rt_config {
   rt_dispose dispose;
   rt_toolrun_mode toolrun;
   rt_commit commit;
+  int workerd_name_bug;             /* workerd #6850: an alarm wake loses the
+                                       actor's name and every startup in that
+                                       process throws until a restart */
   int storage_files;                /* 1: file-backed WAL databases */
   char storage_dir[256];            /* where file databases live */
 } rt_config;

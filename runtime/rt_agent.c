@@ -358,8 +358,7 @@ static void startup_ok(rt_world *w, uint32_t a) {
 }
 
 static int onstart_throws(const rt_actor *ac) {
-  return ac->spec.on_start_throws == RT_THROW_ALWAYS ||
-         (ac->spec.on_start_throws == RT_THROW_UNTIL_FRESH_REQUEST && ac->poisoned);
+  return ac->spec.on_start_throws == RT_THROW_ALWAYS || ac->poisoned;
 }
 
 void rt__startup_begin(rt_world *w, uint32_t a, rt_entry entry) {

@@ -175,7 +175,8 @@ rt_mem *rt__wake(rt_world *w, uint32_t a, rt_entry entry) {
   m->last_activity = w->s->now_us;
   m->idle_timeout = sim_rng_range(&w->rng_idle, w->cfg.idle_min_us, w->cfg.idle_max_us);
   ac->mem = m;
-  if (entry == RT_ENTRY_ALARM && ac->spec.on_start_throws == RT_THROW_UNTIL_FRESH_REQUEST)
+  if (entry == RT_ENTRY_ALARM &&
+      (w->cfg.workerd_name_bug || ac->spec.on_start_throws == RT_THROW_UNTIL_FRESH_REQUEST))
     ac->poisoned = 1;
   rt__emit(w, RT_EV_ACTOR_WAKE, a, m->incarnation, entry, 0, ac->spec.cls);
   idle_arm(w, a, w->s->now_us + m->idle_timeout);
