@@ -34,10 +34,13 @@ int sim_init(sim *s, const sim_config *cfg) {
   s->seed = cfg->seed;
   s->strategy = cfg->strategy;
   sim_rng_stream(&s->sched_rng, cfg->seed, "scheduler");
-  if (sim_queue_init(&s->queue) || sim_trace_init(&s->trace)) return -1;
+  if (sim_queue_init(&s->queue) || sim_trace_init(&s->trace) ||
+      domains_grow(s)) {
+    sim_free(s);                /* nothing half-made is left behind */
+    return -1;
+  }
   if (cfg->strategy == SIM_PCT)
     pct_plan(s, cfg->pct_depth, cfg->pct_steps ? cfg->pct_steps : 10000);
-  if (domains_grow(s)) return -1;
   s->domain_gen[0] = 0;
   s->domain_prio[0] = sim_rng_next(&s->sched_rng) >> 1;
   s->n_domains = 1;
@@ -86,7 +89,9 @@ sim_handle sim_at(sim *s, int64_t time_us, uint32_t d, sim_fn fn, void *ctx,
 sim_handle sim_after(sim *s, int64_t delay_us, uint32_t d, sim_fn fn,
                      void *ctx, uint64_t arg) {
   if (delay_us < 0) delay_us = 0;
-  return sim_at(s, s->now_us + delay_us, d, fn, ctx, arg);
+  /* Saturate: now + a huge delay must not wrap around into the past. */
+  int64_t t = delay_us > INT64_MAX - s->now_us ? INT64_MAX : s->now_us + delay_us;
+  return sim_at(s, t, d, fn, ctx, arg);
 }
 
 int sim_cancel(sim *s, sim_handle h) { return sim_queue_cancel(&s->queue, h); }

@@ -75,13 +75,18 @@ static int alloc_slot(sim_queue *q, uint32_t *out) {
     *out = q->free_slots[--q->n_free];
     return 0;
   }
-  size_t fcap = q->slot_cap;
-  if (grow((void **)&q->slots, &q->slot_cap, q->n_slots + 1, sizeof(sim_qslot)))
-    return -1;
-  if (q->slot_cap != fcap) {
-    uint32_t *nf = realloc(q->free_slots, q->slot_cap * sizeof(uint32_t));
+  if (q->n_slots == q->slot_cap) {
+    /* The free list must hold every slot, so it grows first: if growing the
+    ** slots then fails, slot_cap still bounds both arrays. */
+    size_t nc = q->slot_cap ? q->slot_cap * 2 : 64;
+    if (nc > UINT32_MAX) return -1;       /* slot ids are 32-bit */
+    uint32_t *nf = realloc(q->free_slots, nc * sizeof(uint32_t));
     if (!nf) return -1;
     q->free_slots = nf;
+    sim_qslot *ns = realloc(q->slots, nc * sizeof(sim_qslot));
+    if (!ns) return -1;
+    q->slots = ns;
+    q->slot_cap = nc;
   }
   q->slots[q->n_slots].gen = 1;
   *out = (uint32_t)q->n_slots++;
@@ -139,8 +144,24 @@ int sim_queue_pop(sim_queue *q, int64_t *out_time, sim_payload *out_p) {
 
 int sim_queue_check(const sim_queue *q) {
   for (size_t i = 0; i < q->n; i++) {
+    if (q->heap[i].slot >= q->n_slots) return 0;
     if (q->slots[q->heap[i].slot].heap_pos != i) return 0;
     if (i > 0 && entry_less(&q->heap[i], &q->heap[(i - 1) / 2])) return 0;
+  }
+  /* The slot pool: every slot is either in the heap or on the free list. */
+  if (q->n + q->n_free != q->n_slots) return 0;
+  size_t live = 0;
+  for (size_t s = 0; s < q->n_slots; s++) {
+    if (q->slots[s].gen == 0) return 0;
+    uint32_t pos = q->slots[s].heap_pos;
+    if (pos == UINT32_MAX) continue;
+    if (pos >= q->n || q->heap[pos].slot != s) return 0;
+    live++;
+  }
+  if (live != q->n) return 0;
+  for (size_t i = 0; i < q->n_free; i++) {
+    uint32_t s = q->free_slots[i];
+    if (s >= q->n_slots || q->slots[s].heap_pos != UINT32_MAX) return 0;
   }
   return 1;
 }

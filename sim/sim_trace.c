@@ -15,7 +15,12 @@ int sim_trace_init(sim_trace *t) {
   t->strings.cap = 16;
   t->strings.str = calloc(t->strings.cap, sizeof(char *));
   t->strings.hash = calloc(t->strings.cap, sizeof(uint64_t));
-  if (!t->strings.str || !t->strings.hash) return -1;
+  if (!t->strings.str || !t->strings.hash) {
+    free(t->strings.str);
+    free(t->strings.hash);
+    memset(t, 0, sizeof *t);
+    return -1;
+  }
   t->strings.str[0] = NULL;
   t->strings.n = 1;
   return 0;
