@@ -1,0 +1,101 @@
+/*
+** chk.h: invariant checkers over the trace.
+**
+** Checkers read trace records only (rt_events.h vocabulary); they never
+** look into runtime internals. Safety checks run on every record as it is
+** appended (a sim_trace observer); liveness checks run once at the end of
+** the run (chk_finish), over windows after the last fault. A violation
+** names the invariant, the actor, the virtual time, a message, and the
+** chain of trace record indices that led to it.
+*/
+#ifndef CHK_H
+#define CHK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/sim_trace.h"
+
+typedef enum chk_invariant {
+  CHK_RECOVERY_FINISHES = 0,
+  CHK_NO_WEDGE,
+  CHK_STARTUP_SNAPSHOT,
+  CHK_NO_DOUBLE_RECOVERY,
+  CHK_STASH_DURABLE,
+  CHK_KEEPALIVE_HOLDS,
+  CHK_EFFECTS_ONCE,
+  CHK_TOOLRUN_TERMINAL_IMMUTABLE,
+  CHK_INVARIANT_COUNT
+} chk_invariant;
+
+#define CHK_MAX_CHAIN 16
+
+typedef struct chk_violation {
+  chk_invariant inv;
+  uint32_t actor;               /* RT_NO_ACTOR if none */
+  int64_t t_us;
+  char msg[256];
+  uint64_t chain[CHK_MAX_CHAIN];/* trace record indices, oldest first */
+  int n_chain;
+  /* additions (compatible): */
+  int64_t subject;              /* the fiber id or tool-run id at stake, -1 if none */
+  uint64_t at_index;            /* record that revealed it; UINT64_MAX when found
+                                   by chk_finish */
+} chk_violation;
+
+/* Called once per recorded violation, right after it is stored (e.g. to
+** sim_request_stop() at the first one). The pointer is valid only during
+** the call. */
+typedef void (*chk_violation_fn)(void *ctx, const chk_violation *v);
+
+typedef struct chk_params {
+  int wedge_k;                  /* K consecutive gate resets/startup failures (default 3) */
+  int64_t serve_bound_us;       /* after the last fault every actor serves within this (default 5 min) */
+  int64_t recovery_bound_us;    /* stale rows terminal / orphans recovered within this after a wake (default 5 min) */
+  int64_t keepalive_idle_us;    /* an actor with no refs must be able to go idle within this (default 10 min) */
+  uint32_t enabled_mask;        /* bit per chk_invariant; default all */
+} chk_params;
+
+typedef struct chk_set chk_set;
+
+/* Fills defaults. */
+void chk_params_default(chk_params *p);
+
+/* Makes a checker set and registers it as an observer on trace t. The
+** trace must keep its records (t->keep) for chains to be printable.
+** Returns NULL on OOM. */
+chk_set *chk_new(sim_trace *t, const chk_params *p);
+
+/* Runs the end-of-run (liveness) checks at virtual time end_us; call once
+** after the run. */
+void chk_finish(chk_set *c, int64_t end_us);
+
+/* Violations found so far (safety ones as they happen, liveness after
+** chk_finish), in the order they were found. They are stored contiguously:
+** chk_violation_at(c, 0) points to an array of chk_violation_count(c)
+** entries, valid until the next record is observed or chk_free. */
+size_t chk_violation_count(const chk_set *c);
+const chk_violation *chk_violation_at(const chk_set *c, size_t i);
+
+/* 1 once any violation was recorded (for stop-at-first-violation). */
+int chk_failed(const chk_set *c);
+
+/* Installs (fn != NULL) or removes the violation callback. */
+void chk_on_violation(chk_set *c, chk_violation_fn fn, void *ctx);
+
+/* 1 if an allocation failed while observing: the results are partial. */
+int chk_incomplete(const chk_set *c);
+
+/* The parameters the set runs with. */
+const chk_params *chk_params_of(const chk_set *c);
+
+/* Frees the set (the observer must not fire afterwards: free the trace
+** first or stop appending). */
+void chk_free(chk_set *c);
+
+/* Stable name of an invariant ("no_wedge"), and the reverse (-1 if
+** unknown). */
+const char *chk_invariant_name(chk_invariant inv);
+int chk_invariant_parse(const char *name);
+
+#endif

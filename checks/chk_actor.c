@@ -1,0 +1,222 @@
+/*
+** chk_actor.c: per-actor invariants: no_wedge and keepalive_holds.
+**
+** no_wedge counts, per actor, gate resets (RT_EV_GATE_TIMEOUT) and failed
+** startups (RT_EV_STARTUP_FAIL) with no durable progress between them
+** (RT_EV_STARTUP_OK, or a committed transaction with a write). One startup
+** attempt (from a wake or a STARTUP_BEGIN to the next) counts once even
+** when it produces both records. Its liveness half: after the last fault,
+** the first request to each actor is answered within serve_bound_us.
+**
+** keepalive_holds: no idle eviction while a keepAlive ref is held; and an
+** actor with no refs and no running fiber must not keep receiving alarm
+** fires (with no user schedule running) for longer than keepalive_idle_us.
+*/
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "checks/chk_internal.h"
+
+/* ---- no_wedge ----------------------------------------------------------- */
+
+void chk__actor_progress(chk_set *c, uint32_t actor) {
+  chk_actor *a = chk__actor(c, actor);
+  if (!a) return;
+  a->streak = 0;
+  a->streak_reported = 0;
+  a->streak_gate = a->streak_startup = 0;
+}
+
+static void chk_wedge_failure(chk_set *c, chk_actor *a, const sim_rec *r,
+                              uint64_t idx) {
+  if (a->streak > 0 && a->counted_attempt == a->attempt) return;
+  a->counted_attempt = a->attempt;
+  if (a->streak == 0) a->streak_t0 = r->t_us;
+  a->streak_idx[a->streak % CHK_MAX_CHAIN] = idx;
+  a->streak++;
+  if (r->kind == RT_EV_GATE_TIMEOUT) a->streak_gate++;
+  else a->streak_startup++;
+  if (a->streak < c->p.wedge_k || a->streak_reported) return;
+  a->streak_reported = 1;
+  uint64_t chain[CHK_MAX_CHAIN];
+  int n = a->streak < CHK_MAX_CHAIN ? a->streak : CHK_MAX_CHAIN;
+  for (int i = 0; i < n; i++) chain[i] = a->streak_idx[i];
+  char t0[32], t1[32];
+  chk__violate(c, CHK_NO_WEDGE, r->actor, r->t_us, -1, idx, chain, n,
+               "actor %u is wedged: %d consecutive failed startups with no "
+               "durable progress (%d gate resets, %d startup failures) from "
+               "t=%ss to t=%ss",
+               r->actor, a->streak, a->streak_gate, a->streak_startup,
+               chk__secs(t0, sizeof t0, a->streak_t0),
+               chk__secs(t1, sizeof t1, r->t_us));
+}
+
+/* A fault: the serve windows start again after it. */
+static void chk_serve_reset(chk_set *c) {
+  for (uint32_t i = 0; i < c->n_actors; i++) {
+    c->actors[i].arrived = 0;
+    c->actors[i].served = 0;
+  }
+}
+
+static void chk_serve_finish(chk_set *c, uint32_t ai, int64_t end_us) {
+  chk_actor *a = &c->actors[ai];
+  int64_t bound = c->p.serve_bound_us;
+  if (!a->arrived || end_us - a->arrive_t < bound) return;
+  if (a->served && a->ok_t - a->arrive_t <= bound) return;
+  char ta[32], tf[32], to[32], bd[32], fault[64] = "", tail[96];
+  uint64_t chain[4] = {c->has_fault ? c->last_fault_idx : CHK_NO_INDEX,
+                       a->arrive_idx, a->last_death_idx, a->ok_idx};
+  if (a->last_death_idx != CHK_NO_INDEX && a->last_death_idx < a->arrive_idx)
+    chain[2] = CHK_NO_INDEX;
+  if (c->has_fault)
+    snprintf(fault, sizeof fault, " after the last fault (t=%ss)",
+             chk__secs(tf, sizeof tf, c->last_fault_t));
+  if (a->served)
+    snprintf(tail, sizeof tail, "the first success came only at t=%ss",
+             chk__secs(to, sizeof to, a->ok_t));
+  else
+    snprintf(tail, sizeof tail, "none succeeded by the end (t=%ss)",
+             chk__secs(to, sizeof to, end_us));
+  chk__violate(c, CHK_NO_WEDGE, ai, a->arrive_t + bound, -1, CHK_NO_INDEX,
+               chain, 4,
+               "actor %u served no request within %s: the first request%s "
+               "arrived at t=%ss and %s",
+               ai, chk__dur(bd, sizeof bd, bound), fault,
+               chk__secs(ta, sizeof ta, a->arrive_t), tail);
+}
+
+/* ---- keepalive_holds ---------------------------------------------------- */
+
+static void chk_fire_reset(chk_actor *a) {
+  a->fire_streak = 0;
+  a->fire_reported = 0;
+}
+
+static void chk_idle_death(chk_set *c, chk_actor *a, const sim_rec *r,
+                           uint64_t idx) {
+  if (r->a != RT_DEATH_IDLE) return;
+  chk_fire_reset(a);  /* it did go idle */
+  if (a->refs <= 0) return;
+  char t1[32], t2[32];
+  uint64_t chain[2] = {a->acquire_idx, idx};
+  chk__violate(c, CHK_KEEPALIVE_HOLDS, r->actor, r->t_us, -1, idx, chain, 2,
+               "actor %u was evicted as idle at t=%ss while holding %" PRId64
+               " keepAlive ref%s (last acquired at t=%ss)",
+               r->actor, chk__secs(t1, sizeof t1, r->t_us), a->refs,
+               a->refs == 1 ? "" : "s",
+               a->acquire_idx == CHK_NO_INDEX
+                   ? "?"
+                   : chk__secs(t2, sizeof t2, a->acquire_t));
+}
+
+static void chk_alarm_fire(chk_set *c, chk_actor *a, const sim_rec *r,
+                           uint64_t idx) {
+  if (a->refs > 0 || a->active > 0) {
+    chk_fire_reset(a);
+    return;
+  }
+  if (a->fire_streak == 0) {
+    a->fire_t0 = r->t_us;
+    a->fire_first_idx = idx;
+  }
+  a->fire_last_idx[a->fire_streak % 4] = idx;
+  a->fire_streak++;
+  if (a->fire_reported || r->t_us - a->fire_t0 <= c->p.keepalive_idle_us)
+    return;
+  a->fire_reported = 1;
+  char bd[32], t0[32], t1[32];
+  uint64_t chain[6] = {a->release_idx, a->fire_first_idx};
+  for (int i = 0; i < 4; i++) chain[2 + i] = a->fire_last_idx[i];
+  if (a->release_idx != CHK_NO_INDEX && a->release_idx > a->fire_first_idx)
+    chain[0] = CHK_NO_INDEX;
+  chk__violate(c, CHK_KEEPALIVE_HOLDS, r->actor, r->t_us, -1, idx, chain, 6,
+               "alarm kept firing into actor %u with no keepAlive refs for "
+               "%s: %d fires from t=%ss to t=%ss with no fiber running and "
+               "no user schedule",
+               r->actor, chk__dur(bd, sizeof bd, r->t_us - a->fire_t0),
+               a->fire_streak, chk__secs(t0, sizeof t0, a->fire_t0),
+               chk__secs(t1, sizeof t1, r->t_us));
+}
+
+static void chk_keepalive(chk_actor *a, const sim_rec *r, uint64_t idx) {
+  a->refs = r->a;
+  if (r->a > 0) {
+    if (r->b > 0) {
+      a->acquire_idx = idx;
+      a->acquire_t = r->t_us;
+    }
+    chk_fire_reset(a);
+  } else {
+    a->release_idx = idx;
+  }
+}
+
+static int chk_user_callback(const chk_set *c, uint32_t s) {
+  return strncmp(sim_trace_str(c->trace, s), "_cf_", 4) != 0;
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+void chk__actor_record(chk_set *c, const sim_rec *r, uint64_t idx) {
+  if (r->kind == RT_EV_FAULT) {
+    chk_serve_reset(c);
+    return;
+  }
+  chk_actor *a = chk__actor(c, r->actor);
+  if (!a) return;
+  switch (r->kind) {
+    case RT_EV_ACTOR_WAKE:
+      a->attempt++;
+      a->refs = 0;
+      break;
+    case RT_EV_STARTUP_BEGIN:
+      a->attempt++;
+      break;
+    case RT_EV_STARTUP_OK:
+      chk__actor_progress(c, r->actor);
+      break;
+    case RT_EV_GATE_TIMEOUT:
+    case RT_EV_STARTUP_FAIL:
+      chk_wedge_failure(c, a, r, idx);
+      break;
+    case RT_EV_REQUEST_ARRIVE:
+      if (!a->arrived) {
+        a->arrived = 1;
+        a->arrive_t = r->t_us;
+        a->arrive_idx = idx;
+        a->served = 0;
+      }
+      break;
+    case RT_EV_REQUEST_OK:
+      if (a->arrived && !a->served) {
+        a->served = 1;
+        a->ok_t = r->t_us;
+        a->ok_idx = idx;
+      }
+      break;
+    case RT_EV_KEEPALIVE:
+      chk_keepalive(a, r, idx);
+      break;
+    case RT_EV_ACTOR_DEATH:
+      chk_idle_death(c, a, r, idx);
+      a->refs = 0;
+      break;
+    case RT_EV_FIBER_START:
+      chk_fire_reset(a);
+      break;
+    case RT_EV_SCHEDULE_RUN:
+      if (chk_user_callback(c, r->s)) chk_fire_reset(a);
+      break;
+    case RT_EV_ALARM_FIRE:
+      chk_alarm_fire(c, a, r, idx);
+      break;
+    default:
+      break;
+  }
+}
+
+void chk__actor_finish(chk_set *c, int64_t end_us) {
+  for (uint32_t i = 0; i < c->n_actors; i++) chk_serve_finish(c, i, end_us);
+}

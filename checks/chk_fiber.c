@@ -1,0 +1,227 @@
+/*
+** chk_fiber.c: stash_durable, no_double_recovery, effects_once, and the
+** fiber side of recovery_finishes (rows, hand-overs, work lost).
+**
+** A fiber is keyed by (actor, fiber id). Its committed state changes only
+** when a transaction commits (chk.c applies the pending items here): the
+** insert, the delete, and the last stash value. Hand-overs to a recovery
+** hook are RT_EV_FIBER_RECOVERED (the hook returned, whatever the action,
+** drop included) and RT_EV_FIBER_HOOK_THREW.
+*/
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "checks/chk_internal.h"
+
+/* ---- stash_durable and no_double_recovery ------------------------------- */
+
+static void chk_stash_check(chk_set *c, chk_fiber *f, const sim_rec *r,
+                            uint64_t idx) {
+  if (!f->seen_state || r->b == f->stash_val) return;
+  chk_actor *a = chk__actor(c, r->actor);
+  char tr[32], tc[32], lost[96] = "";
+  uint64_t chain[5] = {f->stash_idx, f->stash_commit_idx,
+                       f->last_stash_idx != f->stash_idx ? f->last_stash_idx
+                                                         : CHK_NO_INDEX,
+                       a ? a->last_death_idx : CHK_NO_INDEX, idx};
+  chk__secs(tr, sizeof tr, r->t_us);
+  if (f->stash_val < 0) {
+    snprintf(lost, sizeof lost, "no stash of it ever committed");
+  } else {
+    chk__secs(tc, sizeof tc, f->stash_commit_t);
+    snprintf(lost, sizeof lost, "the last committed stash was %" PRId64
+             " (committed at t=%ss)", f->stash_val, tc);
+  }
+  if (r->b < 0)
+    chk__violate(c, CHK_STASH_DURABLE, r->actor, r->t_us, f->id, idx, chain, 5,
+                 "recovery of fiber %" PRId64 " at t=%ss saw no snapshot but "
+                 "%s", f->id, tr, lost);
+  else
+    chk__violate(c, CHK_STASH_DURABLE, r->actor, r->t_us, f->id, idx, chain, 5,
+                 "recovery of fiber %" PRId64 " at t=%ss saw snapshot %" PRId64
+                 " but %s", f->id, tr, r->b, lost);
+}
+
+static void chk_handover(chk_set *c, chk_fiber *f, const sim_rec *r,
+                         uint64_t idx) {
+  char t1[32], t2[32];
+  if (!f->handed) {
+    f->handed = 1;
+    f->hand_idx = idx;
+    f->hand_t = r->t_us;
+  } else if (!f->double_reported) {
+    uint64_t chain[2] = {f->hand_idx, idx};
+    f->double_reported = 1;
+    chk__violate(c, CHK_NO_DOUBLE_RECOVERY, r->actor, r->t_us, f->id, idx,
+                 chain, 2,
+                 "fiber %" PRId64 " was handed to a recovery hook twice: at "
+                 "t=%ss and again at t=%ss",
+                 f->id, chk__secs(t1, sizeof t1, f->hand_t),
+                 chk__secs(t2, sizeof t2, r->t_us));
+  }
+  chk_stash_check(c, f, r, idx);
+  uint32_t fi = (uint32_t)(f - c->fibers);
+  if (r->kind == RT_EV_FIBER_RECOVERED) {
+    f->threw = 0;
+    chk__stale_resolve(c, 0, fi, r->t_us, idx);
+  } else {
+    f->threw = 1;
+    f->threw_idx = idx;
+    f->threw_t = r->t_us;
+  }
+}
+
+/* ---- effects_once ------------------------------------------------------- */
+
+static void chk_effect_rec(chk_set *c, const sim_rec *r, uint64_t idx) {
+  chk_fiber *f = chk__fiber(c, r->actor, r->a, 1);
+  if (!f) return;
+  uint64_t k[4] = {r->actor, (uint64_t)f->root, (uint64_t)r->b, r->s};
+  uint32_t ei;
+  if (!chk__map_get(&c->effect_ix, k, &ei)) {
+    if (c->n_effects >= UINT32_MAX - 1 ||
+        chk__map_put(&c->effect_ix, k, (uint32_t)c->n_effects) != 0) {
+      c->oom = 1;
+      return;
+    }
+    if (c->n_effects == c->cap_effects) {
+      size_t nc = c->cap_effects ? c->cap_effects * 2 : 64;
+      chk_effect *ne = realloc(c->effects, nc * sizeof *ne);
+      if (!ne) {
+        c->oom = 1;
+        return;
+      }
+      c->effects = ne;
+      c->cap_effects = nc;
+    }
+    c->effects[c->n_effects].first_idx = idx;
+    c->effects[c->n_effects].first_t = r->t_us;
+    c->effects[c->n_effects].reported = 0;
+    c->n_effects++;
+    return;
+  }
+  chk_effect *e = &c->effects[ei];
+  if (e->reported) return;
+  e->reported = 1;
+  char t1[32], t2[32], root[48] = "";
+  uint64_t chain[2] = {e->first_idx, idx};
+  if (f->root != f->id)
+    snprintf(root, sizeof root, " (resumed from fiber %" PRId64 ")", f->root);
+  chk__violate(c, CHK_EFFECTS_ONCE, r->actor, r->t_us, f->id, idx, chain, 2,
+               "effect \"%s\" at pc %" PRId64 " of fiber %" PRId64 "%s ran "
+               "twice: at t=%ss and at t=%ss",
+               sim_trace_str(c->trace, r->s), r->b, f->id, root,
+               chk__secs(t1, sizeof t1, e->first_t),
+               chk__secs(t2, sizeof t2, r->t_us));
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+static void chk_fiber_start(chk_set *c, const sim_rec *r) {
+  int64_t root = r->a;
+  if (r->b != 0) {
+    chk_fiber *from = chk__fiber(c, r->actor, r->b, 0);
+    root = from ? from->root : r->b;
+  }
+  chk_fiber *f = chk__fiber(c, r->actor, r->a, 1);
+  chk_actor *a = chk__actor(c, r->actor);
+  if (!f || !a) return;
+  f->root = root;
+  f->seen_state = 1;
+  if (a->alive && f->run_life != a->life) {
+    f->run_life = a->life;
+    a->active++;
+  }
+}
+
+static void chk_fiber_done(chk_set *c, const sim_rec *r) {
+  chk_fiber *f = chk__fiber(c, r->actor, r->a, 1);
+  chk_actor *a = chk__actor(c, r->actor);
+  if (!f || !a) return;
+  f->done = 1;
+  if (f->run_life && f->run_life == a->life && a->active > 0) a->active--;
+  f->run_life = 0;
+}
+
+void chk__fiber_record(chk_set *c, const sim_rec *r, uint64_t idx) {
+  chk_fiber *f;
+  chk_actor *a;
+  switch (r->kind) {
+    case RT_EV_FIBER_START:
+      chk_fiber_start(c, r);
+      break;
+    case RT_EV_FIBER_DONE:
+      chk_fiber_done(c, r);
+      break;
+    case RT_EV_STASH:
+      if ((f = chk__fiber(c, r->actor, r->a, 1)) != NULL) {
+        f->seen_state = 1;
+        f->last_stash_idx = idx;
+      }
+      break;
+    case RT_EV_WRITE:
+      if (r->a == RT_W_FIBER_INSERT && (f = chk__fiber(c, r->actor, r->b, 1)))
+        f->seen_state = 1;
+      break;
+    case RT_EV_FIBER_RECOVERED:
+    case RT_EV_FIBER_HOOK_THREW:
+      if ((f = chk__fiber(c, r->actor, r->a, 1)) != NULL)
+        chk_handover(c, f, r, idx);
+      break;
+    case RT_EV_EFFECT:
+      chk_effect_rec(c, r, idx);
+      break;
+    case RT_EV_ACTOR_DEATH:
+      if ((a = chk__actor(c, r->actor)) != NULL) a->active = 0;
+      break;
+    default:
+      break;
+  }
+}
+
+/* ---- commits ------------------------------------------------------------ */
+
+static void chk_fiber_deleted(chk_set *c, chk_fiber *f,
+                              const chk_pending *pd, const sim_rec *commit,
+                              uint64_t commit_idx) {
+  f->deleted = 1;
+  if (!f->threw || f->st.reported) return;
+  char t1[32], t2[32];
+  uint64_t chain[5] = {f->insert_idx, f->st.stale_idx, f->threw_idx, pd->idx,
+                       commit_idx};
+  f->st.reported = 1;
+  chk__violate(c, CHK_RECOVERY_FINISHES, f->actor, commit->t_us, f->id,
+               commit_idx, chain, 5,
+               "work lost: the recovery hook of fiber %" PRId64 " threw at "
+               "t=%ss and its row was deleted at t=%ss",
+               f->id, chk__secs(t1, sizeof t1, f->threw_t),
+               chk__secs(t2, sizeof t2, commit->t_us));
+}
+
+void chk__fiber_commit(chk_set *c, uint32_t actor, const chk_pending *pd,
+                       const sim_rec *commit, uint64_t commit_idx) {
+  if (!pd->is_stash && pd->op != RT_W_FIBER_INSERT &&
+      pd->op != RT_W_FIBER_DELETE)
+    return;
+  chk_fiber *f = chk__fiber(c, actor, pd->key, 1);
+  if (!f) return;
+  if (pd->is_stash) {
+    f->stash_val = pd->val;
+    f->stash_idx = pd->idx;
+    f->stash_commit_idx = commit_idx;
+    f->stash_commit_t = commit->t_us;
+    return;
+  }
+  if (pd->op == RT_W_FIBER_DELETE) {
+    chk_fiber_deleted(c, f, pd, commit, commit_idx);
+    return;
+  }
+  uint32_t fi = (uint32_t)(f - c->fibers);
+  chk_actor *a = chk__actor(c, actor);
+  if (!a) return;
+  f->inserted = 1;
+  f->insert_idx = commit_idx;
+  chk__watch(c, a, 0, fi);
+  if (!a->alive && !f->done) chk__stale_mark(c, 0, fi, commit->t_us, commit_idx);
+}
