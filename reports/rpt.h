@@ -1,0 +1,123 @@
+/*
+** rpt.h: reports of a finished run.
+**
+** reports/ renders what a run left behind (its summary, violations and
+** trace) as terminal text, a results JSON document, JUnit XML for CI, a
+** Chrome Trace Event timeline for Perfetto and a repro file. It reads the
+** trace vocabulary of runtime/rt_events.h and the violations of
+** checks/chk.h; it never includes scenarios/ or cli/ (they sit above it).
+** Every writer is deterministic: the same run gives the same bytes (the
+** wall time appears only in the terminal text and the JUnit times).
+** The formats are documented in docs/reports.md.
+*/
+#ifndef RPT_H
+#define RPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "checks/chk.h"
+#include "sim/sim_trace.h"
+
+/* One measured figure of a run, e.g. {"recovery_ms_p50", 1200, "ms"}. */
+typedef struct rpt_figure {
+  const char *name;              /* key; [a-z0-9_] recommended */
+  int64_t value;
+  const char *unit;              /* NULL or "" for a plain count */
+} rpt_figure;
+
+/* A finished run. Nothing here is owned by reports/: every pointer is the
+** caller's and must stay valid during the call. NULL strings are allowed
+** everywhere except where noted. */
+typedef struct rpt_run {
+  const char *scenario_name, *scenario_file;
+  uint64_t seed;
+  const char *strategy;          /* scheduler strategy name ("random") */
+  const char *variant;           /* e.g. "toolrun=gated heartbeat=alarm" */
+  uint64_t trace_hash;
+  uint64_t events;               /* trace records appended */
+  int64_t end_us;                /* virtual time at the end of the run */
+  int passed;                    /* every expectation met */
+  const char *expect;            /* "hold: no_wedge, recovery_finishes" */
+  const char *failure;           /* NULL, or why the expectation failed */
+  const chk_violation *violations;
+  size_t n_violations;
+  const sim_trace *trace;        /* kept records + strings; may be NULL */
+  const char *const *actor_names;/* actor index -> name; may be NULL */
+  uint32_t n_actors;
+  const rpt_figure *figures;
+  size_t n_figures;
+  const char *replay;            /* the command that replays this run */
+  double wall_s;                 /* wall seconds of the run (report only) */
+} rpt_run;
+
+/* Writes the terminal report of one run to f. Always one line
+**   PASS <name> seed=0x2a <strategy> <events> events <end> hash=0x<16 hex>
+** (FAIL for a failed run). A failed run adds the failure text, the
+** expectation, the variant, each violation (invariant, actor, time,
+** message and its chain of trace records decoded per kind), a "who waits
+** on whom" block for no_wedge / recovery_finishes violations, and the
+** replay command. verbose=1 adds the figures and wall time, and a one-line
+** note per (expected) violation of a passed run. color=1 uses ANSI colour
+** escapes; color=0 writes none. Chains need r->trace with kept records;
+** without them only the record indices are shown. */
+void rpt_text_run(FILE *f, const rpt_run *r, int verbose, int color);
+
+/* Writes the closing line "<passed> passed, <failed> failed\n" to f. */
+void rpt_text_summary(FILE *f, size_t passed, size_t failed);
+
+/* Writes one results JSON document (schema "revenant.results/1", fixed key
+** order, docs/reports.md) for runs[0..n) to f, built and printed with
+** cJSON. 64-bit values that may exceed 10^15 (seed, hash) are hex strings;
+** other integers are numbers below 10^15 and decimal strings above.
+** Returns 0, or -1 on OOM or a write error. */
+int rpt_json_write(FILE *f, const rpt_run *runs, size_t n);
+
+/* Writes JUnit XML for runs[0..n) to f: one <testsuite name="revenant">,
+** one <testcase> per run with classname "revenant.<file stem or name>"
+** and name "<scenario> seed=0x..", a <failure type="ExpectationFailed">
+** for failed runs whose text is the terminal report (failure, violations,
+** chains, replay). Output is well-formed XML (xmllint --noout): attributes
+** are escaped, invalid UTF-8 and control bytes are replaced, "]]>" is
+** split. Returns 0, or -1 on OOM or a write error. */
+int rpt_junit_write(FILE *f, const rpt_run *runs, size_t n);
+
+/* Writes r's trace as Chrome Trace Event JSON for Perfetto
+** (ui.perfetto.dev, "Open trace file"): per actor a gate track and a work
+** track (requests, startup, alarm handlers) of complete "X" slices that
+** are disjoint or nested by construction, fibers and crossing spans as
+** async b/e pairs, instants for faults, deaths, alarm fires and recovery
+** hand-overs, and a counter of pending waitUntil / keepAlive refs per
+** actor. ts are virtual µs. Needs r->trace with kept records (a trace of
+** metadata only is written otherwise). Returns 0, or -1 on OOM or a write
+** error. */
+int rpt_trace_write(FILE *f, const rpt_run *r);
+
+/* Writes a repro file for r to f: {"revenant_repro":1,"scenario":{..},
+** "seed","strategy","variant","trace_hash","expect","faults":[..]}.
+** scenario_json is the scenario file's text (comments allowed); it must
+** hold one JSON object, which is embedded verbatim after comments and
+** whitespace are removed (so large integers keep every digit). faults
+** lists every RT_EV_FAULT record of r->trace. Returns 0, or -1 when
+** scenario_json is NULL or not a JSON object, on OOM or a write error. */
+int rpt_repro_write(FILE *f, const rpt_run *r, const char *scenario_json);
+
+/* Recovery times of a trace: an episode starts at an RT_EV_ACTOR_DEATH of
+** an actor that had orphan fibers (started, not done) or stale tool runs
+** (inserted, not terminal); deaths during an open episode add their
+** orphans but keep its start. The episode ends when every orphan got
+** RT_EV_FIBER_RECOVERED and every stale run a terminal
+** RT_EV_TOOLRUN_STATUS; its time (end - start, µs) is stored in out_us in
+** the order episodes end. Episodes still open at the end are left out.
+** At most cap values are stored; *n receives the number stored. t may be
+** NULL (then *n = 0). */
+void rpt_recovery_times(const sim_trace *t, int64_t *out_us, size_t *n,
+                        size_t cap);
+
+/* Writes "n=<n> min=<ms> p50=<ms> p90=<ms> p99=<ms> max=<ms>\n" (values
+** in milliseconds with three decimals, nearest-rank percentiles) for
+** v[0..n), or "n=0\n". v is not modified. */
+void rpt_distribution(FILE *f, const int64_t *v, size_t n);
+
+#endif

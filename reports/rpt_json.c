@@ -1,0 +1,187 @@
+/*
+** rpt_json.c: the results JSON document and the repro file (cJSON).
+**
+** Key order is fixed by construction (cJSON keeps insertion order); the
+** schema is in docs/reports.md. Integers follow the 10^15 rule of
+** rpt__json_int; seeds and hashes are hex strings.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "reports/rpt_internal.h"
+#include "runtime/rt_events.h"
+
+typedef struct rpt_jb {
+  int err;
+} rpt_jb;
+
+/* Adds item (possibly NULL after an OOM) to object o, or to array o when
+** key is NULL. Returns the item, or NULL and sets b->err. */
+static cJSON *rpt_jadd(rpt_jb *b, cJSON *o, const char *key, cJSON *it) {
+  if (!it || !o) {
+    cJSON_Delete(it);
+    b->err = 1;
+    return NULL;
+  }
+  cJSON_bool ok = key ? cJSON_AddItemToObject(o, key, it) : cJSON_AddItemToArray(o, it);
+  if (!ok) {
+    cJSON_Delete(it);
+    b->err = 1;
+    return NULL;
+  }
+  return it;
+}
+
+static void rpt_jstr(rpt_jb *b, cJSON *o, const char *key, const char *s) {
+  rpt_jadd(b, o, key, s ? cJSON_CreateString(s) : cJSON_CreateNull());
+}
+
+static void rpt_jhex(rpt_jb *b, cJSON *o, const char *key, uint64_t v, int pad) {
+  char buf[24];
+  rpt_jstr(b, o, key, rpt__hex(buf, sizeof buf, v, pad));
+}
+
+static void rpt_jactor(rpt_jb *b, cJSON *o, const char *key, const rpt_run *r, uint32_t a) {
+  char ab[24];
+  rpt_jstr(b, o, key, a == RT_NO_ACTOR ? NULL : rpt__actor(r, a, ab));
+}
+
+/* Writes the printed document plus a newline; frees it. */
+static int rpt_jprint(FILE *f, cJSON *root, int err) {
+  char *s = err ? NULL : cJSON_Print(root);
+  cJSON_Delete(root);
+  if (!s) return -1;
+  size_t len = strlen(s);
+  int rc = (fwrite(s, 1, len, f) == len && fputc('\n', f) != EOF && !ferror(f)) ? 0 : -1;
+  cJSON_free(s);
+  return rc;
+}
+
+static cJSON *rpt_json_chain_rec(rpt_jb *b, const rpt_run *r, uint64_t idx) {
+  char kb[24];
+  cJSON *o = cJSON_CreateObject();
+  rpt_jadd(b, o, "index", rpt__json_u64(idx));
+  const sim_rec *rec = rpt__rec(r->trace, idx);
+  if (o && rec) {
+    rpt_jadd(b, o, "t_us", rpt__json_int(rec->t_us));
+    rpt_jstr(b, o, "kind", rpt__kind_name(rec->kind, kb));
+    rpt_jactor(b, o, "actor", r, rec->actor);
+    if (rpt__json_fields(o, r, rec) != 0) b->err = 1;
+  }
+  return o;
+}
+
+static cJSON *rpt_json_violation(rpt_jb *b, const rpt_run *r, const chk_violation *v) {
+  cJSON *o = cJSON_CreateObject();
+  rpt_jstr(b, o, "invariant", rpt__inv_name(v->inv));
+  rpt_jactor(b, o, "actor", r, v->actor);
+  rpt_jadd(b, o, "t_us", rpt__json_int(v->t_us));
+  char msg[sizeof v->msg + 1];
+  size_t ml = strnlen(v->msg, sizeof v->msg);
+  memcpy(msg, v->msg, ml);
+  msg[ml] = 0;
+  rpt_jstr(b, o, "message", msg);
+  cJSON *chain = rpt_jadd(b, o, "chain", cJSON_CreateArray());
+  int nc = v->n_chain < 0 ? 0 : v->n_chain > CHK_MAX_CHAIN ? CHK_MAX_CHAIN : v->n_chain;
+  for (int i = 0; i < nc && chain; i++) rpt_jadd(b, chain, NULL, rpt_json_chain_rec(b, r, v->chain[i]));
+  return o;
+}
+
+static cJSON *rpt_json_run(rpt_jb *b, const rpt_run *r) {
+  cJSON *o = cJSON_CreateObject();
+  rpt_jstr(b, o, "scenario", r->scenario_name);
+  rpt_jstr(b, o, "file", r->scenario_file);
+  rpt_jhex(b, o, "seed", r->seed, 0);
+  rpt_jstr(b, o, "strategy", r->strategy);
+  rpt_jstr(b, o, "variant", r->variant);
+  rpt_jadd(b, o, "passed", cJSON_CreateBool(r->passed != 0));
+  rpt_jstr(b, o, "expect", r->expect);
+  rpt_jstr(b, o, "failure", r->failure);
+  rpt_jhex(b, o, "trace_hash", r->trace_hash, 1);
+  rpt_jadd(b, o, "events", rpt__json_u64(r->events));
+  rpt_jadd(b, o, "end_us", rpt__json_int(r->end_us));
+  cJSON *fig = rpt_jadd(b, o, "figures", cJSON_CreateObject());
+  for (size_t i = 0; fig && r->figures && i < r->n_figures; i++) {
+    const char *name = r->figures[i].name;
+    if (!name || !*name || cJSON_GetObjectItemCaseSensitive(fig, name)) continue;
+    rpt_jadd(b, fig, name, rpt__json_int(r->figures[i].value));
+  }
+  cJSON *vs = rpt_jadd(b, o, "violations", cJSON_CreateArray());
+  for (size_t i = 0; vs && r->violations && i < r->n_violations; i++)
+    rpt_jadd(b, vs, NULL, rpt_json_violation(b, r, &r->violations[i]));
+  rpt_jstr(b, o, "replay", r->replay);
+  return o;
+}
+
+int rpt_json_write(FILE *f, const rpt_run *runs, size_t n) {
+  rpt_jb b = {0};
+  size_t passed = 0;
+  cJSON *root = cJSON_CreateObject();
+  if (!root) return -1;
+  rpt_jstr(&b, root, "schema", "revenant.results/1");
+  cJSON *arr = rpt_jadd(&b, root, "runs", cJSON_CreateArray());
+  for (size_t i = 0; i < n && arr && !b.err; i++) {
+    rpt_jadd(&b, arr, NULL, rpt_json_run(&b, &runs[i]));
+    passed += runs[i].passed != 0;
+  }
+  cJSON *sum = rpt_jadd(&b, root, "summary", cJSON_CreateObject());
+  rpt_jadd(&b, sum, "passed", rpt__json_u64(passed));
+  rpt_jadd(&b, sum, "failed", rpt__json_u64(n - passed));
+  return rpt_jprint(f, root, b.err);
+}
+
+/* ---- repro file --------------------------------------------------------- */
+
+static cJSON *rpt_repro_fault(rpt_jb *b, const rpt_run *r, const sim_rec *rec) {
+  cJSON *o = cJSON_CreateObject();
+  rpt_jadd(b, o, "t_us", rpt__json_int(rec->t_us));
+  const char *kind = sim_trace_str(r->trace, rec->s);
+  const char *detail = sim_trace_str(r->trace, rec->s2);
+  rpt_jstr(b, o, "kind", *kind ? kind : NULL);
+  rpt_jactor(b, o, "actor", r, rec->actor);
+  rpt_jstr(b, o, "detail", *detail ? detail : NULL);
+  rpt_jadd(b, o, "x", rpt__json_int(rec->a));
+  rpt_jadd(b, o, "y", rpt__json_int(rec->b));
+  return o;
+}
+
+/* The scenario text without comments and whitespace if it is one JSON
+** object, else NULL. The caller frees it. */
+static char *rpt_repro_scenario(const char *scenario_json) {
+  if (!scenario_json) return NULL;
+  char *min = strdup(scenario_json);
+  if (!min) return NULL;
+  cJSON_Minify(min);
+  const char *end = NULL;
+  cJSON *sc = cJSON_ParseWithOpts(min, &end, 1);
+  int ok = sc && cJSON_IsObject(sc);
+  cJSON_Delete(sc);
+  if (!ok) {
+    free(min);
+    return NULL;
+  }
+  return min;
+}
+
+int rpt_repro_write(FILE *f, const rpt_run *r, const char *scenario_json) {
+  rpt_jb b = {0};
+  char *scn = rpt_repro_scenario(scenario_json);
+  if (!scn) return -1;
+  cJSON *root = cJSON_CreateObject();
+  rpt_jadd(&b, root, "revenant_repro", cJSON_CreateNumber(1));
+  /* Raw keeps the scenario's integers digit for digit (cJSON would
+  ** reprint numbers above 10^15 lossily); it was validated above. */
+  rpt_jadd(&b, root, "scenario", cJSON_CreateRaw(scn));
+  free(scn);
+  rpt_jhex(&b, root, "seed", r->seed, 0);
+  rpt_jstr(&b, root, "strategy", r->strategy);
+  rpt_jstr(&b, root, "variant", r->variant);
+  rpt_jhex(&b, root, "trace_hash", r->trace_hash, 1);
+  rpt_jstr(&b, root, "expect", r->expect);
+  cJSON *faults = rpt_jadd(&b, root, "faults", cJSON_CreateArray());
+  const sim_trace *t = r->trace;
+  for (size_t i = 0; faults && rpt__rec(t, 0) && i < t->n && !b.err; i++)
+    if (t->recs[i].kind == RT_EV_FAULT) rpt_jadd(&b, faults, NULL, rpt_repro_fault(&b, r, &t->recs[i]));
+  if (!root) return -1;
+  return rpt_jprint(f, root, b.err);
+}

@@ -1,0 +1,281 @@
+/*
+** rpt_text.c: the terminal report of a run and the closing summary line.
+*/
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reports/rpt_internal.h"
+#include "runtime/rt_events.h"
+
+#define RPT_TEXT_MAX_VIOLATIONS 10 /* shown in full; the rest are counted */
+#define RPT_TEXT_MAX_WAITS 12      /* lines per "who waits" category */
+
+typedef struct rpt_colors {
+  const char *ok, *bad, *hi, *dim, *off;
+} rpt_colors;
+
+static rpt_colors rpt_palette(int color) {
+  if (color == 1) return (rpt_colors){"\033[32m", "\033[1;31m", "\033[1;33m", "\033[2m", "\033[0m"};
+  return (rpt_colors){"", "", "", "", ""};
+}
+
+static const char *rpt_or(const char *s, const char *dflt) {
+  return (s && *s) ? s : dflt;
+}
+
+/* Writes " key=value" for one decoded field, in the text form. */
+static void rpt_text_field(FILE *f, const rpt_run *r, const rpt__fval *fv) {
+  char buf[32], key[32];
+  size_t kl = strlen(fv->key);
+  snprintf(key, sizeof key, "%s", fv->key);
+  if ((fv->type == RPT_F_US || fv->type == RPT_F_AT) && kl > 3 && kl < sizeof key &&
+      strcmp(key + kl - 3, "_us") == 0)
+    key[kl - 3] = 0;
+  const char *name;
+  switch (fv->type) {
+  case RPT_F_INT: fprintf(f, " %s=%" PRId64, key, fv->v); break;
+  case RPT_F_US: case RPT_F_AT: fprintf(f, " %s=%s", key, rpt__fmt_s(buf, sizeof buf, fv->v)); break;
+  case RPT_F_BOOL: fprintf(f, " %s=%s", key, fv->v ? "yes" : "no"); break;
+  case RPT_F_STR: fprintf(f, " %s=\"%s\"", key, fv->str); break;
+  case RPT_F_ACTOR:
+    fprintf(f, " %s=%s", key,
+            fv->v >= 0 && fv->v <= (int64_t)RT_NO_ACTOR ? rpt__actor(r, (uint32_t)fv->v, buf) : "?");
+    break;
+  default:
+    name = rpt__enum_name(fv->type, fv->v);
+    if (name) fprintf(f, " %s=%s", key, name);
+    else fprintf(f, " %s=%" PRId64, key, fv->v);
+  }
+}
+
+/* "t=95.000s actor kind field=value..." (no newline). */
+static void rpt_text_rec(FILE *f, const rpt_run *r, const sim_rec *rec) {
+  char tb[32], ab[24], kb[24];
+  rpt__fval fv[RPT__MAX_FIELDS];
+  fprintf(f, "t=%s %s %s", rpt__fmt_s(tb, sizeof tb, rec->t_us),
+          rpt__actor(r, rec->actor, ab), rpt__kind_name(rec->kind, kb));
+  int n = rpt__decode(r->trace, rec, fv);
+  for (int i = 0; i < n; i++) rpt_text_field(f, r, &fv[i]);
+}
+
+/* ---- who waits on whom ---------------------------------------------- */
+
+enum { RPT_W_GATE, RPT_W_RPC, RPT_W_REQ, RPT_W_ALARM, RPT_W_COUNT };
+
+typedef struct rpt_wait {
+  int cat;
+  uint32_t actor;
+  int64_t id, t, x;   /* id: call/request id; x: callee, entry or alarm time */
+  uint32_t s;         /* purpose or method */
+} rpt_wait;
+
+typedef struct rpt_waits {
+  rpt_wait *w;
+  size_t n, cap;
+  int oom;
+} rpt_waits;
+
+static void rpt_wait_add(rpt_waits *ws, rpt_wait w) {
+  if (ws->n == ws->cap) {
+    size_t nc = ws->cap ? ws->cap * 2 : 32;
+    rpt_wait *nw = realloc(ws->w, nc * sizeof *nw);
+    if (!nw) {
+      ws->oom = 1;
+      return;
+    }
+    ws->w = nw;
+    ws->cap = nc;
+  }
+  ws->w[ws->n++] = w;
+}
+
+static void rpt_wait_del(rpt_waits *ws, size_t i) {
+  memmove(&ws->w[i], &ws->w[i + 1], (ws->n - i - 1) * sizeof ws->w[0]);
+  ws->n--;
+}
+
+/* Index of the latest item of category cat for actor (and id when
+** match_id), or -1. */
+static long rpt_wait_find(const rpt_waits *ws, int cat, uint32_t actor,
+                          int match_id, int64_t id) {
+  for (size_t i = ws->n; i-- > 0;) {
+    const rpt_wait *w = &ws->w[i];
+    if (w->cat == cat && w->actor == actor && (!match_id || w->id == id)) return (long)i;
+  }
+  return -1;
+}
+
+static void rpt_wait_drop(rpt_waits *ws, int cat, uint32_t actor, int match_id, int64_t id) {
+  long i = rpt_wait_find(ws, cat, actor, match_id, id);
+  if (i >= 0) rpt_wait_del(ws, (size_t)i);
+}
+
+static void rpt_wait_death(rpt_waits *ws, uint32_t actor) {
+  for (size_t i = ws->n; i-- > 0;)
+    if (ws->w[i].actor == actor && (ws->w[i].cat == RPT_W_GATE || ws->w[i].cat == RPT_W_RPC))
+      rpt_wait_del(ws, i);
+}
+
+static void rpt_wait_alarm(rpt_waits *ws, const sim_rec *r, int64_t at) {
+  long i = rpt_wait_find(ws, RPT_W_ALARM, r->actor, 0, 0);
+  if (i >= 0) {
+    ws->w[i].x = at;
+    ws->w[i].t = r->t_us;
+  } else {
+    rpt_wait_add(ws, (rpt_wait){RPT_W_ALARM, r->actor, 0, r->t_us, at, 0});
+  }
+}
+
+static void rpt_wait_step(rpt_waits *ws, const sim_rec *r) {
+  switch (r->kind) {
+  case RT_EV_GATE_ACQUIRE: rpt_wait_add(ws, (rpt_wait){RPT_W_GATE, r->actor, 0, r->t_us, 0, r->s}); break;
+  case RT_EV_GATE_RELEASE:
+  case RT_EV_GATE_TIMEOUT: rpt_wait_drop(ws, RPT_W_GATE, r->actor, 0, 0); break;
+  case RT_EV_ACTOR_DEATH: rpt_wait_death(ws, r->actor); break;
+  case RT_EV_RPC_SEND: rpt_wait_add(ws, (rpt_wait){RPT_W_RPC, r->actor, r->a, r->t_us, r->b, r->s}); break;
+  case RT_EV_RPC_REPLY: rpt_wait_drop(ws, RPT_W_RPC, r->actor, 1, r->a); break;
+  case RT_EV_REQUEST_ARRIVE: rpt_wait_add(ws, (rpt_wait){RPT_W_REQ, r->actor, r->a, r->t_us, r->b, 0}); break;
+  case RT_EV_REQUEST_OK:
+  case RT_EV_REQUEST_FAIL: rpt_wait_drop(ws, RPT_W_REQ, r->actor, 1, r->a); break;
+  case RT_EV_ALARM_SET: rpt_wait_alarm(ws, r, r->a); break;
+  case RT_EV_ALARM_RETRY: rpt_wait_alarm(ws, r, r->a); break;
+  case RT_EV_ALARM_DELETE:
+  case RT_EV_ALARM_FIRE: rpt_wait_drop(ws, RPT_W_ALARM, r->actor, 0, 0); break;
+  default: break;
+  }
+}
+
+static void rpt_wait_line(FILE *f, const rpt_run *r, const rpt_wait *w, int64_t now) {
+  char a1[24], a2[24], t1[32], d1[32];
+  const char *who = rpt__actor(r, w->actor, a1);
+  const char *str = r->trace ? sim_trace_str(r->trace, w->s) : "";
+  rpt__fmt_s(t1, sizeof t1, w->cat == RPT_W_ALARM ? w->x : w->t);
+  rpt__fmt_s(d1, sizeof d1, w->cat == RPT_W_ALARM ? now - w->x : now - w->t);
+  switch (w->cat) {
+  case RPT_W_GATE:
+    fprintf(f, "      gate     %s holds its input gate since t=%s (%s", who, t1, d1);
+    if (*str) fprintf(f, ", purpose \"%s\"", str);
+    fputs(")\n", f);
+    break;
+  case RPT_W_RPC:
+    fprintf(f, "      rpc      %s -> %s call %" PRId64 " \"%s\" unanswered since t=%s (%s)\n", who,
+            w->x >= 0 && w->x <= (int64_t)RT_NO_ACTOR ? rpt__actor(r, (uint32_t)w->x, a2) : "?",
+            w->id, str, t1, d1);
+    break;
+  case RPT_W_REQ:
+    fprintf(f, "      request  %s request %" PRId64 " (%s) unanswered since t=%s (%s)\n", who,
+            w->id, rpt_or(rpt__enum_name(RPT_F_ENTRY, w->x), "?"), t1, d1);
+    break;
+  default:
+    fprintf(f, "      alarm    %s alarm armed for t=%s", who, t1);
+    if (w->x <= now) fprintf(f, " (%s overdue)\n", d1);
+    else fprintf(f, " (in %s)\n", rpt__fmt_s(d1, sizeof d1, w->x - now));
+  }
+}
+
+/* Replays the trace up to time `now` and prints what is still waiting. */
+static void rpt_text_waits(FILE *f, const rpt_run *r, int64_t now) {
+  char tb[32];
+  const sim_trace *t = r->trace;
+  fprintf(f, "    who waits on whom at t=%s:\n", rpt__fmt_s(tb, sizeof tb, now));
+  if (!rpt__rec(t, 0)) {
+    fputs("      (no kept trace records)\n", f);
+    return;
+  }
+  rpt_waits ws = {0};
+  for (size_t i = 0; i < t->n && t->recs[i].t_us <= now && !ws.oom; i++)
+    rpt_wait_step(&ws, &t->recs[i]);
+  if (ws.oom) fputs("      (out of memory: list incomplete)\n", f);
+  if (ws.n == 0) fputs("      nothing is waiting\n", f);
+  for (int cat = 0; cat < RPT_W_COUNT; cat++) {
+    size_t shown = 0, total = 0;
+    for (size_t i = 0; i < ws.n; i++) {
+      if (ws.w[i].cat != cat) continue;
+      total++;
+      if (shown < RPT_TEXT_MAX_WAITS) {
+        rpt_wait_line(f, r, &ws.w[i], now);
+        shown++;
+      }
+    }
+    if (total > shown) fprintf(f, "      ... and %zu more\n", total - shown);
+  }
+  free(ws.w);
+}
+
+/* ---- violations ------------------------------------------------------- */
+
+static void rpt_text_violation(FILE *f, const rpt_run *r, const chk_violation *v,
+                               size_t k, const rpt_colors *c) {
+  char ab[24], tb[32];
+  fprintf(f, "  violation %zu/%zu: %s%s%s  actor %s  t=%s\n", k + 1, r->n_violations, c->hi,
+          rpt__inv_name(v->inv), c->off, rpt__actor(r, v->actor, ab),
+          rpt__fmt_s(tb, sizeof tb, v->t_us));
+  size_t ml = strnlen(v->msg, sizeof v->msg);
+  fprintf(f, "    %.*s\n", (int)ml, v->msg);
+  int nc = v->n_chain < 0 ? 0 : v->n_chain > CHK_MAX_CHAIN ? CHK_MAX_CHAIN : v->n_chain;
+  if (nc > 0) fputs("    chain:\n", f);
+  for (int i = 0; i < nc; i++) {
+    const sim_rec *rec = rpt__rec(r->trace, v->chain[i]);
+    fputs("      ", f);
+    if (rec) rpt_text_rec(f, r, rec);
+    else fprintf(f, "record #%" PRIu64 " (not kept)", v->chain[i]);
+    fputc('\n', f);
+  }
+  if (v->inv == CHK_NO_WEDGE || v->inv == CHK_RECOVERY_FINISHES) rpt_text_waits(f, r, v->t_us);
+}
+
+static void rpt_text_figures(FILE *f, const rpt_run *r) {
+  if (r->n_figures == 0) return;
+  fputs("  figures:", f);
+  for (size_t i = 0; i < r->n_figures; i++) {
+    const rpt_figure *g = &r->figures[i];
+    fprintf(f, " %s=%" PRId64 "%s", rpt_or(g->name, "?"), g->value, rpt_or(g->unit, ""));
+  }
+  fputc('\n', f);
+}
+
+static void rpt_text_header(FILE *f, const rpt_run *r, const rpt_colors *c) {
+  char dur[32];
+  fprintf(f, "%s%s%s %s seed=0x%" PRIx64 " %s %" PRIu64 " events %s hash=0x%016" PRIx64 "\n",
+          r->passed ? c->ok : c->bad, r->passed ? "PASS" : "FAIL", c->off,
+          rpt_or(r->scenario_name, "(unnamed)"), r->seed, rpt_or(r->strategy, "-"), r->events,
+          rpt__fmt_dur(dur, sizeof dur, r->end_us), r->trace_hash);
+}
+
+void rpt_text_run(FILE *f, const rpt_run *r, int verbose, int color) {
+  rpt_colors c = rpt_palette(color);
+  rpt_text_header(f, r, &c);
+  if (!r->passed) {
+    fprintf(f, "  %sfailure:%s %s\n", c.bad, c.off, rpt_or(r->failure, "expectation failed"));
+  }
+  if (!r->passed || verbose) {
+    if (r->expect && *r->expect) fprintf(f, "  expected: %s\n", r->expect);
+    if (r->variant && *r->variant) fprintf(f, "  variant: %s\n", r->variant);
+  }
+  if (verbose) {
+    rpt_text_figures(f, r);
+    fprintf(f, "  %swall %.3fs%s\n", c.dim, r->wall_s, c.off);
+  }
+  size_t nv = r->violations ? r->n_violations : 0;
+  for (size_t i = 0; i < nv; i++) {
+    const chk_violation *v = &r->violations[i];
+    if (r->passed) {
+      if (!verbose) break;
+      char ab[24], tb[32];
+      fprintf(f, "  violation (expected): %s actor %s t=%s\n", rpt__inv_name(v->inv),
+              rpt__actor(r, v->actor, ab), rpt__fmt_s(tb, sizeof tb, v->t_us));
+      continue;
+    }
+    if (i == RPT_TEXT_MAX_VIOLATIONS) {
+      fprintf(f, "  ... and %zu more violations (see --json)\n", nv - i);
+      break;
+    }
+    rpt_text_violation(f, r, v, i, &c);
+  }
+  if (!r->passed && r->replay && *r->replay) fprintf(f, "  %sreplay:%s %s\n", c.hi, c.off, r->replay);
+}
+
+void rpt_text_summary(FILE *f, size_t passed, size_t failed) {
+  fprintf(f, "%zu passed, %zu failed\n", passed, failed);
+}
