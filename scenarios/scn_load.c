@@ -1,0 +1,1385 @@
+/*
+** scn_load.c: reads and validates a scenario file into an scn_scenario.
+**
+** The text is parsed by scn_json (JSON with comments, positions for every
+** node); this file checks every field and fills the scenario that the
+** runner assembles a world from. The format is documented field by field in
+** docs/scenarios.md. Every mistake becomes one "file:line:col: message" at
+** the offending node (at the key for unknown fields, at the enclosing
+** object for missing ones). Work goes in this order: header fields, the
+** runtime variant, check parameters, actor ids (so that anything may name
+** any actor), programs (repeat blocks expanded inline), the rest of each
+** actor, the child graph (no cycles), workload, faults, then the cases and
+** their expectations. Nothing here keeps global state.
+*/
+#include "scenarios/scn.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scenarios/scn_json.h"
+
+#define US_PER_S 1000000LL
+#define DAY_US (86400LL * US_PER_S)
+#define MAX_DUR_US (365LL * DAY_US)
+#define MAX_REPEAT 1000
+#define MAX_RATE 100000
+#define MAX_PPM 1000000
+#define MAX_COUNT 1000000
+
+/* Loader state: the document, the error sink and the scenario being filled. */
+typedef struct ld {
+  const scn_doc *d;
+  scn_err *err;
+  scn_scenario *sc;
+  const cJSON *root;
+  const char *duration_text;  /* the "duration" string, for messages */
+  rt_config base;             /* profile + top-level "runtime" */
+  const cJSON *actor_nodes[SCN_MAX_ACTORS];
+  const cJSON *child_nodes[SCN_MAX_ACTORS][RT_MAX_CHILDREN];
+} ld;
+
+/* One allowed value of an enumerated field. */
+typedef struct opt {
+  const char *name;
+  int value;
+} opt;
+
+/* A ", "-separated list for messages, cut with "..." when it gets long. */
+typedef struct list {
+  char s[400];
+  size_t n;
+  int cut;
+} list;
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static const cJSON *get(const cJSON *obj, const char *key) {
+  return cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+}
+
+/* "an object", "a number", … for messages. */
+static const char *tname(const cJSON *n) {
+  switch (n ? n->type & 0xFF : 0) {
+    case cJSON_Object: return "an object";
+    case cJSON_Array: return "an array";
+    case cJSON_String: return "a string";
+    case cJSON_Number: return "a number";
+    case cJSON_True: return "true";
+    case cJSON_False: return "false";
+    case cJSON_NULL: return "null";
+    default: return "nothing";
+  }
+}
+
+/* Copies s into dst for use inside quotes in a message: escaped and cut. */
+static const char *quote(char *dst, size_t cap, const char *s) {
+  size_t o = 0;
+  for (; *s && o + 11 < cap; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') {
+      dst[o++] = '\\';
+      dst[o++] = (char)c;
+    } else if (c < 0x20 || c == 0x7f) {
+      o += (size_t)snprintf(dst + o, cap - o, "\\u%04x", c);
+    } else {
+      dst[o++] = (char)c;
+    }
+  }
+  if (*s) {
+    memcpy(dst + o, "...", 3);
+    o += 3;
+  }
+  dst[o] = '\0';
+  return dst;
+}
+
+static void list_add(list *l, const char *name) {
+  size_t len = strlen(name), sep = l->n ? 2 : 0;
+  if (l->cut) return;
+  if (l->n + sep + len + 6 > sizeof l->s) {
+    snprintf(l->s + l->n, sizeof l->s - l->n, "%s...", sep ? ", " : "");
+    l->cut = 1;
+    return;
+  }
+  snprintf(l->s + l->n, sizeof l->s - l->n, "%s%s", sep ? ", " : "", name);
+  l->n += sep + len;
+}
+
+/* The shortest exact spelling of a duration: "365d", "90s", "1500us". */
+static const char *fmt_dur(char *dst, size_t cap, int64_t us) {
+  static const struct { const char *u; int64_t v; } units[] = {
+      {"d", DAY_US}, {"h", 3600 * US_PER_S}, {"m", 60 * US_PER_S},
+      {"s", US_PER_S}, {"ms", 1000}, {"us", 1}};
+  size_t k;
+  if (us == 0) {
+    snprintf(dst, cap, "0s");
+    return dst;
+  }
+  for (k = 0; us % units[k].v != 0; k++)
+    ;
+  snprintf(dst, cap, "%" PRId64 "%s", us / units[k].v, units[k].u);
+  return dst;
+}
+
+/* Formats a message at the key of object member m; returns -1. */
+static int key_errf(ld *L, const cJSON *m, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static int key_errf(ld *L, const cJSON *m, const char *fmt, ...) {
+  scn_pos p = scn_doc_key_pos(L->d, m);
+  size_t cap = sizeof L->err->text;
+  va_list ap;
+  int n;
+  if (p.line <= 0) p = scn_doc_pos(L->d, m);
+  if (p.line > 0)
+    n = snprintf(L->err->text, cap, "%s:%d:%d: ", scn_doc_file(L->d), p.line, p.col);
+  else
+    n = snprintf(L->err->text, cap, "%s: ", scn_doc_file(L->d));
+  if (n < 0) n = 0;
+  if ((size_t)n >= cap) n = (int)cap - 1;
+  va_start(ap, fmt);
+  vsnprintf(L->err->text + n, cap - (size_t)n, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+/* -1 with "missing required field" at obj when key is absent, else 0. */
+static int need(ld *L, const cJSON *obj, const char *key) {
+  if (get(obj, key)) return 0;
+  return scn_errf(L->err, L->d, obj, "missing required field \"%s\"", key);
+}
+
+/* Checks that node is an object (named `what`) holding only `fields`. */
+static int obj_fields(ld *L, const cJSON *node, const char *what,
+                      const char *const *fields) {
+  if (scn_expect_type(L->d, node, cJSON_Object, what, L->err) < 0) return -1;
+  return scn_check_fields(L->d, node, fields, L->err);
+}
+
+/* Checks that node is an array (named `what`) of min..max elements. */
+static int arr_len(ld *L, const cJSON *node, const char *what, int min, int max,
+                   const char *noun) {
+  int n;
+  if (scn_expect_type(L->d, node, cJSON_Array, what, L->err) < 0) return -1;
+  n = cJSON_GetArraySize(node);
+  if (n >= min && n <= max) return 0;
+  return scn_errf(L->err, L->d, node, "\"%s\": expected %d to %d %s, found %d",
+                  what, min, max, noun, n);
+}
+
+/* Reads string key into dst (cap bytes); 1 if absent, -1 on error. */
+static int get_text(ld *L, const cJSON *obj, const char *key, char *dst,
+                    size_t cap, int allow_empty) {
+  const char *s;
+  size_t n;
+  int rc = scn_get_string(L->d, obj, key, &s, L->err);
+  if (rc != 0) return rc;
+  n = strlen(s);
+  if (n == 0 && !allow_empty)
+    return scn_errf(L->err, L->d, get(obj, key), "\"%s\": must not be empty", key);
+  if (n >= cap)
+    return scn_errf(L->err, L->d, get(obj, key),
+                    "\"%s\": too long (%zu bytes; at most %zu)", key, n, cap - 1);
+  memcpy(dst, s, n + 1);
+  return 0;
+}
+
+/* "unknown value" for a string s at node with the allowed values l. */
+static int bad_value(ld *L, const cJSON *node, const char *key, const char *s,
+                     const list *l) {
+  char q[96];
+  return scn_errf(L->err, L->d, node, "\"%s\": unknown value \"%s\"; expected one of: %s",
+                  key, quote(q, sizeof q, s), l->s);
+}
+
+/* Reads an enumerated string into *out; 1 if absent, -1 on error. */
+static int get_enum(ld *L, const cJSON *obj, const char *key, const opt *opts,
+                    int *out) {
+  const char *s;
+  list l = {{0}, 0, 0};
+  int rc = scn_get_string(L->d, obj, key, &s, L->err), k;
+  if (rc != 0) return rc;
+  for (k = 0; opts[k].name; k++) {
+    if (strcmp(s, opts[k].name) == 0) {
+      *out = opts[k].value;
+      return 0;
+    }
+  }
+  for (k = 0; opts[k].name; k++) list_add(&l, opts[k].name);
+  return bad_value(L, get(obj, key), key, s, &l);
+}
+
+/* Checks a duration v read at node (label) against [min_us, 365d]. */
+static int dur_range(ld *L, const cJSON *node, const char *label, int64_t v,
+                     int64_t min_us) {
+  char q[96], m[32];
+  const char *s = cJSON_IsString(node) ? node->valuestring : "";
+  if (v < min_us && min_us == 1)
+    return scn_errf(L->err, L->d, node, "\"%s\": \"%s\" is too short (must be more than 0s)",
+                    label, quote(q, sizeof q, s));
+  if (v < min_us)
+    return scn_errf(L->err, L->d, node, "\"%s\": \"%s\" is too short (must be at least %s)",
+                    label, quote(q, sizeof q, s), fmt_dur(m, sizeof m, min_us));
+  if (v > MAX_DUR_US)
+    return scn_errf(L->err, L->d, node, "\"%s\": \"%s\" is too long (must be at most 365d)",
+                    label, quote(q, sizeof q, s));
+  return 0;
+}
+
+/* Reads a duration >= min_us (and <= 365d); 1 if absent, -1 on error. */
+static int get_dur(ld *L, const cJSON *obj, const char *key, int64_t min_us,
+                   int64_t *out) {
+  int64_t v;
+  int rc = scn_get_duration(L->d, obj, key, &v, L->err);
+  if (rc != 0) return rc;
+  if (dur_range(L, get(obj, key), key, v, min_us) < 0) return -1;
+  *out = v;
+  return 0;
+}
+
+/* Reads an array element that must be a duration >= min_us. */
+static int node_dur(ld *L, const cJSON *node, const char *label, int64_t min_us,
+                    int64_t *out) {
+  char q[96];
+  if (!cJSON_IsString(node))
+    return scn_errf(L->err, L->d, node,
+                    "\"%s\": expected a duration string such as \"150ms\", \"30s\", "
+                    "\"2.5m\", \"7d\", found %s", label, tname(node));
+  if (scn_parse_duration(node->valuestring, out) < 0)
+    return scn_errf(L->err, L->d, node,
+                    "\"%s\": invalid duration \"%s\"; expected a number and a unit (us, ms, "
+                    "s, m, h, d) such as \"150ms\", \"30s\", \"2.5m\", \"7d\"",
+                    label, quote(q, sizeof q, node->valuestring));
+  return dur_range(L, node, label, *out, min_us);
+}
+
+/* Reads a range [lo, hi] of two duration strings at node (lo <= hi). */
+static int dur_pair(ld *L, const cJSON *node, const char *key, const char *example,
+                    int64_t min_us, int64_t *lo, int64_t *hi) {
+  char l0[48], l1[48], q0[96], q1[96];
+  if (!cJSON_IsArray(node) || cJSON_GetArraySize(node) != 2)
+    return scn_errf(L->err, L->d, node, "\"%s\": expected a range of two durations such as %s",
+                    key, example);
+  snprintf(l0, sizeof l0, "%.30s[0]", key);
+  snprintf(l1, sizeof l1, "%.30s[1]", key);
+  if (node_dur(L, node->child, l0, min_us, lo) < 0 ||
+      node_dur(L, node->child->next, l1, min_us, hi) < 0)
+    return -1;
+  if (*lo > *hi)
+    return scn_errf(L->err, L->d, node->child->next,
+                    "\"%s\": the range is reversed (\"%s\" is more than \"%s\")", key,
+                    quote(q0, sizeof q0, node->child->valuestring),
+                    quote(q1, sizeof q1, node->child->next->valuestring));
+  return 0;
+}
+
+/* Reads a time of the run (>= min_us, at most the duration); 1 if absent. */
+static int get_time(ld *L, const cJSON *obj, const char *key, int64_t min_us,
+                    int64_t *out) {
+  char q[96], qd[96];
+  int64_t v;
+  int rc = get_dur(L, obj, key, min_us, &v);
+  if (rc != 0) return rc;
+  if (v > L->sc->duration_us)
+    return scn_errf(L->err, L->d, get(obj, key),
+                    "\"%s\": \"%s\" is after the end of the run (\"duration\": \"%s\")", key,
+                    quote(q, sizeof q, get(obj, key)->valuestring),
+                    quote(qd, sizeof qd, L->duration_text));
+  *out = v;
+  return 0;
+}
+
+/* ---- references ------------------------------------------------------- */
+
+/* Resolves the actor id held by string node s; *out = its index. */
+static int find_actor(ld *L, const cJSON *node, uint32_t *out) {
+  const scn_scenario *sc = L->sc;
+  list l = {{0}, 0, 0};
+  char q[96];
+  uint32_t i;
+  for (i = 0; i < sc->n_actors; i++) {
+    if (strcmp(sc->actors[i].id, node->valuestring) == 0) {
+      *out = i;
+      return 0;
+    }
+  }
+  for (i = 0; i < sc->n_actors; i++) list_add(&l, sc->actors[i].id);
+  return scn_errf(L->err, L->d, node, "unknown actor \"%s\"; declared actors: %s",
+                  quote(q, sizeof q, node->valuestring), l.s);
+}
+
+/* Reads member key of obj as an actor reference; 1 if absent. */
+static int get_actor(ld *L, const cJSON *obj, const char *key, uint32_t *out) {
+  const char *s;
+  int rc = scn_get_string(L->d, obj, key, &s, L->err);
+  if (rc != 0) return rc;
+  return find_actor(L, get(obj, key), out);
+}
+
+/* Reads member key of obj as a program reference; 1 if absent. */
+static int get_program(ld *L, const cJSON *obj, const char *key, int *out) {
+  const scn_scenario *sc = L->sc;
+  list l = {{0}, 0, 0};
+  const char *s;
+  char q[96];
+  int rc = scn_get_string(L->d, obj, key, &s, L->err), i;
+  if (rc != 0) return rc;
+  for (i = 0; i < sc->n_programs; i++) {
+    if (strcmp(sc->programs[i].name, s) == 0) {
+      *out = i;
+      return 0;
+    }
+  }
+  if (sc->n_programs == 0)
+    return scn_errf(L->err, L->d, get(obj, key),
+                    "unknown program \"%s\"; no programs are declared "
+                    "(add them under \"programs\")",
+                    quote(q, sizeof q, s));
+  for (i = 0; i < sc->n_programs; i++) list_add(&l, sc->programs[i].name);
+  return scn_errf(L->err, L->d, get(obj, key), "unknown program \"%s\"; declared programs: %s",
+                  quote(q, sizeof q, s), l.s);
+}
+
+/* ---- header, runtime, checks ------------------------------------------ */
+
+static const char *const top_fields[] = {
+    "name", "description", "seed", "duration", "strategy", "pct_depth", "profile",
+    "runtime", "programs", "actors", "workload", "faults", "checks", "expect", "cases",
+    NULL};
+
+/* "strategy" through sim_strategy_parse; default fifo. */
+static int load_strategy(ld *L) {
+  const char *s;
+  list l = {{0}, 0, 0};
+  int rc = scn_get_string(L->d, L->root, "strategy", &s, L->err), st, k;
+  L->sc->strategy = SIM_FIFO;
+  if (rc != 0) return rc < 0 ? -1 : 0;
+  st = sim_strategy_parse(s);
+  if (st >= 0) {
+    L->sc->strategy = (sim_strategy)st;
+    return 0;
+  }
+  for (k = SIM_FIFO; k <= SIM_PCT; k++) list_add(&l, sim_strategy_name((sim_strategy)k));
+  return bad_value(L, get(L->root, "strategy"), "strategy", s, &l);
+}
+
+static int load_header(ld *L) {
+  scn_scenario *sc = L->sc;
+  const cJSON *r = L->root;
+  int64_t depth = 3;
+  if (need(L, r, "name") < 0 || get_text(L, r, "name", sc->name, sizeof sc->name, 0) < 0)
+    return -1;
+  if (get_text(L, r, "description", sc->description, sizeof sc->description, 1) < 0) return -1;
+  sc->seed = 1;
+  if (scn_get_seed(L->d, r, "seed", &sc->seed, L->err) < 0) return -1;
+  if (need(L, r, "duration") < 0 || get_dur(L, r, "duration", 1, &sc->duration_us) < 0)
+    return -1;
+  L->duration_text = get(r, "duration")->valuestring;
+  if (load_strategy(L) < 0) return -1;
+  if (scn_get_int(L->d, r, "pct_depth", 1, SIM_PCT_MAX_CHANGES + 1, &depth, L->err) < 0)
+    return -1;
+  sc->pct_depth = (int)depth;
+  return 0;
+}
+
+static const char *const runtime_fields[] = {
+    "heartbeat", "dispose", "toolrun_recovery", "commit", "commit_window",
+    "gate_ceiling", "keepalive_interval", "heartbeat_schedule_interval",
+    "idle_eviction", "alarm_retry_base", "alarm_retry_max", "rpc_latency",
+    "inspect_timeout", "inspect_total_timeout", "alarm_limit", "hook_timeout",
+    "workerd_name_bug", NULL};
+
+static const opt hb_opts[] = {{"alarm", RT_HB_ALARM}, {"schedule", RT_HB_SCHEDULE}, {NULL, 0}};
+static const opt dispose_opts[] = {
+    {"sdk1604", RT_DISPOSE_SDK1604}, {"fixed", RT_DISPOSE_FIXED}, {NULL, 0}};
+static const opt toolrun_opts[] = {
+    {"deferred", RT_TOOLRUN_DEFERRED}, {"gated", RT_TOOLRUN_GATED}, {NULL, 0}};
+static const opt commit_opts[] = {
+    {"turn", RT_COMMIT_TURN}, {"immediate", RT_COMMIT_IMMEDIATE}, {NULL, 0}};
+
+/* The enumerated and boolean runtime choices. */
+static int runtime_enums(ld *L, const cJSON *o, rt_config *c) {
+  int v;
+  v = (int)c->heartbeat;
+  if (get_enum(L, o, "heartbeat", hb_opts, &v) < 0) return -1;
+  c->heartbeat = (rt_heartbeat)v;
+  v = (int)c->dispose;
+  if (get_enum(L, o, "dispose", dispose_opts, &v) < 0) return -1;
+  c->dispose = (rt_dispose)v;
+  v = (int)c->toolrun;
+  if (get_enum(L, o, "toolrun_recovery", toolrun_opts, &v) < 0) return -1;
+  c->toolrun = (rt_toolrun_mode)v;
+  v = (int)c->commit;
+  if (get_enum(L, o, "commit", commit_opts, &v) < 0) return -1;
+  c->commit = (rt_commit)v;
+  return scn_get_bool(L->d, o, "workerd_name_bug", &c->workerd_name_bug, L->err) < 0 ? -1 : 0;
+}
+
+/* Duration fields of rt_config: key, offset, smallest value allowed. */
+static const struct {
+  const char *key;
+  size_t off;
+  int64_t min;
+} rt_durs[] = {
+    {"commit_window", offsetof(rt_config, commit_window_us), 0},
+    {"gate_ceiling", offsetof(rt_config, gate_ceiling_us), 1},
+    {"keepalive_interval", offsetof(rt_config, keepalive_interval_us), 1},
+    {"heartbeat_schedule_interval", offsetof(rt_config, heartbeat_schedule_us), 1},
+    {"alarm_retry_base", offsetof(rt_config, alarm_retry_base_us), 1},
+    {"rpc_latency", offsetof(rt_config, rpc_latency_us), 0},
+    {"inspect_timeout", offsetof(rt_config, inspect_timeout_us), 1},
+    {"inspect_total_timeout", offsetof(rt_config, inspect_total_us), 0},
+    {"alarm_limit", offsetof(rt_config, alarm_limit_us), 1},
+    {"hook_timeout", offsetof(rt_config, hook_timeout_us), 0},
+};
+
+/* Overrides *c with the fields of the runtime object o. */
+static int load_runtime(ld *L, const cJSON *o, rt_config *c) {
+  const cJSON *idle;
+  int64_t v;
+  size_t k;
+  if (obj_fields(L, o, "runtime", runtime_fields) < 0 || runtime_enums(L, o, c) < 0) return -1;
+  for (k = 0; k < sizeof rt_durs / sizeof rt_durs[0]; k++) {
+    int64_t *p = (int64_t *)(void *)((char *)c + rt_durs[k].off);
+    if (get_dur(L, o, rt_durs[k].key, rt_durs[k].min, p) < 0) return -1;
+  }
+  idle = get(o, "idle_eviction");
+  if (idle && dur_pair(L, idle, "idle_eviction", "[\"70s\", \"140s\"]", 1,
+                       &c->idle_min_us, &c->idle_max_us) < 0)
+    return -1;
+  v = c->alarm_retry_max;
+  if (scn_get_int(L->d, o, "alarm_retry_max", 0, 20, &v, L->err) < 0) return -1;
+  c->alarm_retry_max = (int)v;
+  return 0;
+}
+
+static const opt profile_opts[] = {{"cloudflare", 0}, {NULL, 0}};
+
+/* "profile" (the defaults) and the top-level "runtime" overrides. */
+static int load_base(ld *L) {
+  const cJSON *o = get(L->root, "runtime");
+  int profile = 0;
+  if (get_enum(L, L->root, "profile", profile_opts, &profile) < 0) return -1;
+  rt_config_default(&L->base);
+  return o ? load_runtime(L, o, &L->base) : 0;
+}
+
+static const char *const check_fields[] = {
+    "wedge_k", "serve_bound", "recovery_bound", "keepalive_idle", NULL};
+
+static int load_checks(ld *L) {
+  chk_params *p = &L->sc->params;
+  const cJSON *o = get(L->root, "checks");
+  int64_t k = 3;
+  chk_params_default(p);
+  if (!o) return 0;
+  if (obj_fields(L, o, "checks", check_fields) < 0) return -1;
+  k = p->wedge_k;
+  if (scn_get_int(L->d, o, "wedge_k", 1, 100, &k, L->err) < 0) return -1;
+  p->wedge_k = (int)k;
+  if (get_dur(L, o, "serve_bound", 1, &p->serve_bound_us) < 0 ||
+      get_dur(L, o, "recovery_bound", 1, &p->recovery_bound_us) < 0 ||
+      get_dur(L, o, "keepalive_idle", 1, &p->keepalive_idle_us) < 0)
+    return -1;
+  return 0;
+}
+
+/* ---- actors, first pass: ids ------------------------------------------ */
+
+static const char *const actor_fields[] = {
+    "id", "class", "children", "on_start", "on_start_throws", "serve", "inspect_time",
+    "stuck", "stuck_delay", "recovery", "stale", NULL};
+
+static int actor_id(ld *L, const cJSON *a, uint32_t i) {
+  scn_scenario *sc = L->sc;
+  rt_actor_spec *sp = &sc->actors[i];
+  char q[96];
+  uint32_t j;
+  if (need(L, a, "id") < 0 || get_text(L, a, "id", sp->id, sizeof sp->id, 0) < 0) return -1;
+  for (j = 0; j < i; j++) {
+    if (strcmp(sc->actors[j].id, sp->id) == 0) {
+      scn_pos p = scn_doc_pos(L->d, get(L->actor_nodes[j], "id"));
+      return scn_errf(L->err, L->d, get(a, "id"),
+                      "duplicate actor id \"%s\" (first declared at %d:%d)",
+                      quote(q, sizeof q, sp->id), p.line, p.col);
+    }
+  }
+  return 0;
+}
+
+static int load_actor_ids(ld *L) {
+  const cJSON *arr = get(L->root, "actors"), *a;
+  char what[32];
+  uint32_t i = 0;
+  if (need(L, L->root, "actors") < 0 || arr_len(L, arr, "actors", 1, SCN_MAX_ACTORS, "actors") < 0)
+    return -1;
+  cJSON_ArrayForEach(a, arr) {
+    snprintf(what, sizeof what, "actors[%u]", (unsigned)i);
+    L->actor_nodes[i] = a;
+    if (obj_fields(L, a, what, actor_fields) < 0 || actor_id(L, a, i) < 0) return -1;
+    L->sc->n_actors = ++i;
+  }
+  return 0;
+}
+
+/* ---- programs ------------------------------------------------------------ */
+
+static int step_list(ld *L, rt_program *pr, const cJSON *arr, const char *what);
+
+static int too_many_steps(ld *L, const rt_program *pr, const cJSON *node) {
+  char q[96];
+  return scn_errf(L->err, L->d, node,
+                  "program \"%s\" has more than %d steps once \"repeat\" blocks are expanded",
+                  quote(q, sizeof q, pr->name), SCN_MAX_STEPS);
+}
+
+static int push_step(ld *L, rt_program *pr, const cJSON *node, const rt_step *s) {
+  if (pr->n_steps >= SCN_MAX_STEPS) return too_many_steps(L, pr, node);
+  pr->steps[pr->n_steps++] = *s;
+  return 0;
+}
+
+static const char *const step_fields[] = {
+    "work", "stash", "effect", "call", "fail", "repeat", "steps", NULL};
+
+/* Finds the one member of step st that says what it is (*form). */
+static int step_form(ld *L, const cJSON *st, const cJSON **form) {
+  const cJSON *m, *steps = NULL;
+  *form = NULL;
+  cJSON_ArrayForEach(m, st) {
+    if (strcmp(m->string, "steps") == 0) {
+      steps = m;
+    } else if (*form) {
+      return key_errf(L, m,
+                      "a step has exactly one of \"work\", \"stash\", \"effect\", \"call\", "
+                      "\"fail\" or \"repeat\"; this one has \"%s\" and \"%s\"",
+                      (*form)->string, m->string);
+    } else {
+      *form = m;
+    }
+  }
+  if (!*form && steps)
+    return key_errf(L, steps, "\"steps\" needs \"repeat\" (how many times to run them)");
+  if (!*form)
+    return scn_errf(L->err, L->d, st,
+                    "empty step; expected one of {\"work\": \"500ms\"}, {\"stash\": true}, "
+                    "{\"effect\": \"name\"}, {\"call\": \"actor\"}, {\"fail\": true}, "
+                    "{\"repeat\": N, \"steps\": [...]}");
+  if (steps && strcmp((*form)->string, "repeat") != 0)
+    return key_errf(L, steps, "\"steps\" is only allowed with \"repeat\"");
+  return 0;
+}
+
+/* A "stash" or "fail" flag, which must be true. */
+static int true_flag(ld *L, const cJSON *st, const char *key) {
+  int b = 0;
+  if (scn_get_bool(L->d, st, key, &b, L->err) < 0) return -1;
+  if (!b)
+    return scn_errf(L->err, L->d, get(st, key),
+                    "\"%s\": must be true (leave the step out instead)", key);
+  return 0;
+}
+
+static int work_step(ld *L, const cJSON *st, const cJSON *w, rt_step *s) {
+  s->kind = RT_STEP_WORK;
+  if (cJSON_IsArray(w))
+    return dur_pair(L, w, "work", "[\"100ms\", \"900ms\"]", 0, &s->min_us, &s->max_us);
+  if (!cJSON_IsString(w))
+    return scn_errf(L->err, L->d, w,
+                    "\"work\": expected a duration such as \"500ms\" or a range such as "
+                    "[\"100ms\", \"900ms\"], found %s", tname(w));
+  if (get_dur(L, st, "work", 0, &s->min_us) < 0) return -1;
+  s->max_us = s->min_us;
+  return 0;
+}
+
+/* Every step form except repeat. */
+static int simple_step(ld *L, const cJSON *st, const cJSON *form, rt_step *s) {
+  const char *k = form->string;
+  if (strcmp(k, "work") == 0) return work_step(L, st, form, s);
+  if (strcmp(k, "stash") == 0) {
+    s->kind = RT_STEP_STASH;
+    return true_flag(L, st, k);
+  }
+  if (strcmp(k, "fail") == 0) {
+    s->kind = RT_STEP_FAIL;
+    return true_flag(L, st, k);
+  }
+  if (strcmp(k, "effect") == 0) {
+    s->kind = RT_STEP_EFFECT;
+    return get_text(L, st, k, s->name, sizeof s->name, 0);
+  }
+  s->kind = RT_STEP_CALL;
+  return get_actor(L, st, k, &s->target);
+}
+
+/* {"repeat": N, "steps": [...]}: the block, expanded N times in place. */
+static int repeat_step(ld *L, rt_program *pr, const cJSON *st) {
+  int64_t n = 0, r;
+  int start = pr->n_steps, len;
+  if (scn_get_int(L->d, st, "repeat", 1, MAX_REPEAT, &n, L->err) < 0) return -1;
+  if (need(L, st, "steps") < 0 || step_list(L, pr, get(st, "steps"), "steps") < 0) return -1;
+  len = pr->n_steps - start;
+  for (r = 1; r < n; r++) {
+    if (pr->n_steps + len > SCN_MAX_STEPS) return too_many_steps(L, pr, get(st, "repeat"));
+    memmove(&pr->steps[pr->n_steps], &pr->steps[start], (size_t)len * sizeof pr->steps[0]);
+    pr->n_steps += len;
+  }
+  return 0;
+}
+
+static int one_step(ld *L, rt_program *pr, const cJSON *st, const char *what) {
+  const cJSON *form;
+  rt_step s;
+  if (obj_fields(L, st, what, step_fields) < 0 || step_form(L, st, &form) < 0) return -1;
+  if (strcmp(form->string, "repeat") == 0) return repeat_step(L, pr, st);
+  memset(&s, 0, sizeof s);
+  if (simple_step(L, st, form, &s) < 0) return -1;
+  return push_step(L, pr, form, &s);
+}
+
+static int step_list(ld *L, rt_program *pr, const cJSON *arr, const char *what) {
+  const cJSON *st;
+  char label[112];
+  int k = 0;
+  if (arr_len(L, arr, what, 1, SCN_MAX_STEPS, "steps") < 0) return -1;
+  cJSON_ArrayForEach(st, arr) {
+    snprintf(label, sizeof label, "%.90s[%d]", what, k++);
+    if (one_step(L, pr, st, label) < 0) return -1;
+  }
+  return 0;
+}
+
+static int load_program(ld *L, const cJSON *p) {
+  scn_scenario *sc = L->sc;
+  rt_program *pr = &sc->programs[sc->n_programs];
+  size_t n = strlen(p->string);
+  char what[96];
+  if (sc->n_programs == SCN_MAX_PROGRAMS)
+    return key_errf(L, p, "too many programs (at most %d)", SCN_MAX_PROGRAMS);
+  if (n == 0 || n >= sizeof pr->name)
+    return key_errf(L, p, "a program name must be 1 to %zu bytes long", sizeof pr->name - 1);
+  memcpy(pr->name, p->string, n + 1);
+  pr->steps = sc->steps[sc->n_programs];
+  pr->n_steps = 0;
+  sc->n_programs++;
+  snprintf(what, sizeof what, "programs.%s", pr->name);
+  return step_list(L, pr, p, what);
+}
+
+static int load_programs(ld *L) {
+  const cJSON *o = get(L->root, "programs"), *p;
+  if (!o) return 0;
+  if (scn_expect_type(L->d, o, cJSON_Object, "programs", L->err) < 0) return -1;
+  cJSON_ArrayForEach(p, o) {
+    if (load_program(L, p) < 0) return -1;
+  }
+  return 0;
+}
+
+/* ---- actors, second pass ---------------------------------------------- */
+
+static const opt throws_opts[] = {{"never", RT_THROW_NEVER}, {"always", RT_THROW_ALWAYS},
+                                  {"until_fresh_request", RT_THROW_UNTIL_FRESH_REQUEST},
+                                  {NULL, 0}};
+static const opt stuck_opts[] = {{"none", RT_STUCK_NONE}, {"never_answers", RT_STUCK_NEVER_ANSWERS},
+                                 {"late", RT_STUCK_LATE}, {"startup", RT_STUCK_STARTUP},
+                                 {NULL, 0}};
+
+/* "stuck" and "stuck_delay": a late child needs its delay, and only it. */
+static int actor_stuck(ld *L, const cJSON *a, rt_actor_spec *sp) {
+  int v = RT_STUCK_NONE;
+  if (get_enum(L, a, "stuck", stuck_opts, &v) < 0) return -1;
+  sp->stuck = (rt_stuck)v;
+  if (get_dur(L, a, "stuck_delay", 1, &sp->stuck_delay_us) < 0) return -1;
+  if (v == RT_STUCK_LATE && !get(a, "stuck_delay"))
+    return scn_errf(L->err, L->d, get(a, "stuck"),
+                    "\"stuck\": \"late\" needs \"stuck_delay\" (how late the answers come)");
+  if (v != RT_STUCK_LATE && get(a, "stuck_delay"))
+    return scn_errf(L->err, L->d, get(a, "stuck_delay"),
+                    "\"stuck_delay\": only used with \"stuck\": \"late\"");
+  return 0;
+}
+
+static int actor_times(ld *L, const cJSON *a, rt_actor_spec *sp) {
+  int v = RT_THROW_NEVER;
+  if (get_dur(L, a, "on_start", 0, &sp->on_start_us) < 0 ||
+      get_dur(L, a, "serve", 0, &sp->serve_us) < 0 ||
+      get_dur(L, a, "inspect_time", 0, &sp->child_inspect_us) < 0)
+    return -1;
+  if (get_enum(L, a, "on_start_throws", throws_opts, &v) < 0) return -1;
+  sp->on_start_throws = (rt_onstart_throw)v;
+  return 0;
+}
+
+static int actor_children(ld *L, const cJSON *a, uint32_t i) {
+  rt_actor_spec *sp = &L->sc->actors[i];
+  const cJSON *arr = get(a, "children"), *c;
+  char what[32], q[96];
+  int k;
+  if (!arr) return 0;
+  if (arr_len(L, arr, "children", 0, RT_MAX_CHILDREN, "children") < 0) return -1;
+  cJSON_ArrayForEach(c, arr) {
+    snprintf(what, sizeof what, "children[%d]", sp->n_children);
+    if (scn_expect_type(L->d, c, cJSON_String, what, L->err) < 0) return -1;
+    if (find_actor(L, c, &sp->children[sp->n_children]) < 0) return -1;
+    for (k = 0; k < sp->n_children; k++)
+      if (sp->children[k] == sp->children[sp->n_children])
+        return scn_errf(L->err, L->d, c, "child \"%s\" is listed twice",
+                        quote(q, sizeof q, c->valuestring));
+    L->child_nodes[i][sp->n_children++] = c;
+  }
+  return 0;
+}
+
+static const char *const policy_fields[] = {"fiber", "action", "hook_time", NULL};
+static const opt action_opts[] = {{"resume", RT_RECOVER_RESUME}, {"restart", RT_RECOVER_RESTART},
+                                  {"drop", RT_RECOVER_DROP}, {"throw", RT_RECOVER_THROW},
+                                  {NULL, 0}};
+
+/* Rejects a second policy for the same fiber name (or a second catch-all). */
+static int policy_unique(ld *L, const rt_actor_spec *sp, const cJSON *p) {
+  const rt_recovery_policy *n = &sp->policies[sp->n_policies];
+  char q[96];
+  int k;
+  for (k = 0; k < sp->n_policies; k++) {
+    if (strcmp(sp->policies[k].fiber_name, n->fiber_name) != 0) continue;
+    if (n->fiber_name[0] == '\0')
+      return scn_errf(L->err, L->d, p,
+                      "a recovery policy without \"fiber\" (for every fiber) "
+                      "is already given above");
+    return scn_errf(L->err, L->d, get(p, "fiber"),
+                    "a recovery policy for fiber \"%s\" is already given above",
+                    quote(q, sizeof q, n->fiber_name));
+  }
+  return 0;
+}
+
+static int one_policy(ld *L, rt_actor_spec *sp, const cJSON *p, const char *what) {
+  rt_recovery_policy *po = &sp->policies[sp->n_policies];
+  int prog = -1, act = 0;
+  if (obj_fields(L, p, what, policy_fields) < 0 || get_program(L, p, "fiber", &prog) < 0)
+    return -1;
+  if (prog >= 0) memcpy(po->fiber_name, L->sc->programs[prog].name, sizeof po->fiber_name);
+  if (need(L, p, "action") < 0 || get_enum(L, p, "action", action_opts, &act) < 0) return -1;
+  po->action = (rt_recover_action)act;
+  if (get_dur(L, p, "hook_time", 0, &po->hook_us) < 0 || policy_unique(L, sp, p) < 0) return -1;
+  sp->n_policies++;
+  return 0;
+}
+
+static int actor_recovery(ld *L, const cJSON *a, rt_actor_spec *sp) {
+  const cJSON *arr = get(a, "recovery"), *p;
+  char what[32];
+  if (!arr) return 0;
+  if (arr_len(L, arr, "recovery", 0, RT_MAX_POLICIES, "policies") < 0) return -1;
+  cJSON_ArrayForEach(p, arr) {
+    snprintf(what, sizeof what, "recovery[%d]", sp->n_policies);
+    if (one_policy(L, sp, p, what) < 0) return -1;
+  }
+  return 0;
+}
+
+static const char *const stale_fields[] = {"tool_runs", "fibers", NULL};
+static const char *const stale_tr_fields[] = {"child", "status", "child_status", NULL};
+static const char *const stale_fiber_fields[] = {"program", "snapshot", NULL};
+static const opt tr_status_opts[] = {{"starting", RT_TR_STARTING}, {"running", RT_TR_RUNNING},
+                                     {NULL, 0}};
+static const opt child_status_opts[] = {
+    {"none", 0}, {"running", RT_TR_RUNNING}, {"completed", RT_TR_COMPLETED},
+    {"error", RT_TR_ERROR}, {"aborted", RT_TR_ABORTED}, {NULL, 0}};
+
+/* The next free stale row, or NULL with an error at node. */
+static scn_stale *new_stale(ld *L, const cJSON *node, uint32_t owner) {
+  scn_stale *s;
+  if (L->sc->n_stale >= SCN_MAX_STALE) {
+    scn_errf(L->err, L->d, node, "too many stale rows (at most %d in a scenario)", SCN_MAX_STALE);
+    return NULL;
+  }
+  s = &L->sc->stale[L->sc->n_stale++];
+  memset(s, 0, sizeof *s);
+  s->actor = owner;
+  s->program = -1;
+  s->snapshot = -1;
+  return s;
+}
+
+static int stale_toolrun(ld *L, const cJSON *t, uint32_t owner, const char *what) {
+  scn_stale *s;
+  int st = RT_TR_RUNNING, cs = 0;
+  if (obj_fields(L, t, what, stale_tr_fields) < 0 || !(s = new_stale(L, t, owner))) return -1;
+  s->is_toolrun = 1;
+  if (need(L, t, "child") < 0 || get_actor(L, t, "child", &s->child) < 0) return -1;
+  if (get_enum(L, t, "status", tr_status_opts, &st) < 0 ||
+      get_enum(L, t, "child_status", child_status_opts, &cs) < 0)
+    return -1;
+  s->status = (rt_toolrun_status)st;
+  s->child_status = cs;
+  return 0;
+}
+
+static int stale_fiber(ld *L, const cJSON *f, uint32_t owner, const char *what) {
+  const cJSON *snap = get(f, "snapshot");
+  scn_stale *s;
+  int64_t pc = -1;
+  if (obj_fields(L, f, what, stale_fiber_fields) < 0 || !(s = new_stale(L, f, owner))) return -1;
+  if (need(L, f, "program") < 0 || get_program(L, f, "program", &s->program) < 0) return -1;
+  if (snap && !cJSON_IsNull(snap) && !cJSON_IsNumber(snap))
+    return scn_errf(L->err, L->d, snap,
+                    "\"snapshot\": expected a step index or null, found %s", tname(snap));
+  if (snap && !cJSON_IsNull(snap) &&
+      scn_get_int(L->d, f, "snapshot", 0, L->sc->programs[s->program].n_steps, &pc, L->err) < 0)
+    return -1;
+  s->snapshot = (int)pc;
+  return 0;
+}
+
+/* One of the stale arrays: each element through fn. */
+static int stale_list(ld *L, const cJSON *st, const char *key, uint32_t owner,
+                      int (*fn)(ld *, const cJSON *, uint32_t, const char *)) {
+  const cJSON *arr = get(st, key), *e;
+  char what[48];
+  int k = 0;
+  if (!arr) return 0;
+  if (arr_len(L, arr, key, 0, SCN_MAX_STALE, "rows") < 0) return -1;
+  cJSON_ArrayForEach(e, arr) {
+    snprintf(what, sizeof what, "%s[%d]", key, k++);
+    if (fn(L, e, owner, what) < 0) return -1;
+  }
+  return 0;
+}
+
+static int actor_stale(ld *L, const cJSON *a, uint32_t i) {
+  const cJSON *st = get(a, "stale");
+  if (!st) return 0;
+  if (obj_fields(L, st, "stale", stale_fields) < 0) return -1;
+  if (stale_list(L, st, "tool_runs", i, stale_toolrun) < 0) return -1;
+  return stale_list(L, st, "fibers", i, stale_fiber);
+}
+
+static int load_actor(ld *L, const cJSON *a, uint32_t i) {
+  rt_actor_spec *sp = &L->sc->actors[i];
+  snprintf(sp->cls, sizeof sp->cls, "Agent");
+  if (get_text(L, a, "class", sp->cls, sizeof sp->cls, 0) < 0) return -1;
+  if (actor_times(L, a, sp) < 0 || actor_stuck(L, a, sp) < 0) return -1;
+  if (actor_children(L, a, i) < 0 || actor_recovery(L, a, sp) < 0) return -1;
+  return actor_stale(L, a, i);
+}
+
+/* Reports the cycle stack[from..depth] closed by the child node c. */
+static int cycle_err(ld *L, const uint32_t *stack, int from, int depth, const cJSON *c) {
+  char path[400];
+  size_t o = 0;
+  int k;
+  for (k = from; k <= depth && o + 70 < sizeof path; k++)
+    o += (size_t)snprintf(path + o, sizeof path - o, "%s -> ", L->sc->actors[stack[k]].id);
+  snprintf(path + o, sizeof path - o, "%s", k <= depth ? "... -> " : "");
+  o = strlen(path);
+  snprintf(path + o, sizeof path - o, "%s", L->sc->actors[stack[from]].id);
+  return scn_errf(L->err, L->d, c, "child cycle: %s", path);
+}
+
+/* Depth-first walk of the child graph; color 1 = on the path, 2 = done. */
+static int walk(ld *L, uint32_t a, int *color, uint32_t *stack, int depth) {
+  const rt_actor_spec *sp = &L->sc->actors[a];
+  int k, j;
+  color[a] = 1;
+  stack[depth] = a;
+  for (k = 0; k < sp->n_children; k++) {
+    uint32_t c = sp->children[k];
+    if (color[c] == 1) {
+      for (j = 0; stack[j] != c; j++)
+        ;
+      return cycle_err(L, stack, j, depth, L->child_nodes[a][k]);
+    }
+    if (color[c] == 0 && walk(L, c, color, stack, depth + 1) < 0) return -1;
+  }
+  color[a] = 2;
+  return 0;
+}
+
+static int load_actors(ld *L) {
+  int color[SCN_MAX_ACTORS] = {0};
+  uint32_t stack[SCN_MAX_ACTORS], i;
+  for (i = 0; i < L->sc->n_actors; i++)
+    if (load_actor(L, L->actor_nodes[i], i) < 0) return -1;
+  for (i = 0; i < L->sc->n_actors; i++)
+    if (color[i] == 0 && walk(L, i, color, stack, 0) < 0) return -1;
+  return 0;
+}
+
+/* ---- workload ------------------------------------------------------------ */
+
+static const char *const work_all[] = {
+    "request", "fiber", "tool_run", "actor", "entry", "work", "at", "every", "until", NULL};
+static const char *const work_req[] = {"request", "entry", "at", "every", "until", NULL};
+static const char *const work_fib[] = {"fiber", "actor", "at", "every", "until", NULL};
+static const char *const work_tr[] = {"tool_run", "actor", "work", "at", "every", "until", NULL};
+static const opt entry_opts[] = {{"fetch", RT_ENTRY_FETCH}, {"ws", RT_ENTRY_WS},
+                                 {"alarm", RT_ENTRY_ALARM}, {"setName", RT_ENTRY_SETNAME},
+                                 {"rpc", RT_ENTRY_RPC}, {NULL, 0}};
+
+/* Which of "request", "fiber", "tool_run" item w is (exactly one). */
+static int work_kind(ld *L, const cJSON *w, scn_work_kind *kind) {
+  static const char *const keys[] = {"request", "fiber", "tool_run"};
+  static const char *const *const fields[] = {work_req, work_fib, work_tr};
+  const cJSON *seen = NULL;
+  int k, which = -1;
+  for (k = 0; k < 3; k++) {
+    const cJSON *m = get(w, keys[k]);
+    if (!m) continue;
+    if (seen)
+      return key_errf(L, m, "a workload item has exactly one of \"request\", \"fiber\" or "
+                      "\"tool_run\"; this one has \"%s\" and \"%s\"", seen->string, m->string);
+    seen = m;
+    which = k;
+  }
+  if (which < 0)
+    return scn_errf(L->err, L->d, w,
+                    "a workload item needs one of \"request\", \"fiber\" or \"tool_run\"");
+  *kind = (scn_work_kind)(SCN_W_REQUEST + which);
+  return scn_check_fields(L->d, w, fields[which], L->err);
+}
+
+/* "at" (default 0), "every" (default once), "until" (default the end). */
+static int work_times(ld *L, const cJSON *w, scn_work *out) {
+  const cJSON *until = get(w, "until");
+  char q[96], qa[96];
+  out->until_us = L->sc->duration_us;
+  if (get_time(L, w, "at", 0, &out->at_us) < 0 || get_dur(L, w, "every", 1, &out->every_us) < 0)
+    return -1;
+  if (!until) return 0;
+  if (!get(w, "every"))
+    return scn_errf(L->err, L->d, until, "\"until\": only allowed with \"every\"");
+  if (get_time(L, w, "until", 0, &out->until_us) < 0) return -1;
+  if (out->until_us < out->at_us)
+    return scn_errf(L->err, L->d, until, "\"until\": \"%s\" is before \"at\" (\"%s\")",
+                    quote(q, sizeof q, until->valuestring),
+                    quote(qa, sizeof qa, get(w, "at")->valuestring));
+  return 0;
+}
+
+static int work_toolrun(ld *L, const cJSON *w, scn_work *out) {
+  if (get_actor(L, w, "tool_run", &out->child) < 0) return -1;
+  if (need(L, w, "actor") < 0 || get_actor(L, w, "actor", &out->actor) < 0) return -1;
+  if (out->child == out->actor)
+    return scn_errf(L->err, L->d, get(w, "tool_run"),
+                    "\"tool_run\": an actor cannot run itself as a tool");
+  return need(L, w, "work") < 0 ? -1 : get_dur(L, w, "work", 0, &out->work_us);
+}
+
+static int work_item(ld *L, const cJSON *w, const char *what, scn_work *out) {
+  int e = RT_ENTRY_FETCH;
+  memset(out, 0, sizeof *out);
+  out->program = -1;
+  if (obj_fields(L, w, what, work_all) < 0 || work_kind(L, w, &out->kind) < 0) return -1;
+  if (out->kind == SCN_W_REQUEST) {
+    if (get_actor(L, w, "request", &out->actor) < 0 ||
+        get_enum(L, w, "entry", entry_opts, &e) < 0)
+      return -1;
+    out->entry = (rt_entry)e;
+  } else if (out->kind == SCN_W_FIBER) {
+    if (get_program(L, w, "fiber", &out->program) < 0 || need(L, w, "actor") < 0 ||
+        get_actor(L, w, "actor", &out->actor) < 0)
+      return -1;
+  } else if (work_toolrun(L, w, out) < 0) {
+    return -1;
+  }
+  return work_times(L, w, out);
+}
+
+static int load_workload(ld *L) {
+  const cJSON *arr = get(L->root, "workload"), *w;
+  char what[32];
+  if (!arr) return 0;
+  if (arr_len(L, arr, "workload", 0, SCN_MAX_WORK, "items") < 0) return -1;
+  cJSON_ArrayForEach(w, arr) {
+    snprintf(what, sizeof what, "workload[%d]", L->sc->n_work);
+    if (work_item(L, w, what, &L->sc->work[L->sc->n_work]) < 0) return -1;
+    L->sc->n_work++;
+  }
+  return 0;
+}
+
+/* ---- faults -------------------------------------------------------------- */
+
+static const char *const flt_all[] = {
+    "kind", "actor", "at", "rate", "until", "mode", "delay", "count", "ppm", NULL};
+static const char *const f_plain[] = {"kind", "at", "rate", "until", NULL};
+static const char *const f_evict[] = {"kind", "actor", "at", "rate", "until", NULL};
+static const char *const f_stuck[] = {
+    "kind", "actor", "mode", "delay", "at", "rate", "until", NULL};
+static const char *const f_storage[] = {
+    "kind", "actor", "count", "ppm", "at", "rate", "until", NULL};
+static const char *const f_delay[] = {"kind", "delay", "at", "rate", "until", NULL};
+static const char *const f_drop[] = {"kind", "ppm", "at", "rate", "until", NULL};
+static const char *const f_gate[] = {"kind", "actor", "delay", "at", "rate", "until", NULL};
+static const opt mode_opts[] = {{"never_answers", RT_STUCK_NEVER_ANSWERS}, {"late", RT_STUCK_LATE},
+                                {"startup", RT_STUCK_STARTUP}, {NULL, 0}};
+
+/* The fields a fault of kind k may have. */
+static const char *const *fault_fields(int k) {
+  switch (k) {
+    case FLT_EVICT: return f_evict;
+    case FLT_STUCK_CHILD: return f_stuck;
+    case FLT_STORAGE_FAIL: return f_storage;
+    case FLT_RPC_DELAY: case FLT_ALARM_DELAY: return f_delay;
+    case FLT_RPC_DROP: return f_drop;
+    case FLT_GATE_TIMEOUT: return f_gate;
+    default: return f_plain;
+  }
+}
+
+/* "kind" through flt_kind_parse. */
+static int fault_kind(ld *L, const cJSON *f, int *kind) {
+  const char *s;
+  list l = {{0}, 0, 0};
+  int k;
+  if (need(L, f, "kind") < 0 || scn_get_string(L->d, f, "kind", &s, L->err) < 0) return -1;
+  *kind = flt_kind_parse(s);
+  if (*kind == FLT_STREAM_CUT)
+    return scn_errf(L->err, L->d, get(f, "kind"),
+                    "stream_cut needs the chat model, which is not built yet");
+  if (*kind > 0) return 0;
+  for (k = 1; k < FLT_KIND_COUNT; k++)
+    if (k != FLT_STREAM_CUT) list_add(&l, flt_kind_name((flt_kind)k));
+  return bad_value(L, get(f, "kind"), "kind", s, &l);
+}
+
+/* "rate": "N/d" or "N/h" with N in 1..MAX_RATE, as a count per day. */
+static int get_rate(ld *L, const cJSON *f, int64_t *per_day) {
+  const cJSON *m = get(f, "rate");
+  const char *s = cJSON_IsString(m) ? m->valuestring : NULL, *p = s;
+  char q[96];
+  int64_t n = 0;
+  if (!s)
+    return scn_errf(L->err, L->d, m,
+                    "\"rate\": expected a rate such as \"2/d\" or \"5/h\", found %s",
+                    tname(m));
+  for (; *p >= '0' && *p <= '9' && p - s < 9; p++) n = n * 10 + (*p - '0');
+  if (p == s || p[0] != '/' || (p[1] != 'd' && p[1] != 'h') || p[2] != '\0')
+    return scn_errf(L->err, L->d, m,
+                    "\"rate\": invalid rate \"%s\"; expected a count per day or per hour such as "
+                    "\"2/d\" or \"5/h\"", quote(q, sizeof q, s));
+  if (n < 1 || n > MAX_RATE)
+    return scn_errf(L->err, L->d, m,
+                    "\"rate\": \"%s\" is out of range (the count must be between 1 and %d)",
+                    quote(q, sizeof q, s), MAX_RATE);
+  *per_day = p[1] == 'h' ? n * 24 : n;
+  return 0;
+}
+
+/* When: "at" (fixed), or "rate" with an optional "until". */
+static int fault_when(ld *L, const cJSON *f, scn_fault *out) {
+  const cJSON *at = get(f, "at"), *rate = get(f, "rate"), *until = get(f, "until");
+  if (at && rate)
+    return scn_errf(L->err, L->d, rate, "give either \"at\" or \"rate\", not both");
+  if (!at && !rate)
+    return scn_errf(L->err, L->d, f,
+                    "a fault needs \"at\" (a time such as \"3s\") or \"rate\" (such as \"2/d\")");
+  if (until && !rate)
+    return scn_errf(L->err, L->d, until, "\"until\": only allowed with \"rate\"");
+  if (at) return get_time(L, f, "at", 0, &out->at_us);
+  if (get_rate(L, f, &out->per_day) < 0) return -1;
+  return get_time(L, f, "until", 1, &out->until_us) < 0 ? -1 : 0;
+}
+
+/* Reads a required "delay" (> 0). */
+static int need_delay(ld *L, const cJSON *f, scn_fault *out) {
+  if (need(L, f, "delay") < 0) return -1;
+  return get_dur(L, f, "delay", 1, &out->delay_us);
+}
+
+static int fault_stuck(ld *L, const cJSON *f, scn_fault *out) {
+  int mode = 0;
+  if (need(L, f, "actor") < 0 || get_actor(L, f, "actor", &out->actor) < 0) return -1;
+  if (need(L, f, "mode") < 0 || get_enum(L, f, "mode", mode_opts, &mode) < 0) return -1;
+  out->stuck = (rt_stuck)mode;
+  if (mode == RT_STUCK_LATE && !get(f, "delay"))
+    return scn_errf(L->err, L->d, get(f, "mode"),
+                    "\"mode\": \"late\" needs \"delay\" (how late the answers come)");
+  if (mode == RT_STUCK_LATE) return need_delay(L, f, out);
+  if (get(f, "delay"))
+    return scn_errf(L->err, L->d, get(f, "delay"), "\"delay\": only used with \"mode\": \"late\"");
+  return 0;
+}
+
+static int fault_storage(ld *L, const cJSON *f, scn_fault *out) {
+  int64_t v = 1;
+  if (get_actor(L, f, "actor", &out->actor) < 0) return -1;
+  if (get(f, "count") && get(f, "ppm"))
+    return scn_errf(L->err, L->d, get(f, "ppm"), "give either \"count\" or \"ppm\", not both");
+  if (get(f, "actor") && get(f, "ppm"))
+    return scn_errf(L->err, L->d, get(f, "actor"),
+                    "\"actor\": not used with \"ppm\" (the chance applies to every commit)");
+  if (scn_get_int(L->d, f, "count", 1, MAX_COUNT, &v, L->err) < 0) return -1;
+  out->count = get(f, "ppm") ? 0 : (int)v;
+  v = 0;
+  if (scn_get_int(L->d, f, "ppm", 1, MAX_PPM, &v, L->err) < 0) return -1;
+  out->ppm = (uint32_t)v;
+  return 0;
+}
+
+/* The kind-specific fields. */
+static int fault_params(ld *L, const cJSON *f, scn_fault *out) {
+  int64_t v = 0;
+  switch (out->kind) {
+    case FLT_EVICT: return get_actor(L, f, "actor", &out->actor) < 0 ? -1 : 0;
+    case FLT_STUCK_CHILD: return fault_stuck(L, f, out);
+    case FLT_STORAGE_FAIL: return fault_storage(L, f, out);
+    case FLT_RPC_DELAY: case FLT_ALARM_DELAY: return need_delay(L, f, out);
+    case FLT_RPC_DROP:
+      if (need(L, f, "ppm") < 0 || scn_get_int(L->d, f, "ppm", 1, MAX_PPM, &v, L->err) < 0)
+        return -1;
+      out->ppm = (uint32_t)v;
+      return 0;
+    case FLT_GATE_TIMEOUT:
+      if (need(L, f, "actor") < 0 || get_actor(L, f, "actor", &out->actor) < 0) return -1;
+      return need_delay(L, f, out);
+    default: return 0;
+  }
+}
+
+static int fault_item(ld *L, const cJSON *f, const char *what, scn_fault *out) {
+  int k = 0;
+  if (obj_fields(L, f, what, flt_all) < 0 || fault_kind(L, f, &k) < 0) return -1;
+  if (scn_check_fields(L->d, f, fault_fields(k), L->err) < 0) return -1;
+  memset(out, 0, sizeof *out);
+  out->kind = (flt_kind)k;
+  out->actor = RT_NO_ACTOR;
+  out->at_us = -1;
+  if (fault_when(L, f, out) < 0) return -1;
+  return fault_params(L, f, out);
+}
+
+static int load_faults(ld *L) {
+  const cJSON *arr = get(L->root, "faults"), *f;
+  char what[32];
+  if (!arr) return 0;
+  if (arr_len(L, arr, "faults", 0, SCN_MAX_FAULTS, "faults") < 0) return -1;
+  cJSON_ArrayForEach(f, arr) {
+    snprintf(what, sizeof what, "faults[%d]", L->sc->n_faults);
+    if (fault_item(L, f, what, &L->sc->faults[L->sc->n_faults]) < 0) return -1;
+    L->sc->n_faults++;
+  }
+  return 0;
+}
+
+/* ---- expectations and cases ------------------------------------------- */
+
+static const char *const expect_fields[] = {"hold", "violate", NULL};
+static const char *const case_fields[] = {"name", "runtime", "expect", NULL};
+
+/* One invariant name of a hold/violate list into *mask. */
+static int one_invariant(ld *L, const cJSON *n, const char *key, uint32_t other,
+                         uint32_t *mask) {
+  list l = {{0}, 0, 0};
+  char q[96];
+  int v = chk_invariant_parse(n->valuestring), k;
+  if (v < 0) {
+    for (k = 0; k < CHK_INVARIANT_COUNT; k++) list_add(&l, chk_invariant_name((chk_invariant)k));
+    return scn_errf(L->err, L->d, n, "unknown invariant \"%s\"; expected one of: %s",
+                    quote(q, sizeof q, n->valuestring), l.s);
+  }
+  if (*mask & (1u << v))
+    return scn_errf(L->err, L->d, n, "invariant \"%s\" is listed twice in \"%s\"",
+                    n->valuestring, key);
+  if (other & (1u << v))
+    return scn_errf(L->err, L->d, n, "invariant \"%s\" is in both \"hold\" and \"violate\"",
+                    n->valuestring);
+  *mask |= 1u << v;
+  return 0;
+}
+
+static int inv_list(ld *L, const cJSON *ex, const char *key, uint32_t other, uint32_t *mask) {
+  const cJSON *arr = get(ex, key), *n;
+  char what[32];
+  int k = 0;
+  if (!arr) return 0;
+  if (!cJSON_IsArray(arr))
+    return scn_errf(L->err, L->d, arr,
+                    "\"%s\": expected an array of invariant names such as [\"no_wedge\"], found %s",
+                    key, tname(arr));
+  cJSON_ArrayForEach(n, arr) {
+    snprintf(what, sizeof what, "%s[%d]", key, k++);
+    if (scn_expect_type(L->d, n, cJSON_String, what, L->err) < 0 ||
+        one_invariant(L, n, key, other, mask) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* "hold: a, b; violate: c" in file order. */
+static void expect_text(const cJSON *ex, scn_case *c) {
+  static const char *const keys[] = {"hold", "violate"};
+  size_t o = 0, cap = sizeof c->expect_text;
+  int k;
+  c->expect_text[0] = '\0';
+  for (k = 0; k < 2; k++) {
+    const cJSON *arr = get(ex, keys[k]), *n;
+    if (cJSON_GetArraySize(arr) == 0 || o >= cap) continue;
+    o += (size_t)snprintf(c->expect_text + o, cap - o, "%s%s:", o ? "; " : "", keys[k]);
+    cJSON_ArrayForEach(n, arr) {
+      if (o >= cap) return;
+      o += (size_t)snprintf(c->expect_text + o, cap - o, "%s %s", n == arr->child ? "" : ",",
+                            n->valuestring);
+    }
+  }
+}
+
+static int load_expect(ld *L, const cJSON *ex, scn_case *c) {
+  if (obj_fields(L, ex, "expect", expect_fields) < 0) return -1;
+  if (inv_list(L, ex, "hold", 0, &c->hold_mask) < 0 ||
+      inv_list(L, ex, "violate", c->hold_mask, &c->violate_mask) < 0)
+    return -1;
+  expect_text(ex, c);
+  return 0;
+}
+
+static int load_case(ld *L, const cJSON *o, int i, const char *what) {
+  scn_case *c = &L->sc->cases[i];
+  const cJSON *rt = get(o, "runtime"), *ex = get(o, "expect");
+  char q[96];
+  int k;
+  if (obj_fields(L, o, what, case_fields) < 0) return -1;
+  if (need(L, o, "name") < 0 || get_text(L, o, "name", c->label, sizeof c->label, 0) < 0)
+    return -1;
+  for (k = 0; k < i; k++)
+    if (strcmp(L->sc->cases[k].label, c->label) == 0)
+      return scn_errf(L->err, L->d, get(o, "name"), "duplicate case name \"%s\"",
+                      quote(q, sizeof q, c->label));
+  c->cfg = L->base;
+  if (rt && load_runtime(L, rt, &c->cfg) < 0) return -1;
+  return ex ? load_expect(L, ex, c) : 0;
+}
+
+static int load_cases(ld *L) {
+  scn_scenario *sc = L->sc;
+  const cJSON *ex = get(L->root, "expect"), *cs = get(L->root, "cases"), *o;
+  char what[32];
+  if (ex && cs)
+    return key_errf(L, cs, "give either \"expect\" or \"cases\", not both "
+                    "(each case has its own \"expect\")");
+  if (!cs) {
+    sc->n_cases = 1;
+    snprintf(sc->cases[0].label, sizeof sc->cases[0].label, "default");
+    sc->cases[0].cfg = L->base;
+    return ex ? load_expect(L, ex, &sc->cases[0]) : 0;
+  }
+  if (arr_len(L, cs, "cases", 1, SCN_MAX_CASES, "cases") < 0) return -1;
+  cJSON_ArrayForEach(o, cs) {
+    snprintf(what, sizeof what, "cases[%d]", sc->n_cases);
+    if (load_case(L, o, sc->n_cases, what) < 0) return -1;
+    sc->n_cases++;
+  }
+  return 0;
+}
+
+/* ---- entry points --------------------------------------------------------- */
+
+static int load_root(ld *L) {
+  if (scn_check_fields(L->d, L->root, top_fields, L->err) < 0) return -1;
+  if (load_header(L) < 0 || load_base(L) < 0 || load_checks(L) < 0) return -1;
+  if (load_actor_ids(L) < 0 || load_programs(L) < 0 || load_actors(L) < 0) return -1;
+  if (load_workload(L) < 0 || load_faults(L) < 0) return -1;
+  return load_cases(L);
+}
+
+static void put_err(char *err, size_t errlen, const char *msg) {
+  if (err && errlen > 0) snprintf(err, errlen, "%s", msg);
+}
+
+int scn_load_text(const char *path, const char *text, size_t len, scn_scenario *out,
+                  char *err, size_t errlen) {
+  scn_err e = {{0}};
+  scn_doc *d = NULL;
+  ld L;
+  int rc;
+  memset(out, 0, sizeof *out);
+  if (!path) path = "<input>";
+  if (scn_doc_parse(path, text, len, &d, &e) < 0) {
+    put_err(err, errlen, e.text);
+    return -1;
+  }
+  memset(&L, 0, sizeof L);
+  L.d = d;
+  L.err = &e;
+  L.sc = out;
+  L.root = scn_doc_root(d);
+  snprintf(out->file, sizeof out->file, "%s", path);
+  rc = load_root(&L);
+  if (rc == 0 && !(out->source = malloc(len + 1)))
+    rc = scn_errf(&e, d, NULL, "out of memory");
+  if (rc == 0) {
+    if (len) memcpy(out->source, text, len);
+    out->source[len] = '\0';
+  }
+  scn_doc_free(d);
+  if (rc == 0) return 0;
+  scn_free(out);
+  memset(out, 0, sizeof *out);
+  put_err(err, errlen, e.text);
+  return -1;
+}
+
+/* Reads the whole file (at most 64 MiB); 0, or -1 with errno set. */
+static int read_file(const char *path, char **text, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  size_t cap = 0, n = 0, got;
+  char *buf = NULL, *nb;
+  int saved = 0;
+  if (!f) return -1;
+  do {
+    if (n == cap) {
+      cap = cap ? cap * 2 : 4096;
+      nb = cap <= (64u << 20) ? realloc(buf, cap) : NULL;
+      if (!nb) {
+        saved = cap <= (64u << 20) ? ENOMEM : EFBIG;
+        break;
+      }
+      buf = nb;
+    }
+    got = fread(buf + n, 1, cap - n, f);
+    n += got;
+    if (got == 0 && ferror(f)) saved = errno ? errno : EIO;
+  } while (got > 0);
+  fclose(f);
+  if (saved) {
+    free(buf);
+    errno = saved;
+    return -1;
+  }
+  *text = buf;
+  *len = n;
+  return 0;
+}
+
+int scn_load(const char *path, scn_scenario *out, char *err, size_t errlen) {
+  char *text = NULL;
+  size_t len = 0;
+  int rc;
+  memset(out, 0, sizeof *out);
+  errno = 0;
+  if (read_file(path, &text, &len) < 0) {
+    if (err && errlen > 0) snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+    return -1;
+  }
+  rc = scn_load_text(path, text, len, out, err, errlen);
+  free(text);
+  return rc;
+}
+
+void scn_free(scn_scenario *sc) {
+  if (!sc) return;
+  free(sc->source);
+  sc->source = NULL;
+}
