@@ -173,6 +173,29 @@ int rt_toolrun_at(rt_world *w, uint32_t parent, uint32_t child,
 /* Arms the alarm of `actor` at at_us (as if set before the run). */
 int rt_alarm_preset(rt_world *w, uint32_t actor, int64_t at_us);
 
+/* ---- legacy fibers (seed 001; rt_legacy.c) -----------------------------
+** A row per fiber in cf_agents_fibers (status rt_legacy_status, retry_count,
+** max_retries); the body is a program whose stash steps are stashFiber.
+** Every status change is an RT_EV_LEGACY_FIBER record. */
+
+#define RT_LEGACY_MAX_RETRIES 3     /* spawnFiber's maxRetries default */
+
+/* A request to `actor` that calls spawnFiber(prog->name) with maxRetries
+** max_retries (negative: the default 3); the program is copied. Returns 0
+** or -1. The fiber id is the RT_EV_LEGACY_FIBER record's a field. */
+int rt_spawn_fiber_at(rt_world *w, uint32_t actor, const rt_program *prog,
+                      int max_retries, int64_t at_us);
+
+/* A request to `actor` that cancels the oldest running legacy fiber whose
+** method is `method` (cancelFiber; nothing if none runs). Returns 0 or -1. */
+int rt_cancel_fiber_at(rt_world *w, uint32_t actor, const char *method,
+                       int64_t at_us);
+
+/* getFiber: the rt_legacy_status of a legacy fiber (its retry count in
+** *retry_count if not NULL), or -1 if there is no such fiber. */
+int rt_legacy_status(rt_world *w, uint32_t actor, int64_t fiber_id,
+                     int *retry_count);
+
 /* ---- fault points (the only doors faults/ uses) ------------------------ */
 
 /* Kills the memory of one actor now (cause RT_DEATH_EVICT or any other

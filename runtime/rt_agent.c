@@ -159,6 +159,10 @@ static rt_fiber *fiber_find(rt_mem *m, int64_t id) {
 static int fiber_active(rt_mem *m, int64_t id) { return fiber_find(m, id) != NULL; }
 
 static void fiber_end(rt_world *w, uint32_t a, rt_fiber *f, int ok) {
+  if (f->legacy) { /* legacy fibers: completion, retry or failure (rt_legacy.c) */
+    rt__legacy_end(w, a, f, ok);
+    return;
+  }
   int64_t id = f->id;
   const char *name = w->progs[f->prog].name;
   f->live = 0;
@@ -185,7 +189,11 @@ static void fiber_run(rt_world *w, uint32_t a, rt_fiber *f) {
       }
       case RT_STEP_STASH:
         f->pc++;
-        rt__w_stash(w, a, f->id, f->pc);
+        if (f->legacy) /* legacy fibers: stashFiber (rt_legacy.c) */
+          rt__legacy_stash(w, a, f->id, f->pc);
+        else
+          rt__w_stash(w, a, f->id, f->pc);
+        if (!w->actors[a].mem) return; /* a failed immediate commit killed the actor */
         break;
       case RT_STEP_EFFECT:
         rt__emit(w, RT_EV_EFFECT, a, f->id, f->pc, 0, st->name);
@@ -205,6 +213,8 @@ static void fiber_run(rt_world *w, uint32_t a, rt_fiber *f) {
   fiber_end(w, a, f, 1);
 }
 
+void rt__fiber_run(rt_world *w, uint32_t a, rt_fiber *f) { fiber_run(w, a, f); } /* legacy */
+
 static void fiber_wake(sim *s, void *ctx, uint64_t arg) {
   rt_world *w = ctx;
   uint32_t a = (uint32_t)(arg >> 40);
@@ -223,9 +233,11 @@ void rt__fiber_reply(rt_world *w, uint32_t a, rt_call *c, int ok) {
     fiber_end(w, a, f, 0);
 }
 
-void rt__fiber_start(rt_world *w, uint32_t a, int prog, int pc, int64_t recovered_from) {
+/* runFiber up to the body: row, initial snapshot, keepAlive. Returns the
+** fiber, or NULL on OOM. */
+static rt_fiber *fiber_create(rt_world *w, uint32_t a, int prog, int pc, int64_t recovered_from) {
   rt_mem *m = w->actors[a].mem;
-  rt_fiber f = {rt__new_id(w), prog, pc, recovered_from, 1};
+  rt_fiber f = {.id = rt__new_id(w), .prog = prog, .pc = pc, .recovered_from = recovered_from, .live = 1};
   rt_fiber *slot = NULL;
   for (int i = 0; i < m->n_fibers && !slot; i++)
     if (!m->fibers[i].live) slot = &m->fibers[i];
@@ -233,7 +245,7 @@ void rt__fiber_start(rt_world *w, uint32_t a, int prog, int pc, int64_t recovere
     if (m->n_fibers == m->cap_fibers) {
       int nc = m->cap_fibers ? m->cap_fibers * 2 : 4;
       rt_fiber *nf = realloc(m->fibers, (size_t)nc * sizeof *nf);
-      if (!nf) return;
+      if (!nf) return NULL;
       m->fibers = nf;
       m->cap_fibers = nc;
     }
@@ -245,7 +257,24 @@ void rt__fiber_start(rt_world *w, uint32_t a, int prog, int pc, int64_t recovere
   rt__w_fiber_insert(w, a, f.id, name);
   if (pc > 0) rt__w_stash(w, a, f.id, pc);
   rt__keepalive_acquire(w, a);
-  fiber_run(w, a, slot);
+  return slot;
+}
+
+void rt__fiber_start(rt_world *w, uint32_t a, int prog, int pc, int64_t recovered_from) {
+  rt_fiber *f = fiber_create(w, a, prog, pc, recovered_from);
+  if (f) fiber_run(w, a, f);
+}
+
+/* Runs the bodies of fibers that recovery hooks started during startup
+** (workerd-observed.md item 4: they start after the user onStart). */
+static void run_parked(rt_world *w, uint32_t a) {
+  rt_mem *m = w->actors[a].mem;
+  int n = m->n_pending_resume;
+  m->n_pending_resume = 0;
+  for (int i = 0; i < n && w->actors[a].mem == m; i++) {
+    rt_fiber *f = fiber_find(m, m->pending_resume[i]);
+    if (f) fiber_run(w, a, f);
+  }
 }
 
 /* ---- _checkRunFibers (A.7) -------------------------------------------- */
@@ -266,11 +295,13 @@ static void hook_done(sim *s, void *ctx, uint64_t arg) {
     rt__emit(w, RT_EV_FIBER_RECOVERED, a, o->id, o->snapshot, p->action, o->name);
     int prog = rt__prog_find(w, o->name);
     if (prog >= 0 && p->action != RT_RECOVER_DROP && m->n_pending_resume < RT_MAX_ORPHANS) {
-      int k = m->n_pending_resume++;
-      m->pending_resume[k] = prog;
-      m->pending_resume_pc[k] =
-          p->action == RT_RECOVER_RESUME && o->snapshot > 0 ? o->snapshot : 0;
-      m->pending_resume_from[k] = o->id;
+      /* the hook calls runFiber: the new row is written in the hook's turn */
+      int pc = p->action == RT_RECOVER_RESUME && o->snapshot > 0 ? o->snapshot : 0;
+      rt_fiber *f = fiber_create(w, a, prog, pc, o->id);
+      if (f && m->orphan_source == 1)
+        m->pending_resume[m->n_pending_resume++] = f->id;
+      else if (f)
+        fiber_run(w, a, f);
     }
   }
   rt__w_fiber_delete(w, a, o->id); /* @1604: deleted even when the hook threw */
@@ -327,8 +358,9 @@ static void startup_fail(rt_world *w, uint32_t a, const char *err) {
   rt__emit(w, RT_EV_STARTUP_FAIL, a, w->s->now_us - m->startup_began, 0, 0, err);
   m->status = 0;
   m->phase = SU_NONE;
-  m->n_pending_resume = 0;
   rt__gate_release(w, a);
+  run_parked(w, a); /* the hooks' runFiber promises run on regardless */
+  rt__legacy_resume_pending(w, a); /* legacy fibers recovered in the gate, likewise */
   int n = m->n_waiters;
   rt_msg *held = m->waiters;
   m->waiters = NULL;
@@ -349,17 +381,16 @@ static void startup_ok(rt_world *w, uint32_t a) {
   m->phase = SU_DONE;
   rt__gate_release(w, a);
   if (w->cfg.toolrun == RT_TOOLRUN_DEFERRED) rt__toolrun_schedule_recovery(w, a);
-  int n = m->n_pending_resume;
-  m->n_pending_resume = 0;
-  for (int i = 0; i < n; i++)
-    rt__fiber_start(w, a, m->pending_resume[i], m->pending_resume_pc[i],
-                    m->pending_resume_from[i]);
-  rt__drain_waiters(w, a);
+  run_parked(w, a);
+  rt__legacy_resume_pending(w, a); /* legacy fibers recovered in the gate */
+  if (w->actors[a].mem == m) rt__drain_waiters(w, a);
 }
 
 static int onstart_throws(const rt_actor *ac) {
-  return ac->spec.on_start_throws == RT_THROW_ALWAYS || ac->poisoned;
+  return ac->spec.on_start_throws == RT_THROW_ALWAYS;
 }
+
+#define RT_MSG_NO_NAME "Agent could not determine its Durable Object name"
 
 void rt__startup_begin(rt_world *w, uint32_t a, rt_entry entry) {
   rt_mem *m = w->actors[a].mem;
@@ -369,6 +400,10 @@ void rt__startup_begin(rt_world *w, uint32_t a, rt_entry entry) {
   m->phase = SU_CHECK_FIBERS;
   rt__emit(w, RT_EV_STARTUP_BEGIN, a, entry, 0, 0, NULL);
   rt__gate_acquire(w, a, "startup");
+  if (w->actors[a].poisoned) { /* workerd #6850: the SDK throws before recovery */
+    startup_fail(w, a, RT_MSG_NO_NAME);
+    return;
+  }
   if (rt__check_run_fibers(w, a, 1) != 1) rt__startup_continue(w, a);
 }
 
@@ -377,6 +412,7 @@ void rt__startup_continue(rt_world *w, uint32_t a) {
   rt_mem *m = ac->mem;
   switch (m->phase) {
     case SU_CHECK_FIBERS:
+      if (rt__legacy_check(w, a, 1)) return; /* legacy fibers: _checkInterruptedFibers */
       if (w->cfg.toolrun == RT_TOOLRUN_GATED) {
         m->phase = SU_GATED_RECONCILE;
         m->n_rows = rt__load_open_toolruns(w, a, m->rows, RT_MAX_ROWS);
@@ -394,7 +430,7 @@ void rt__startup_continue(rt_world *w, uint32_t a) {
       return;
     case SU_ONSTART:
       if (onstart_throws(ac))
-        startup_fail(w, a, "Agent could not determine its Durable Object name");
+        startup_fail(w, a, "onStart threw");
       else
         startup_ok(w, a);
       return;
@@ -430,5 +466,6 @@ void rt__alarm_handle(rt_world *w, uint32_t a, const rt_msg *msg) {
     else
       rt__w_schedule_delete(w, a, ids[i]);
   }
+  if (rt__legacy_check(w, a, 2)) return; /* legacy fibers: heartbeat callback + alarm() */
   if (rt__check_run_fibers(w, a, 2) != 1) alarm_after_housekeeping(w, a);
 }

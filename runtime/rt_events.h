@@ -55,6 +55,18 @@ typedef enum rt_toolrun_status {
 
 #define RT_TR_IS_TERMINAL(s) ((s) >= RT_TR_COMPLETED)
 
+/* cf_agents_fibers.status of the legacy fiber model (seed 001; stored as
+** the names rt_legacy_status_name gives). Interrupted is transitional;
+** completed, failed and cancelled are terminal. A tag only, no typedef:
+** rt_legacy_status() (rt.h) is getFiber. */
+enum rt_legacy_status {
+  RT_LF_RUNNING = 1,
+  RT_LF_COMPLETED = 2,
+  RT_LF_FAILED = 3,
+  RT_LF_INTERRUPTED = 4,
+  RT_LF_CANCELLED = 5
+};
+
 /* Durable write boundaries (RT_EV_WRITE.a). */
 typedef enum rt_write_op {
   RT_W_FIBER_INSERT = 1,
@@ -105,14 +117,14 @@ typedef enum rt_event_kind {
   RT_EV_TXN_COMMIT,        /* txn id, writes, -, -, - */
   RT_EV_TXN_ROLLBACK,      /* txn id, writes, -, reason, - */
   RT_EV_WAITUNTIL,         /* pending after, +1/-1, -, -, - */
-  RT_EV_TOOLRUN_INSERT,    /* run id, child actor, -, agent type, - */
+  RT_EV_TOOLRUN_INSERT,    /* run id, child actor, initial status, agent type, - */
   RT_EV_TOOLRUN_STATUS,    /* run id, new status, old status, reason, - */
   RT_EV_TOOLRUN_SNAPSHOT,  /* run id, -, -, -, - : one per id snapshotted at startup */
   RT_EV_TOOLRUN_RECOVERY,  /* 1 begin / 0 end, rows, -, -, - */
   RT_EV_TOOLRUN_INSPECT,   /* run id, outcome (1 inspected, 2 timed out, 3 failed), child status, -, - */
   RT_EV_FAULT,             /* fault-specific, fault-specific, -, fault kind, detail */
   RT_EV_STORAGE_FAIL,      /* txn id, sqlite error code, -, -, - */
-  RT_EV_LEGACY_FIBER,      /* fiber id, status, retry count, method, - */
+  RT_EV_LEGACY_FIBER,      /* fiber id, rt_legacy_status, retry count, method, - */
   RT_EV_KIND_COUNT
 } rt_event_kind;
 
@@ -126,6 +138,7 @@ const char *rt_entry_name(int entry);
 const char *rt_action_name(int action);
 const char *rt_toolrun_status_name(int status);
 const char *rt_write_op_name(int op);
+const char *rt_legacy_status_name(int status); /* "running", "completed"... */
 
 /* The platform's message for a gate held past the ceiling (seed 003). */
 #define RT_MSG_GATE_RESET                                                  \

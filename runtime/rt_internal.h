@@ -20,7 +20,9 @@ typedef enum rt_msg_kind {
   MSG_CALL_START,       /* parent → child: start a child run */
   MSG_CALL_PLAIN,       /* fiber CALL step: plain RPC, no onStart */
   MSG_RUN_DONE,         /* child → parent: the child run finished */
-  MSG_REPLY             /* callee → caller: reply to a call */
+  MSG_REPLY,            /* callee → caller: reply to a call */
+  MSG_LEGACY_SPAWN,     /* legacy fibers: request that calls spawnFiber */
+  MSG_LEGACY_CANCEL     /* legacy fibers: request that calls cancelFiber */
 } rt_msg_kind;
 
 typedef struct rt_msg {
@@ -59,7 +61,16 @@ typedef struct rt_fiber {
   int pc;
   int64_t recovered_from;
   int live;
+  int legacy;               /* 1: a seed-001 legacy fiber (rt_legacy.c) */
 } rt_fiber;
+
+/* Legacy fibers recovered inside the startup gate, run after it opens. */
+typedef struct rt_legacy_pending {
+  int64_t id;
+  int prog, pc;
+} rt_legacy_pending;
+
+#define RT_LEGACY_STMTS 8   /* rt_db.legacy_st: rt_legacy.c's statements */
 
 typedef enum rt_startup_phase {
   SU_NONE = 0,
@@ -115,20 +126,24 @@ typedef struct rt_mem {
   int n_serving, cap_serving;
   rt_fiber *fibers;
   int n_fibers, cap_fibers;
-  int pending_resume[RT_MAX_ORPHANS]; /* programs to start after startup */
-  int pending_resume_pc[RT_MAX_ORPHANS];
-  int64_t pending_resume_from[RT_MAX_ORPHANS];
+  int64_t pending_resume[RT_MAX_ORPHANS]; /* fibers made by recovery hooks:
+                                             their bodies run after startup */
   int n_pending_resume;
+  rt_legacy_pending legacy_pending[RT_MAX_ORPHANS]; /* rt_legacy.c */
+  int n_legacy_pending;
   rt_call *calls;
   int n_calls, cap_calls;
   rt_msg current_alarm;     /* alarm being handled */
   int alarm_active;
-  int first_wake_request;   /* this process's first wake was a request */
+  int storage_broken;       /* a commit failed: reset pending, no writes */
 } rt_mem;
 
 typedef struct rt_db {
   sqlite3 *db;
+  unsigned char *img;       /* serialized image of a closed idle database */
+  sqlite3_int64 img_sz;
   sqlite3_stmt *st[24];
+  sqlite3_stmt *legacy_st[RT_LEGACY_STMTS]; /* rt_legacy.c */
   int txn_open;
   int64_t txn_id;
   int txn_writes;
@@ -196,10 +211,13 @@ void rt__gate_acquire(rt_world *w, uint32_t a, const char *purpose);
 void rt__gate_release(rt_world *w, uint32_t a);
 void rt__drain_waiters(rt_world *w, uint32_t a);
 int64_t rt__new_id(rt_world *w);
+int rt__prog_add(rt_world *w, const rt_program *p);            /* for rt_legacy.c */
+int rt__deliver_at(rt_world *w, uint32_t a, rt_msg *m, int64_t at_us);
 
 /* rt_storage.c */
 int rt__db_open(rt_world *w, uint32_t a);
 void rt__db_close(rt_db *d);
+void rt__db_park(rt_world *w, rt_db *d); /* idle actor: keep only an image */
 int rt__w_fiber_insert(rt_world *w, uint32_t a, int64_t id, const char *name);
 int rt__w_stash(rt_world *w, uint32_t a, int64_t id, int pc);
 int rt__w_fiber_delete(rt_world *w, uint32_t a, int64_t id);
@@ -227,6 +245,8 @@ int rt__due_schedules(rt_world *w, uint32_t a, int64_t now_s, int64_t *ids,
 int64_t rt__next_schedule_time(rt_world *w, uint32_t a);
 int rt__schedule_find(rt_world *w, uint32_t a, const char *callback,
                       int64_t *id);
+int rt__txn_join(rt_world *w, uint32_t a);  /* for rt_legacy.c */
+int rt__txn_wrote(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc);
 
 /* rt_agent.c */
 void rt__startup_begin(rt_world *w, uint32_t a, rt_entry entry);
@@ -244,6 +264,7 @@ void rt__keepalive_acquire(rt_world *w, uint32_t a);
 void rt__keepalive_release(rt_world *w, uint32_t a);
 void rt__schedule_next_alarm(rt_world *w, uint32_t a);
 int rt__prog_find(rt_world *w, const char *name);
+void rt__fiber_run(rt_world *w, uint32_t a, rt_fiber *f); /* for rt_legacy.c */
 
 /* rt_toolrun.c */
 void rt__toolrun_request(rt_world *w, uint32_t a, const rt_msg *m);
@@ -256,5 +277,13 @@ void rt__toolrun_run_done(rt_world *w, uint32_t a, const rt_msg *m);
 void rt__child_handle(rt_world *w, uint32_t a, const rt_msg *m);
 int rt__finish_toolrun(rt_world *w, uint32_t a, int64_t run, int status,
                        const char *reason);
+
+/* rt_legacy.c: the legacy fiber model (seed 001) */
+void rt__legacy_request(rt_world *w, uint32_t a, const rt_msg *m);
+int rt__legacy_check(rt_world *w, uint32_t a, int source); /* -1: the actor died */
+void rt__legacy_resume_pending(rt_world *w, uint32_t a);
+void rt__legacy_end(rt_world *w, uint32_t a, rt_fiber *f, int ok);
+int rt__legacy_stash(rt_world *w, uint32_t a, int64_t id, int pc);
+void rt__legacy_db_close(rt_db *d);
 
 #endif

@@ -131,3 +131,18 @@ const char *rt_toolrun_status_name(int status) {
 const char *rt_write_op_name(int op) {
   return RT_NAME_IN(rt_write_op_names, op);
 }
+
+/* ---- legacy fibers (seed 001; rt_legacy.c) ----------------------------- */
+
+static const char *const rt_legacy_status_names[] = {
+  [RT_LF_RUNNING] = "running",
+  [RT_LF_COMPLETED] = "completed",
+  [RT_LF_FAILED] = "failed",
+  [RT_LF_INTERRUPTED] = "interrupted",
+  [RT_LF_CANCELLED] = "cancelled",
+};
+
+/* cf_agents_fibers.status names, exactly as stored in the table. */
+const char *rt_legacy_status_name(int status) {
+  return RT_NAME_IN(rt_legacy_status_names, status);
+}

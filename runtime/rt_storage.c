@@ -25,7 +25,8 @@ enum {
   ST_RUN_INSERT, ST_RUN_STASH, ST_RUN_DELETE, ST_RUN_SELECT, ST_ALARM_SET,
   ST_ALARM_DELETE, ST_ALARM_GET, ST_TR_INSERT, ST_TR_STATUS, ST_TR_OPEN,
   ST_TR_GET, ST_CHILD_SET, ST_CHILD_GET, ST_RUN_COUNT, ST_SCH_INSERT,
-  ST_SCH_DELETE, ST_SCH_DUE, ST_SCH_TIME, ST_SCH_MIN, ST_SCH_FIND, ST_COUNT
+  ST_SCH_DELETE, ST_SCH_DUE, ST_SCH_TIME, ST_SCH_MIN, ST_SCH_FIND, ST_BEGIN, ST_COMMIT,
+  ST_ROLLBACK, ST_COUNT
 };
 
 static const char *const schema =
@@ -38,7 +39,13 @@ static const char *const schema =
     " agent_type TEXT NOT NULL, child INTEGER, status INTEGER NOT NULL, error_message TEXT,"
     " started_at INTEGER NOT NULL, completed_at INTEGER);"
     "CREATE TABLE IF NOT EXISTS rv_child_runs(run_id INTEGER PRIMARY KEY, status INTEGER);"
-    "CREATE TABLE IF NOT EXISTS rv_alarm(k INTEGER PRIMARY KEY, at INTEGER);";
+    "CREATE TABLE IF NOT EXISTS rv_alarm(k INTEGER PRIMARY KEY, at INTEGER);"
+    /* legacy fibers (seed 001 "SQLite schema"; rt_legacy.c); integer ids */
+    "CREATE TABLE IF NOT EXISTS cf_agents_fibers(id INTEGER PRIMARY KEY, callback TEXT NOT NULL,"
+    " payload TEXT, snapshot TEXT, status TEXT NOT NULL DEFAULT 'running',"
+    " retry_count INTEGER NOT NULL DEFAULT 0, max_retries INTEGER NOT NULL DEFAULT 3,"
+    " result TEXT, error TEXT, started_at INTEGER, updated_at INTEGER, completed_at INTEGER,"
+    " created_at INTEGER NOT NULL);";
 
 static const char *const sql[ST_COUNT] = {
     [ST_RUN_INSERT] = "INSERT INTO cf_agents_runs(id,name,snapshot,created_at) VALUES(?,?,NULL,?)",
@@ -65,7 +72,41 @@ static const char *const sql[ST_COUNT] = {
     [ST_SCH_TIME] = "UPDATE cf_agents_schedules SET time=? WHERE id=?",
     [ST_SCH_MIN] = "SELECT min(time) FROM cf_agents_schedules",
     [ST_SCH_FIND] = "SELECT id FROM cf_agents_schedules WHERE callback=? ORDER BY id LIMIT 1",
+    [ST_BEGIN] = "BEGIN",
+    [ST_COMMIT] = "COMMIT",
+    [ST_ROLLBACK] = "ROLLBACK",
 };
+
+/* An empty database with the schema, serialized once per process: a new
+** in-memory actor database is a copy of it (about 10x cheaper than running
+** the schema, which matters when every crash cycle starts fresh). Small
+** pages keep an idle actor's database small. */
+static unsigned char *template_img;
+static sqlite3_int64 template_sz;
+
+static int template_build(void) {
+  sqlite3 *db;
+  if (template_img) return 0;
+  if (sqlite3_open(":memory:", &db)) return -1;
+  int rc = sqlite3_exec(db, "PRAGMA page_size=512;", NULL, NULL, NULL) ||
+           sqlite3_exec(db, schema, NULL, NULL, NULL);
+  if (!rc) template_img = sqlite3_serialize(db, "main", &template_sz, 0);
+  sqlite3_close(db);
+  return template_img ? 0 : -1;
+}
+
+static int open_from_template(sqlite3 *db) {
+  if (template_build()) return -1;
+  unsigned char *copy = sqlite3_malloc64((sqlite3_uint64)template_sz);
+  if (!copy) return -1;
+  memcpy(copy, template_img, (size_t)template_sz);
+  return sqlite3_deserialize(db, "main", copy, template_sz, template_sz,
+                             SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE)
+             ? -1
+             : 0;
+}
+
+static int open_from_image(rt_db *d);
 
 static int db_path(rt_world *w, uint32_t a, char *buf, size_t n) {
   if (!w->cfg.storage_files) return snprintf(buf, n, ":memory:") >= (int)n;
@@ -83,16 +124,44 @@ int rt__db_open(rt_world *w, uint32_t a) {
     d->db = NULL;
     return -1;
   }
-  const char *prag = w->cfg.storage_files
-                         ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-                         : "PRAGMA journal_mode=MEMORY;";
-  if (sqlite3_exec(d->db, prag, NULL, NULL, NULL) ||
+  if (!w->cfg.storage_files)
+    return (d->img ? open_from_image(d) : open_from_template(d->db)) ||
+           sqlite3_exec(d->db, "PRAGMA journal_mode=MEMORY;", NULL, NULL, NULL);
+  if (sqlite3_exec(d->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, NULL) ||
       sqlite3_exec(d->db, schema, NULL, NULL, NULL))
     return -1;
   return 0;
 }
 
+/* Runs one of the transaction-control statements. */
+static void txn_ctl(rt_world *w, uint32_t a, int id);
+
+/* An idle in-memory database is parked as its serialized image (a few KB
+** with 512-byte pages) instead of a live connection with its cache and
+** statements; the next access opens it again from the image. */
+void rt__db_park(rt_world *w, rt_db *d) {
+  if (w->cfg.storage_files || !d->db || d->txn_open) return;
+  sqlite3_int64 sz;
+  unsigned char *img = sqlite3_serialize(d->db, "main", &sz, 0);
+  if (!img) return;
+  rt__db_close(d);
+  d->img = img;
+  d->img_sz = sz;
+}
+
+static int open_from_image(rt_db *d) {
+  unsigned char *img = d->img;
+  d->img = NULL;
+  return sqlite3_deserialize(d->db, "main", img, d->img_sz, d->img_sz,
+                             SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE)
+             ? -1
+             : 0;
+}
+
 void rt__db_close(rt_db *d) {
+  sqlite3_free(d->img);
+  d->img = NULL;
+  rt__legacy_db_close(d); /* legacy fibers: finalize rt_legacy.c's statements */
   for (int i = 0; i < ST_COUNT; i++) {
     sqlite3_finalize(d->st[i]);
     d->st[i] = NULL;
@@ -110,9 +179,16 @@ static sqlite3_stmt *stmt(rt_world *w, uint32_t a, int id) {
     fprintf(stderr, "revenant: sql error: %s\n", sqlite3_errmsg(d->db));
     return NULL;
   }
-  sqlite3_reset(d->st[id]);
-  sqlite3_clear_bindings(d->st[id]);
+  sqlite3_reset(d->st[id]); /* every caller binds all parameters */
   return d->st[id];
+}
+
+static void txn_ctl(rt_world *w, uint32_t a, int id) {
+  sqlite3_stmt *st = stmt(w, a, id);
+  if (st) {
+    sqlite3_step(st);
+    sqlite3_reset(st);
+  }
 }
 
 static void commit_event(sim *s, void *ctx, uint64_t arg) {
@@ -132,6 +208,21 @@ static int commit_fails(rt_world *w, rt_actor *ac) {
   return fiu_fail("revenant/storage/commit") != 0;
 }
 
+static void storage_death(sim *s, void *ctx, uint64_t arg) {
+  (void)s;
+  rt_kill_actor((rt_world *)ctx, (uint32_t)arg, RT_DEATH_STORAGE);
+}
+
+/* A failed commit breaks the output gate: the actor is reset as soon as
+** the current turn returns (never under the feet of the code that wrote),
+** and the rest of the turn can no longer write. */
+static void storage_broken(rt_world *w, uint32_t a) {
+  rt_mem *m = w->actors[a].mem;
+  if (!m || m->storage_broken) return;
+  m->storage_broken = 1;
+  sim_after(w->s, 0, m->dom, storage_death, w, a);
+}
+
 void rt__commit_now(rt_world *w, uint32_t a) {
   rt_actor *ac = &w->actors[a];
   rt_db *d = &ac->store;
@@ -139,10 +230,10 @@ void rt__commit_now(rt_world *w, uint32_t a) {
   if (commit_fails(w, ac)) {
     rt__emit(w, RT_EV_STORAGE_FAIL, a, d->txn_id, SQLITE_IOERR, 0, NULL);
     rt__rollback(w, a, "storage_fail");
-    rt_kill_actor(w, a, RT_DEATH_STORAGE);
+    storage_broken(w, a);
     return;
   }
-  sqlite3_exec(d->db, "COMMIT", NULL, NULL, NULL);
+  txn_ctl(w, a, ST_COMMIT);
   d->txn_open = 0;
   rt__emit(w, RT_EV_TXN_COMMIT, a, d->txn_id, d->txn_writes, 0, NULL);
 }
@@ -150,7 +241,7 @@ void rt__commit_now(rt_world *w, uint32_t a) {
 void rt__rollback(rt_world *w, uint32_t a, const char *reason) {
   rt_db *d = &w->actors[a].store;
   if (!d->txn_open) return;
-  sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
+  txn_ctl(w, a, ST_ROLLBACK);
   d->txn_open = 0;
   rt__emit(w, RT_EV_TXN_ROLLBACK, a, d->txn_id, d->txn_writes, 0, reason);
   rt__alarm_sync(w, a);
@@ -168,11 +259,12 @@ static int txn_join(rt_world *w, uint32_t a) {
   rt_actor *ac = &w->actors[a];
   rt_db *d = &ac->store;
   if (!d->db && rt__db_open(w, a)) return -1;
+  if (ac->mem && ac->mem->storage_broken) return -1;
   if (d->txn_open) return 0;
   d->txn_open = 1;
   d->txn_id = ++w->next_txn;
   d->txn_writes = 0;
-  sqlite3_exec(d->db, "BEGIN", NULL, NULL, NULL);
+  txn_ctl(w, a, ST_BEGIN);
   if (w->cfg.commit != RT_COMMIT_TURN || !ac->mem) return 0;
   sim_after(w->s, w->cfg.commit_window_us, ac->mem->dom, commit_event, w, a);
   return 0;
@@ -251,8 +343,14 @@ int rt__w_toolrun_status(rt_world *w, uint32_t a, int64_t run, int status,
   sqlite3_stmt *st;
   if (txn_join(w, a) || !(st = stmt(w, a, ST_TR_STATUS))) return -1;
   sqlite3_bind_int(st, 1, status);
-  if (reason) sqlite3_bind_text(st, 2, reason, -1, SQLITE_STATIC);
-  if (RT_TR_IS_TERMINAL(status)) sqlite3_bind_int64(st, 3, w->s->now_us / 1000);
+  if (reason)
+    sqlite3_bind_text(st, 2, reason, -1, SQLITE_STATIC);
+  else
+    sqlite3_bind_null(st, 2);
+  if (RT_TR_IS_TERMINAL(status))
+    sqlite3_bind_int64(st, 3, w->s->now_us / 1000);
+  else
+    sqlite3_bind_null(st, 3);
   sqlite3_bind_int64(st, 4, run);
   int rc = sqlite3_step(st);
   if (rc != SQLITE_DONE) return txn_wrote(w, a, RT_W_TOOLRUN_STATUS, run, rc);
@@ -392,4 +490,12 @@ int rt__schedule_find(rt_world *w, uint32_t a, const char *callback, int64_t *id
   }
   sqlite3_reset(st);
   return found;
+}
+
+/* ---- doors for rt_legacy.c (legacy fibers, seed 001) ------------------ */
+
+int rt__txn_join(rt_world *w, uint32_t a) { return txn_join(w, a); }
+
+int rt__txn_wrote(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc) {
+  return txn_wrote(w, a, op, key, rc);
 }

@@ -41,7 +41,7 @@ void rt__toolrun_request(rt_world *w, uint32_t a, const rt_msg *m) {
   uint32_t child = (uint32_t)m->arg;
   int64_t run = rt__new_id(w);
   rt__w_toolrun_insert(w, a, run, child, RT_TR_STARTING);
-  rt__emit(w, RT_EV_TOOLRUN_INSERT, a, run, child, 0, w->actors[child].spec.cls);
+  rt__emit(w, RT_EV_TOOLRUN_INSERT, a, run, child, RT_TR_STARTING, w->actors[child].spec.cls);
   rt_call *c = rt__new_call(w, a, CALL_TOOL_START, run, child);
   if (c) rt__send_call(w, a, child, MSG_CALL_START, c, run, m->arg2);
   rt__request_done(w, a, m, 1, NULL);

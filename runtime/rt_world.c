@@ -58,7 +58,7 @@ void rt_world_free(rt_world *w) {
   if (!w) return;
   for (uint32_t i = 0; i < w->n_actors; i++) {
     rt_actor *ac = &w->actors[i];
-    if (ac->store.txn_open) sqlite3_exec(ac->store.db, "ROLLBACK", NULL, NULL, NULL);
+    if (ac->store.txn_open) sqlite3_exec(ac->store.db, "ROLLBACK", NULL, NULL, NULL); /* run ended mid-turn */
     rt__db_close(&ac->store);
     mem_free(ac->mem);
   }
@@ -229,6 +229,7 @@ void rt_kill_actor(rt_world *w, uint32_t a, rt_death_cause cause) {
   for (int i = 0; i < m->n_waiters; i++) rt__fail_msg(w, a, &m->waiters[i], err);
   for (int i = 0; i < m->n_serving; i++) rt__fail_msg(w, a, &m->serving[i], err);
   if (m->alarm_active) rt__alarm_failed(w, a, &m->current_alarm);
+  if (cause == RT_DEATH_IDLE) rt__db_park(w, &ac->store);
   mem_free(m);
 }
 
@@ -339,7 +340,8 @@ static void reply_arrive(rt_world *w, const rt_msg *r) {
 }
 
 static int is_request(const rt_msg *m) {
-  return m->kind == MSG_REQUEST || m->kind == MSG_FIBER || m->kind == MSG_TOOLRUN;
+  return m->kind == MSG_REQUEST || m->kind == MSG_FIBER || m->kind == MSG_TOOLRUN ||
+         m->kind == MSG_LEGACY_SPAWN || m->kind == MSG_LEGACY_CANCEL; /* legacy fibers */
 }
 
 static void msg_arrive(sim *s, void *ctx, uint64_t idx) {
@@ -363,6 +365,11 @@ static void msg_arrive(sim *s, void *ctx, uint64_t idx) {
 
 void rt__request_done(rt_world *w, uint32_t a, const rt_msg *m, int ok, const char *err) {
   int64_t lat = w->s->now_us - m->arrived_us;
+  rt_mem *mem = w->actors[a].mem;
+  if (ok && mem && mem->storage_broken) { /* the output gate holds the reply */
+    ok = 0;
+    err = death_message(RT_DEATH_STORAGE);
+  }
   if (ok)
     rt__emit(w, RT_EV_REQUEST_OK, a, m->id, lat, 0, NULL);
   else
@@ -395,7 +402,9 @@ void rt__fail_msg(rt_world *w, uint32_t a, const rt_msg *m, const char *err) {
   switch (m->kind) {
     case MSG_REQUEST:
     case MSG_FIBER:
-    case MSG_TOOLRUN: rt__request_done(w, a, m, 0, err); break;
+    case MSG_TOOLRUN:
+    case MSG_LEGACY_SPAWN: /* legacy fibers */
+    case MSG_LEGACY_CANCEL: rt__request_done(w, a, m, 0, err); break;
     case MSG_ALARM: rt__alarm_failed(w, a, m); break;
     case MSG_CALL_INSPECT:
     case MSG_CALL_START:
@@ -439,6 +448,8 @@ void rt__handle(rt_world *w, uint32_t a, const rt_msg *m) {
       rt__request_done(w, a, m, 1, NULL);
       break;
     case MSG_TOOLRUN: rt__toolrun_request(w, a, m); break;
+    case MSG_LEGACY_SPAWN:
+    case MSG_LEGACY_CANCEL: rt__legacy_request(w, a, m); break; /* rt_legacy.c */
     case MSG_ALARM: rt__alarm_handle(w, a, m); break;
     case MSG_CALL_INSPECT:
     case MSG_CALL_START:
@@ -519,7 +530,7 @@ int64_t rt_seed_stale_toolrun(rt_world *w, uint32_t parent, uint32_t child,
   if (parent >= w->n_actors || child >= w->n_actors) return -1;
   int64_t run = rt__new_id(w);
   if (rt__w_toolrun_insert(w, parent, run, child, status)) return -1;
-  rt__emit(w, RT_EV_TOOLRUN_INSERT, parent, run, child, 0, w->actors[child].spec.cls);
+  rt__emit(w, RT_EV_TOOLRUN_INSERT, parent, run, child, status, w->actors[child].spec.cls);
   if (child_status && rt__w_child_run(w, child, run, child_status)) return -1;
   return run;
 }
@@ -568,4 +579,12 @@ int rt_toolrun_status_of(rt_world *w, uint32_t parent, int64_t run) {
 
 int64_t rt_alarm_of(rt_world *w, uint32_t a) {
   return a < w->n_actors ? w->actors[a].alarm_at : -1;
+}
+
+/* ---- doors for rt_legacy.c (legacy fibers, seed 001) ------------------ */
+
+int rt__prog_add(rt_world *w, const rt_program *p) { return prog_add(w, p); }
+
+int rt__deliver_at(rt_world *w, uint32_t a, rt_msg *m, int64_t at_us) {
+  return deliver_at(w, a, m, at_us);
 }
