@@ -26,6 +26,10 @@ static const char run_usage[] =
     "  --strategy S          fifo | random | pct (default: the file's, else fifo)\n"
     "  --case NAME           run only the case NAME\n"
     "  --check-determinism   run each case twice and fail if the trace hashes differ\n"
+    "  --crash-points        count the durable writes of a fault-free run, then re-run\n"
+    "                        crashing right after each write k and check the invariants\n"
+    "  --crash-points-max N  cover at most N boundaries, evenly spread (default all)\n"
+    "  --crash-at K          crash right after the K-th durable write (replays a crash point)\n"
     "  --json FILE           write results as JSON (docs/reports.md)\n"
     "  --junit FILE          write JUnit XML for CI\n"
     "  --trace FILE          write a Chrome Trace Event timeline (Perfetto) of the last run\n"
@@ -41,7 +45,8 @@ typedef struct run_opts {
   uint64_t seed_lo, seed_hi;
   int strategy;
   const char *only_case;
-  int determinism, quiet, verbose, color;
+  int determinism, quiet, verbose, color, crash_points;
+  uint64_t crash_max, crash_at;
   const char *json, *junit, *trace, *repro_dir;
   cli_paths files;
 } run_opts;
@@ -83,7 +88,8 @@ static int parse_run_opts(int argc, char **argv, run_opts *o) {
     const char *val = i + 1 < argc ? argv[i + 1] : NULL;
     int takes = !strcmp(a, "--seed") || !strcmp(a, "--seeds") || !strcmp(a, "--strategy") ||
                 !strcmp(a, "--json") || !strcmp(a, "--junit") || !strcmp(a, "--trace") ||
-                !strcmp(a, "--repro-dir") || !strcmp(a, "--case");
+                !strcmp(a, "--repro-dir") || !strcmp(a, "--case") ||
+                !strcmp(a, "--crash-points-max") || !strcmp(a, "--crash-at");
     if (takes && !val) return usage_error(argv[0], "option needs a value:", a);
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       fputs(run_usage, stdout);
@@ -104,6 +110,15 @@ static int parse_run_opts(int argc, char **argv, run_opts *o) {
     else if (!strcmp(a, "--trace")) o->trace = val;
     else if (!strcmp(a, "--repro-dir")) o->repro_dir = val;
     else if (!strcmp(a, "--check-determinism")) o->determinism = 1;
+    else if (!strcmp(a, "--crash-points")) o->crash_points = 1;
+    else if (!strcmp(a, "--crash-points-max") || !strcmp(a, "--crash-at")) {
+      uint64_t v;
+      if (cli_parse_seed(val, &v) || v == 0) return usage_error(argv[0], "expected a positive integer:", val);
+      if (!strcmp(a, "--crash-at"))
+        o->crash_at = v;
+      else
+        o->crash_max = v;
+    }
     else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) o->quiet = 1;
     else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) o->verbose = 1;
     else if (a[0] == '-') return usage_error(argv[0], "unknown option", a);
@@ -217,7 +232,8 @@ static int run_one(run_state *st, const scn_scenario *sc, int ci, uint64_t seed)
   run_record *rec = next_record(st);
   if (!rec) return -1;
   double t0 = wall_now();
-  if (scn_run_case(sc, ci, seed, strat, &rec->res)) {
+  scn_run_opts ro = {0, st->o.crash_at, 0};
+  if (scn_run_case_ex(sc, ci, seed, strat, &ro, &rec->res)) {
     fprintf(stderr, "revenant: %s: %s\n", sc->file, rec->res.failure);
     scn_result_free(&rec->res);
     st->n_recs--;
@@ -234,6 +250,48 @@ static int run_one(run_state *st, const scn_scenario *sc, int ci, uint64_t seed)
   return 0;
 }
 
+/* ---- crash-point coverage --------------------------------------------- */
+
+static uint32_t crash_check_mask(const scn_case *cs) {
+  uint32_t m = (1u << CHK_RECOVERY_FINISHES) | (1u << CHK_STASH_DURABLE) |
+               (1u << CHK_NO_DOUBLE_RECOVERY) | (1u << CHK_TOOLRUN_TERMINAL_IMMUTABLE) |
+               (1u << CHK_STARTUP_SNAPSHOT);
+  return (m | cs->hold_mask) & ~cs->violate_mask;
+}
+
+static int crash_points(run_state *st, const scn_scenario *sc, int ci, uint64_t seed) {
+  const scn_case *cs = &sc->cases[ci];
+  sim_strategy strat = st->o.strategy >= 0 ? (sim_strategy)st->o.strategy : sc->strategy;
+  scn_run_opts ro = {1, 0, crash_check_mask(cs)};
+  scn_result res;
+  if (cs->violate_mask) {
+    printf("SKIP crash-points %s [%s]: the case expects a violation\n", sc->name, cs->label);
+    return 0;
+  }
+  if (scn_run_case_ex(sc, ci, seed, strat, &ro, &res)) return -1;
+  uint64_t n = res.writes, step = 1, covered = 0, failed = 0;
+  scn_result_free(&res);
+  if (st->o.crash_max && n > st->o.crash_max) step = (n + st->o.crash_max - 1) / st->o.crash_max;
+  for (uint64_t k = 1; k <= n; k += step) {
+    ro.crash_after_write = k;
+    if (scn_run_case_ex(sc, ci, seed, strat, &ro, &res)) return -1;
+    covered++;
+    if (!res.passed && failed++ < 5)
+      printf("  crash after write %llu: %s\n    replay: revenant run %s --case %s --seed 0x%llx "
+             "--crash-at %llu\n", (unsigned long long)k, res.failure, sc->file, cs->label,
+             (unsigned long long)seed, (unsigned long long)k);
+    scn_result_free(&res);
+  }
+  printf("%s crash-points %s [%s] seed=0x%llx: %llu write boundaries, %llu covered, %llu failed\n",
+         failed ? "FAIL" : "PASS", sc->name, cs->label, (unsigned long long)seed,
+         (unsigned long long)n, (unsigned long long)covered, (unsigned long long)failed);
+  if (failed)
+    st->failed++;
+  else
+    st->passed++;
+  return 0;
+}
+
 static int run_scenario(run_state *st, const scn_scenario *sc) {
   uint64_t lo = st->o.have_seed ? st->o.seed_lo : sc->seed;
   uint64_t hi = st->o.have_seed ? st->o.seed_hi : sc->seed;
@@ -242,7 +300,7 @@ static int run_scenario(run_state *st, const scn_scenario *sc) {
     if (st->o.only_case && strcmp(st->o.only_case, sc->cases[ci].label)) continue;
     matched = 1;
     for (uint64_t seed = lo;; seed++) {
-      if (run_one(st, sc, ci, seed)) return -1;
+      if (st->o.crash_points ? crash_points(st, sc, ci, seed) : run_one(st, sc, ci, seed)) return -1;
       if (seed == hi) break;
     }
   }

@@ -110,6 +110,7 @@ typedef struct scn_result {
   chk_set *checks;         /* owned */
   char **actor_names;      /* owned, n_actors entries */
   uint32_t n_actors;
+  uint64_t writes;         /* durable write boundaries passed */
   int64_t figures[8];
   int n_figures;
   const char *figure_names[8];
@@ -121,6 +122,20 @@ typedef struct scn_result {
 ** error (message in res->failure). */
 int scn_run_case(const scn_scenario *sc, int ci, uint64_t seed,
                  sim_strategy strategy, scn_result *res);
+
+/* Options of a run beyond seed and strategy. */
+typedef struct scn_run_opts {
+  int without_faults;        /* ignore the scenario's faults */
+  uint64_t crash_after_write;/* k >= 1: crash the process right after the
+                                k-th durable write (crash-point coverage) */
+  uint32_t check_mask;       /* if non-zero, judge only these invariants as
+                                "must hold" instead of the case's expect */
+} scn_run_opts;
+
+/* scn_run_case with options (opts may be NULL). */
+int scn_run_case_ex(const scn_scenario *sc, int ci, uint64_t seed,
+                    sim_strategy strategy, const scn_run_opts *opts,
+                    scn_result *res);
 
 /* Frees what a result owns. */
 void scn_result_free(scn_result *res);

@@ -99,17 +99,19 @@ static void compute_figures(scn_result *res) {
   free(last);
 }
 
-static void judge(const scn_case *cs, scn_result *res) {
+static void judge(const scn_case *cs, const scn_run_opts *o, scn_result *res) {
   uint32_t seen = 0;
+  uint32_t hold = o->check_mask ? o->check_mask : cs->hold_mask;
+  uint32_t violate = o->check_mask ? 0 : cs->violate_mask;
   for (size_t i = 0; i < chk_violation_count(res->checks); i++)
     seen |= 1u << chk_violation_at(res->checks, i)->inv;
   res->passed = 1;
   for (int inv = 0; inv < CHK_INVARIANT_COUNT; inv++) {
     uint32_t bit = 1u << inv;
     char msg[200];
-    if ((cs->hold_mask & bit) && (seen & bit)) {
+    if ((hold & bit) && (seen & bit)) {
       snprintf(msg, sizeof msg, "expected %s to hold, but it was violated", chk_invariant_name(inv));
-    } else if ((cs->violate_mask & bit) && !(seen & bit)) {
+    } else if ((violate & bit) && !(seen & bit)) {
       snprintf(msg, sizeof msg, "expected %s to be violated, but it held", chk_invariant_name(inv));
     } else {
       continue;
@@ -119,21 +121,32 @@ static void judge(const scn_case *cs, scn_result *res) {
   }
 }
 
-static int assemble(const scn_scenario *sc, const scn_case *cs, rt_world *w, scn_result *res) {
+static const flt_fault crash_fault = {FLT_CRASH, RT_NO_ACTOR, 0, 0, 0, 0, RT_STUCK_NONE, 0, 0};
+
+static void crash_now(void *ctx) { flt_apply((rt_world *)ctx, &crash_fault); }
+
+static int assemble(const scn_scenario *sc, const scn_run_opts *o, rt_world *w, scn_result *res) {
   chk_params p = sc->params;
   p.enabled_mask = 0xffffffffu;
   res->checks = chk_new(&res->s->trace, &p);
   if (!res->checks || add_actors(sc, w, res) || seed_stale(sc, w) || plan_workload(sc, w) ||
-      flt_plan(w, sc->faults, sc->n_faults, sc->duration_us) < 0) {
+      flt_plan(w, sc->faults, o->without_faults ? 0 : sc->n_faults, sc->duration_us) < 0) {
     set_failure(res, "cannot assemble the world (out of memory or storage error)");
     return -1;
   }
-  (void)cs;
+  if (o->crash_after_write) rt_on_write(w, o->crash_after_write, crash_now, w);
   return 0;
 }
 
 int scn_run_case(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy strategy,
                  scn_result *res) {
+  return scn_run_case_ex(sc, ci, seed, strategy, NULL, res);
+}
+
+int scn_run_case_ex(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy strategy,
+                    const scn_run_opts *opts, scn_result *res) {
+  static const scn_run_opts none = {0, 0, 0};
+  const scn_run_opts *o = opts ? opts : &none;
   const scn_case *cs = &sc->cases[ci];
   sim_config scfg = {seed, strategy, sc->pct_depth ? sc->pct_depth : 3, 10000};
   memset(res, 0, sizeof *res);
@@ -145,7 +158,7 @@ int scn_run_case(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy str
     return -1;
   }
   rt_world *w = rt_world_new(res->s, &cs->cfg);
-  if (!w || assemble(sc, cs, w, res)) {
+  if (!w || assemble(sc, o, w, res)) {
     if (!w) set_failure(res, "cannot make the world");
     rt_world_free(w);
     flt_reset();
@@ -153,13 +166,14 @@ int scn_run_case(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy str
   }
   sim_run(res->s, sc->duration_us, 0);
   chk_finish(res->checks, res->s->now_us);
+  res->writes = rt_write_count(w);
   rt_world_free(w);
   flt_reset();
   res->trace_hash = res->s->trace.hash;
   res->events = res->s->trace.count;
   res->end_us = res->s->now_us;
   compute_figures(res);
-  judge(cs, res);
+  judge(cs, o, res);
   return 0;
 }
 
