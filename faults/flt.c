@@ -48,12 +48,41 @@ void flt_reset(void) {
   last_fault_us = 0;
 }
 
+static int64_t draw_gap(sim_rng *r, int64_t mean_us);
+
 int64_t flt_last_time(void) { return last_fault_us; }
+
+int flt_times(uint64_t seed, const flt_fault *faults, int n, int64_t duration_us,
+              flt_kind kind, int64_t *out, int cap) {
+  char name[48];
+  sim_rng r;
+  int k = 0;
+  snprintf(name, sizeof name, "fault.%s", kind_names[kind]);
+  sim_rng_stream(&r, seed, name);
+  for (int i = 0; i < n; i++) {
+    const flt_fault *f = &faults[i];
+    if (f->kind != kind) continue;
+    if (f->at_us >= 0) {
+      if (k < cap) out[k++] = f->at_us;
+      continue;
+    }
+    int64_t until = f->until_us > 0 ? f->until_us : duration_us;
+    int64_t mean = f->per_day > 0 ? DAY_US / f->per_day : 0;
+    for (int64_t t = draw_gap(&r, mean); mean && t < until; t += draw_gap(&r, mean))
+      if (k < cap) out[k++] = t;
+  }
+  for (int i = 1; i < k; i++) /* insertion sort: a handful of times */
+    for (int j = i; j > 0 && out[j] < out[j - 1]; j--) {
+      int64_t t = out[j];
+      out[j] = out[j - 1];
+      out[j - 1] = t;
+    }
+  return k;
+}
 
 typedef struct flt_ctx {
   rt_world *w;
-  const flt_fault *f;
-  sim_rng *rng;
+  flt_fault f;        /* a copy, with a drawn actor already chosen */
 } flt_ctx;
 
 static uint32_t pick_actor(rt_world *w, const flt_fault *f, sim_rng *r) {
@@ -91,11 +120,9 @@ static int ctx_used;
 
 static void fire(sim *s, void *ctx, uint64_t arg) {
   flt_ctx *c = ctx;
-  flt_fault f = *c->f;
   (void)s;
   (void)arg;
-  if (f.kind == FLT_EVICT && f.actor == RT_NO_ACTOR) f.actor = pick_actor(c->w, &f, c->rng);
-  flt_apply(c->w, &f);
+  flt_apply(c->w, &c->f);
 }
 
 static sim_rng kind_rng[FLT_KIND_COUNT];
@@ -106,17 +133,34 @@ static int64_t draw_gap(sim_rng *r, int64_t mean_us) {
   return (int64_t)(-log(1.0 - u) * (double)mean_us) + 1;
 }
 
-static int schedule(rt_world *w, const flt_fault *f, int64_t at, sim_rng *r) {
+/* The plan of one run: every draw happens here, in fault order, so the
+** plan of a window [from, until) of the run is the same slice of the plan
+** of the whole run (a worker restarted after a real SIGKILL relies on it). */
+typedef struct flt_window {
+  int64_t from_us, until_us;
+  flt_kind skip;
+} flt_window;
+
+static int schedule(rt_world *w, const flt_fault *f, int64_t at, sim_rng *r,
+                    const flt_window *win) {
+  flt_fault copy = *f;
+  if (copy.kind == FLT_EVICT && copy.actor == RT_NO_ACTOR) copy.actor = pick_actor(w, f, r);
+  if (at > last_fault_us) last_fault_us = at;
+  if (at < win->from_us || at >= win->until_us || f->kind == win->skip) return 0;
   if (ctx_used >= (int)(sizeof ctx_pool / sizeof *ctx_pool)) return -1;
   flt_ctx *c = &ctx_pool[ctx_used++];
   c->w = w;
-  c->f = f;
-  c->rng = r;
-  if (at > last_fault_us) last_fault_us = at;
+  c->f = copy;
   return sim_at(rt_world_sim(w), at, 0, fire, c, 0) ? 0 : -1;
 }
 
 int flt_plan(rt_world *w, const flt_fault *faults, int n, int64_t duration_us) {
+  return flt_plan_window(w, faults, n, duration_us, 0, duration_us + 1, 0);
+}
+
+int flt_plan_window(rt_world *w, const flt_fault *faults, int n, int64_t duration_us,
+                    int64_t from_us, int64_t until_us, int skip_kind) {
+  flt_window win = {from_us, until_us, (flt_kind)skip_kind};
   sim *s = rt_world_sim(w);
   int planned = 0;
   ctx_used = 0;
@@ -136,14 +180,14 @@ int flt_plan(rt_world *w, const flt_fault *faults, int n, int64_t duration_us) {
     const flt_fault *f = &faults[i];
     sim_rng *r = &kind_rng[f->kind];
     if (f->at_us >= 0) {
-      if (schedule(w, f, f->at_us, r)) return -1;
+      if (schedule(w, f, f->at_us, r, &win)) return -1;
       planned++;
       continue;
     }
     int64_t until = f->until_us > 0 ? f->until_us : duration_us;
     int64_t mean = f->per_day > 0 ? DAY_US / f->per_day : 0;
     for (int64_t t = draw_gap(r, mean); mean && t < until; t += draw_gap(r, mean)) {
-      if (schedule(w, f, t, r)) return -1;
+      if (schedule(w, f, t, r, &win)) return -1;
       planned++;
     }
   }

@@ -51,6 +51,19 @@ typedef struct flt_fault {
 ** faults array must outlive the run. */
 int flt_plan(rt_world *w, const flt_fault *faults, int n, int64_t duration_us);
 
+/* flt_plan for the window [from_us, until_us) of a run of duration_us:
+** the same draws as the whole run, only the faults inside the window are
+** scheduled, and faults of kind skip_kind (0: none) never are. Used by a
+** worker process restarted after a real SIGKILL. */
+int flt_plan_window(rt_world *w, const flt_fault *faults, int n, int64_t duration_us,
+                    int64_t from_us, int64_t until_us, int skip_kind);
+
+/* The sorted times at which faults of `kind` fire in a run with `seed`
+** (fixed and drawn from rates, the same draws as flt_plan). Returns how
+** many (at most cap are stored). */
+int flt_times(uint64_t seed, const flt_fault *faults, int n, int64_t duration_us,
+              flt_kind kind, int64_t *out, int cap);
+
 /* Applies one fault now (also used by crash-point coverage). */
 void flt_apply(rt_world *w, const flt_fault *f);
 

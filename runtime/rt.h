@@ -141,6 +141,12 @@ uint32_t rt_actor_add(rt_world *w, const rt_actor_spec *spec);
 uint32_t rt_actor_count(const rt_world *w);
 const rt_actor_spec *rt_actor_spec_of(const rt_world *w, uint32_t actor);
 
+/* Registers a fiber program by name (copied; a second program of the same
+** name is ignored), so that recovery can resume fibers of that name even
+** when no workload item of this process started one. Returns its index or
+** -1. */
+int rt_program_register(rt_world *w, const rt_program *prog);
+
 /* ---- pre-existing durable state (for incident scenarios) -------------- */
 
 /* Inserts a stale cf_agent_tool_runs row (status starting or running) on
@@ -201,6 +207,18 @@ int rt_legacy_status(rt_world *w, uint32_t actor, int64_t fiber_id,
 /* Kills the memory of one actor now (cause RT_DEATH_EVICT or any other
 ** rt_death_cause). Uncommitted writes roll back. */
 void rt_kill_actor(rt_world *w, uint32_t actor, rt_death_cause cause);
+
+/* Prepares a world built by a fresh process over databases left on disk
+** by a killed one: ids continue from id_base (so they never collide with
+** rows already stored) and every stored alarm is armed again. Call after
+** adding the actors and before running. Returns 0 or -1. */
+int rt_world_restore(rt_world *w, int64_t id_base);
+
+/* Records, without touching storage, that the process is about to be
+** killed for real: for every live actor an RT_EV_TXN_ROLLBACK of its open
+** turn (the database will discard it on reopen) and an RT_EV_ACTOR_DEATH
+** with cause RT_DEATH_SIGKILL. The world must not run afterwards. */
+void rt_world_note_sigkill(rt_world *w);
 
 /* Kills the memory of every actor now (restart, crash, sigkill). */
 void rt_kill_all(rt_world *w, rt_death_cause cause);

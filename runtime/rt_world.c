@@ -241,6 +241,26 @@ void rt_kill_all(rt_world *w, rt_death_cause cause) {
   w->process_fresh = 1;
 }
 
+int rt_world_restore(rt_world *w, int64_t id_base) {
+  w->next_id = id_base;
+  w->next_txn = id_base;
+  for (uint32_t a = 0; a < w->n_actors; a++) {
+    if (rt__db_open(w, a)) return -1;
+    rt__alarm_sync(w, a);
+  }
+  return 0;
+}
+
+void rt_world_note_sigkill(rt_world *w) {
+  for (uint32_t a = 0; a < w->n_actors; a++) {
+    rt_actor *ac = &w->actors[a];
+    if (!ac->mem) continue;
+    if (ac->store.txn_open)
+      rt__emit(w, RT_EV_TXN_ROLLBACK, a, ac->store.txn_id, ac->store.txn_writes, 0, "sigkill");
+    rt__emit(w, RT_EV_ACTOR_DEATH, a, RT_DEATH_SIGKILL, ac->mem->incarnation, 0, NULL);
+  }
+}
+
 int rt_actor_alive(const rt_world *w, uint32_t a) {
   return a < w->n_actors && w->actors[a].mem != NULL;
 }
@@ -584,6 +604,8 @@ int64_t rt_alarm_of(rt_world *w, uint32_t a) {
 /* ---- doors for rt_legacy.c (legacy fibers, seed 001) ------------------ */
 
 int rt__prog_add(rt_world *w, const rt_program *p) { return prog_add(w, p); }
+
+int rt_program_register(rt_world *w, const rt_program *prog) { return prog_add(w, prog); }
 
 int rt__deliver_at(rt_world *w, uint32_t a, rt_msg *m, int64_t at_us) {
   return deliver_at(w, a, m, at_us);

@@ -6,16 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scenarios/scn.h"
+#include "scenarios/scn_internal.h"
 
-static void set_failure(scn_result *res, const char *msg) {
+void scn__set_failure(scn_result *res, const char *msg) {
   snprintf(res->failure, sizeof res->failure, "%s", msg);
 }
 
-static int add_actors(const scn_scenario *sc, rt_world *w, scn_result *res) {
+int scn__add_actors(const scn_scenario *sc, rt_world *w, scn_result *res) {
   res->actor_names = calloc(sc->n_actors ? sc->n_actors : 1, sizeof(char *));
   if (!res->actor_names) return -1;
   res->n_actors = sc->n_actors;
+  for (int i = 0; i < sc->n_programs; i++)
+    if (rt_program_register(w, &sc->programs[i]) < 0) return -1;
   for (uint32_t i = 0; i < sc->n_actors; i++) {
     if (rt_actor_add(w, &sc->actors[i]) != i) return -1;
     res->actor_names[i] = strdup(sc->actors[i].id);
@@ -24,7 +26,7 @@ static int add_actors(const scn_scenario *sc, rt_world *w, scn_result *res) {
   return 0;
 }
 
-static int seed_stale(const scn_scenario *sc, rt_world *w) {
+int scn__seed_stale(const scn_scenario *sc, rt_world *w) {
   for (int i = 0; i < sc->n_stale; i++) {
     const scn_stale *st = &sc->stale[i];
     int64_t id = st->is_toolrun
@@ -44,12 +46,12 @@ static int plan_one(const scn_scenario *sc, rt_world *w, const scn_work *wk, int
   return -1;
 }
 
-static int plan_workload(const scn_scenario *sc, rt_world *w) {
+int scn__plan_workload(const scn_scenario *sc, rt_world *w, int64_t from_us) {
   for (int i = 0; i < sc->n_work; i++) {
     const scn_work *wk = &sc->work[i];
     int64_t until = wk->until_us > 0 ? wk->until_us : sc->duration_us;
     for (int64_t t = wk->at_us; t <= until; t += wk->every_us) {
-      if (plan_one(sc, w, wk, t)) return -1;
+      if (t >= from_us && plan_one(sc, w, wk, t)) return -1;
       if (wk->every_us <= 0) break;
     }
   }
@@ -65,7 +67,7 @@ static void add_figure(scn_result *res, const char *name, int64_t v, const char 
   res->figures[res->n_figures++] = v;
 }
 
-static void compute_figures(scn_result *res) {
+void scn__compute_figures(scn_result *res) {
   const sim_trace *t = &res->s->trace;
   int64_t timeouts = 0, ok = 0, failed = 0, first_ok = -1;
   uint32_t n = res->n_actors;
@@ -99,7 +101,7 @@ static void compute_figures(scn_result *res) {
   free(last);
 }
 
-static void judge(const scn_case *cs, const scn_run_opts *o, scn_result *res) {
+void scn__judge(const scn_case *cs, const scn_run_opts *o, scn_result *res) {
   uint32_t seen = 0;
   uint32_t hold = o->check_mask ? o->check_mask : cs->hold_mask;
   uint32_t violate = o->check_mask ? 0 : cs->violate_mask;
@@ -116,7 +118,7 @@ static void judge(const scn_case *cs, const scn_run_opts *o, scn_result *res) {
     } else {
       continue;
     }
-    if (res->passed) set_failure(res, msg);
+    if (res->passed) scn__set_failure(res, msg);
     res->passed = 0;
   }
 }
@@ -129,9 +131,9 @@ static int assemble(const scn_scenario *sc, const scn_run_opts *o, rt_world *w, 
   chk_params p = sc->params;
   p.enabled_mask = 0xffffffffu;
   res->checks = chk_new(&res->s->trace, &p);
-  if (!res->checks || add_actors(sc, w, res) || seed_stale(sc, w) || plan_workload(sc, w) ||
+  if (!res->checks || scn__add_actors(sc, w, res) || scn__seed_stale(sc, w) || scn__plan_workload(sc, w, 0) ||
       flt_plan(w, sc->faults, o->without_faults ? 0 : sc->n_faults, sc->duration_us) < 0) {
-    set_failure(res, "cannot assemble the world (out of memory or storage error)");
+    scn__set_failure(res, "cannot assemble the world (out of memory or storage error)");
     return -1;
   }
   if (o->crash_after_write) rt_on_write(w, o->crash_after_write, crash_now, w);
@@ -148,18 +150,20 @@ int scn_run_case_ex(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy 
   static const scn_run_opts none = {0, 0, 0};
   const scn_run_opts *o = opts ? opts : &none;
   const scn_case *cs = &sc->cases[ci];
+  if (!o->without_faults && scn__has_sigkill(sc))
+    return scn__run_sigkill(sc, ci, seed, strategy, o, res);
   sim_config scfg = {seed, strategy, sc->pct_depth ? sc->pct_depth : 3, 10000};
   memset(res, 0, sizeof *res);
   res->seed = seed;
   res->strategy = strategy;
   res->s = calloc(1, sizeof *res->s);
   if (!res->s || sim_init(res->s, &scfg)) {
-    set_failure(res, "cannot initialise the kernel");
+    scn__set_failure(res, "cannot initialise the kernel");
     return -1;
   }
   rt_world *w = rt_world_new(res->s, &cs->cfg);
   if (!w || assemble(sc, o, w, res)) {
-    if (!w) set_failure(res, "cannot make the world");
+    if (!w) scn__set_failure(res, "cannot make the world");
     rt_world_free(w);
     flt_reset();
     return -1;
@@ -172,8 +176,8 @@ int scn_run_case_ex(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy 
   res->trace_hash = res->s->trace.hash;
   res->events = res->s->trace.count;
   res->end_us = res->s->now_us;
-  compute_figures(res);
-  judge(cs, o, res);
+  scn__compute_figures(res);
+  scn__judge(cs, o, res);
   return 0;
 }
 

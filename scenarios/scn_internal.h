@@ -1,0 +1,38 @@
+/*
+** scn_internal.h: helpers shared by the runners of scenarios/ (the
+** in-process runner scn_run.c and the real-SIGKILL runner scn_sigkill.c).
+** Not for use outside scenarios/.
+*/
+#ifndef SCN_INTERNAL_H
+#define SCN_INTERNAL_H
+
+#include "scenarios/scn.h"
+
+/* Copies msg into res->failure. */
+void scn__set_failure(scn_result *res, const char *msg);
+
+/* Adds the scenario's actors to w and their names to res. 0 or -1. */
+int scn__add_actors(const scn_scenario *sc, rt_world *w, scn_result *res);
+
+/* Writes the scenario's stale rows (tool runs, orphan fibers). 0 or -1. */
+int scn__seed_stale(const scn_scenario *sc, rt_world *w);
+
+/* Schedules every workload item due at or after from_us. 0 or -1. */
+int scn__plan_workload(const scn_scenario *sc, rt_world *w, int64_t from_us);
+
+/* Fills res's figures from its kept trace. */
+void scn__compute_figures(scn_result *res);
+
+/* Sets res->passed and res->failure from the violations and the case's
+** expectation (or o->check_mask). */
+void scn__judge(const scn_case *cs, const scn_run_opts *o, scn_result *res);
+
+/* 1 if the scenario has a sigkill fault (it then runs in worker
+** processes over file-backed storage). */
+int scn__has_sigkill(const scn_scenario *sc);
+
+/* Runs a case whose faults include sigkill: see scn_sigkill.c. */
+int scn__run_sigkill(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy strategy,
+                     const scn_run_opts *o, scn_result *res);
+
+#endif

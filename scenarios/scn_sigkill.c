@@ -1,0 +1,255 @@
+/*
+** scn_sigkill.c: runs a case whose faults include `sigkill` with real
+** process kills over file-backed SQLite.
+**
+** The parent process owns the trace and the checkers. Generation g of the
+** run is a forked worker that simulates the window [t_g, t_{g+1}) of
+** virtual time, where t_1..t_k are the sigkill times (fixed or drawn from
+** the fault.sigkill stream): generation 0 starts from the scenario,
+** generation g > 0 from the databases the killed worker left on disk
+** (rt_world_restore: ids continue from g * 10^9, stored alarms re-armed),
+** with the workload and faults that fall in its window. Each worker streams
+** its trace records (and their strings) to the parent over a pipe; at the
+** end of its window it records the kill (rt_world_note_sigkill), says so,
+** and waits; the parent kills it with SIGKILL for real, and SQLite's
+** recovery on the next open discards the open turn. The same seed gives
+** the same trace hash run after run, because every worker's start state is
+** a function of the seed and of what committed before the kill.
+*/
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "scenarios/scn_internal.h"
+
+#define ID_BASE 1000000000LL
+#define MAX_KILLS 256
+
+int scn__has_sigkill(const scn_scenario *sc) {
+  for (int i = 0; i < sc->n_faults; i++)
+    if (sc->faults[i].kind == FLT_SIGKILL) return 1;
+  return 0;
+}
+
+/* ---- the worker ------------------------------------------------------- */
+
+typedef struct wk_pipe {
+  FILE *out;
+  const sim_trace *t;
+  uint8_t *sent;      /* string ids already sent */
+  size_t n_sent;
+} wk_pipe;
+
+static void send_str(wk_pipe *p, uint32_t id) {
+  if (id == 0) return;
+  if (id >= p->n_sent) {
+    size_t n = (size_t)id * 2 + 64;
+    uint8_t *ns = realloc(p->sent, n);
+    if (!ns) _exit(3);
+    memset(ns + p->n_sent, 0, n - p->n_sent);
+    p->sent = ns;
+    p->n_sent = n;
+  }
+  if (p->sent[id]) return;
+  p->sent[id] = 1;
+  const char *s = sim_trace_str(p->t, id);
+  uint32_t len = (uint32_t)strlen(s);
+  fputc('S', p->out);
+  fwrite(&id, sizeof id, 1, p->out);
+  fwrite(&len, sizeof len, 1, p->out);
+  fwrite(s, 1, len, p->out);
+}
+
+static void pipe_record(void *ctx, const sim_rec *r, uint64_t index) {
+  wk_pipe *p = ctx;
+  (void)index;
+  send_str(p, r->s);
+  send_str(p, r->s2);
+  fputc('R', p->out);
+  fwrite(r, sizeof *r, 1, p->out);
+}
+
+typedef struct wk_job {
+  const scn_scenario *sc;
+  const scn_case *cs;
+  uint64_t seed;
+  sim_strategy strategy;
+  int gen, last;
+  int64_t from_us, until_us;
+  const char *dir;
+} wk_job;
+
+static rt_world *worker_world(const wk_job *j, sim *s) {
+  rt_config cfg = j->cs->cfg;
+  cfg.storage_files = 1;
+  snprintf(cfg.storage_dir, sizeof cfg.storage_dir, "%s", j->dir);
+  rt_world *w = rt_world_new(s, &cfg);
+  scn_result names; /* only to reuse scn__add_actors */
+  memset(&names, 0, sizeof names);
+  if (!w || scn__add_actors(j->sc, w, &names)) _exit(3);
+  int rc = j->gen == 0 ? scn__seed_stale(j->sc, w) : rt_world_restore(w, j->gen * ID_BASE);
+  if (rc || scn__plan_workload(j->sc, w, j->from_us) ||
+      flt_plan_window(w, j->sc->faults, j->sc->n_faults, j->sc->duration_us, j->from_us,
+                      j->until_us, FLT_SIGKILL) < 0)
+    _exit(3);
+  return w;
+}
+
+static void worker_main(const wk_job *j, int fd) {
+  sim s;
+  sim_config scfg = {j->seed, j->strategy, j->sc->pct_depth ? j->sc->pct_depth : 3, 10000};
+  wk_pipe p = {fdopen(fd, "w"), NULL, NULL, 0};
+  if (!p.out || sim_init(&s, &scfg)) _exit(3);
+  s.trace.keep = 0;
+  s.now_us = j->from_us;
+  p.t = &s.trace;
+  sim_trace_observe(&s.trace, pipe_record, &p);
+  rt_world *w = worker_world(j, &s);
+  sim_run(&s, j->last ? j->sc->duration_us : j->until_us - 1, 0);
+  if (j->last) {
+    rt_world_free(w); /* checkpoints the WAL */
+    fputc('D', p.out);
+    fflush(p.out);
+    _exit(0);
+  }
+  s.now_us = j->until_us;
+  sim_emit(&s, RT_EV_FAULT, RT_NO_ACTOR, 0, 0, 0, sim_trace_intern(&s.trace, "sigkill"), 0);
+  rt_world_note_sigkill(w);
+  fputc('K', p.out);
+  fflush(p.out);
+  for (;;) pause(); /* the parent's SIGKILL ends us here, mid-life */
+}
+
+/* ---- the parent ------------------------------------------------------- */
+
+typedef struct pt_map {
+  uint32_t *to;       /* worker string id -> parent id */
+  size_t n;
+} pt_map;
+
+static int read_str(FILE *in, sim_trace *t, pt_map *m) {
+  uint32_t id, len;
+  char buf[4096];
+  if (fread(&id, sizeof id, 1, in) != 1 || fread(&len, sizeof len, 1, in) != 1 ||
+      len >= sizeof buf || fread(buf, 1, len, in) != len)
+    return -1;
+  buf[len] = 0;
+  if (id >= m->n) {
+    size_t n = (size_t)id * 2 + 64;
+    uint32_t *nt = realloc(m->to, n * sizeof *nt);
+    if (!nt) return -1;
+    memset(nt + m->n, 0, (n - m->n) * sizeof *nt);
+    m->to = nt;
+    m->n = n;
+  }
+  m->to[id] = sim_trace_intern(t, buf);
+  return 0;
+}
+
+/* Reads one worker's stream into the parent's trace. Returns 'K' (ready to
+** be killed), 'D' (done) or 0 (the worker died on its own). */
+static int drain(FILE *in, sim *s) {
+  pt_map m = {NULL, 0};
+  int c, end = 0;
+  while (!end && (c = fgetc(in)) != EOF) {
+    sim_rec r;
+    if (c == 'S' && read_str(in, &s->trace, &m) == 0) continue;
+    if (c == 'R' && fread(&r, sizeof r, 1, in) == 1) {
+      r.s = r.s < m.n ? m.to[r.s] : 0;
+      r.s2 = r.s2 < m.n ? m.to[r.s2] : 0;
+      s->now_us = r.t_us;
+      sim_trace_append(&s->trace, &r);
+      continue;
+    }
+    end = c == 'K' || c == 'D' ? c : -1;
+  }
+  free(m.to);
+  return end > 0 ? end : 0;
+}
+
+/* Runs generation j in a worker and takes its stream; kills it when asked.
+** Returns 0, or -1 with res->failure set. */
+static int run_generation(const wk_job *j, sim *s, scn_result *res) {
+  int fds[2], status;
+  if (pipe(fds)) return -1;
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    close(fds[0]);
+    worker_main(j, fds[1]);
+  }
+  close(fds[1]);
+  FILE *in = fdopen(fds[0], "r");
+  int end = in ? drain(in, s) : 0;
+  if (end == 'K') kill(pid, SIGKILL);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (in) fclose(in);
+  int killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+  if ((end == 'K' && killed) || (end == 'D' && WIFEXITED(status) && !WEXITSTATUS(status)))
+    return 0;
+  snprintf(res->failure, sizeof res->failure,
+           "worker process of generation %d died unexpectedly (status 0x%x)", j->gen, status);
+  return -1;
+}
+
+static void remove_dir(const char *dir, uint32_t n_actors) {
+  static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
+  char path[512];
+  for (uint32_t a = 0; a < n_actors; a++)
+    for (int k = 0; k < 4; k++) {
+      snprintf(path, sizeof path, "%s/actor-%u.db%s", dir, a, suffix[k]);
+      unlink(path);
+    }
+  rmdir(dir);
+}
+
+static int run_all(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy strategy,
+                   const char *dir, scn_result *res) {
+  int64_t t[MAX_KILLS];
+  int k = flt_times(seed, sc->faults, sc->n_faults, sc->duration_us, FLT_SIGKILL, t, MAX_KILLS);
+  if (k > MAX_KILLS) k = MAX_KILLS;
+  for (int g = 0; g <= k; g++) {
+    int64_t from = g ? t[g - 1] : 0, until = g < k ? t[g] : sc->duration_us;
+    if (g < k && until <= from) continue; /* two kills at one instant: one kill */
+    wk_job j = {sc, &sc->cases[ci], seed, strategy, g, g == k, from, until, dir};
+    if (run_generation(&j, res->s, res)) return -1;
+  }
+  return 0;
+}
+
+int scn__run_sigkill(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy strategy,
+                     const scn_run_opts *o, scn_result *res) {
+  sim_config scfg = {seed, strategy, sc->pct_depth ? sc->pct_depth : 3, 10000};
+  char dir[] = "/tmp/revenant-sigkill-XXXXXX";
+  memset(res, 0, sizeof *res);
+  res->seed = seed;
+  res->strategy = strategy;
+  res->s = calloc(1, sizeof *res->s);
+  if (!res->s || sim_init(res->s, &scfg) || !mkdtemp(dir)) {
+    scn__set_failure(res, "cannot prepare a sigkill run (kernel or temporary directory)");
+    return -1;
+  }
+  chk_params p = sc->params;
+  p.enabled_mask = 0xffffffffu;
+  res->checks = chk_new(&res->s->trace, &p);
+  res->actor_names = calloc(sc->n_actors ? sc->n_actors : 1, sizeof(char *));
+  res->n_actors = res->actor_names ? sc->n_actors : 0;
+  for (uint32_t i = 0; i < res->n_actors; i++) res->actor_names[i] = strdup(sc->actors[i].id);
+  int rc = res->checks ? run_all(sc, ci, seed, strategy, dir, res) : -1;
+  remove_dir(dir, sc->n_actors);
+  if (rc) return -1;
+  res->s->now_us = sc->duration_us;
+  chk_finish(res->checks, res->s->now_us);
+  res->trace_hash = res->s->trace.hash;
+  res->events = res->s->trace.count;
+  res->end_us = res->s->now_us;
+  scn__compute_figures(res);
+  scn__judge(&sc->cases[ci], o, res);
+  return 0;
+}
