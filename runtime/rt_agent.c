@@ -41,6 +41,10 @@ static void alarm_fire(sim *s, void *ctx, uint64_t arg) {
   (void)s;
   ac->alarm_ev = 0;
   if (ac->alarm_at < 0) return;
+  if (w->alarm_delay_us > 0 && !(arg >> 32)) { /* alarm_delay: delivered late */
+    ac->alarm_ev = sim_after(w->s, w->alarm_delay_us, 0, alarm_fire, w, a | (1ULL << 32));
+    return;
+  }
   rt_msg m = {0};
   m.kind = MSG_ALARM;
   m.entry = RT_ENTRY_ALARM;
@@ -55,7 +59,7 @@ static void alarm_arm(rt_world *w, uint32_t a, int64_t at_us) {
   sim_cancel(w->s, ac->alarm_ev);
   ac->alarm_ev = 0;
   ac->alarm_at = at_us;
-  if (at_us >= 0) ac->alarm_ev = sim_at(w->s, at_us + w->alarm_delay_us, 0, alarm_fire, w, a);
+  if (at_us >= 0) ac->alarm_ev = sim_at(w->s, at_us, 0, alarm_fire, w, a);
 }
 
 void rt__alarm_set(rt_world *w, uint32_t a, int64_t at_us) {
@@ -443,6 +447,8 @@ void rt__startup_continue(rt_world *w, uint32_t a) {
 static void alarm_after_housekeeping(rt_world *w, uint32_t a) {
   rt_actor *ac = &w->actors[a];
   rt_mem *m = ac->mem;
+  if (!m->alarm_active) return; /* the handler was cut at its time limit */
+  sim_cancel(w->s, m->alarm_cut);
   int64_t fired = m->current_alarm.alarm_at;
   if (ac->alarm_at == fired) alarm_arm(w, a, -1); /* consumed */
   rt__schedule_next_alarm(w, a);
@@ -450,6 +456,31 @@ static void alarm_after_housekeeping(rt_world *w, uint32_t a) {
   m->alarm_active = 0;
   ac->alarm_retries = 0;
   rt__emit(w, RT_EV_ALARM_DONE, a, 1, 0, 0, NULL);
+}
+
+/* The platform cuts an alarm handler after 15 minutes (A.0): the
+** invocation fails and the alarm is retried. */
+static void alarm_cut(sim *s, void *ctx, uint64_t arg) {
+  rt_world *w = ctx;
+  uint32_t a = (uint32_t)arg;
+  rt_mem *m = w->actors[a].mem;
+  rt_msg held;
+  (void)s;
+  if (m->alarm_active && m->current_alarm.id == m->cut_alarm_id) {
+    rt__emit(w, RT_EV_FAULT, a, w->cfg.alarm_limit_us, 0, 0, "alarm_limit");
+    rt__alarm_failed(w, a, &m->current_alarm);
+  } else if (rt__take_waiter(m, m->cut_alarm_id, &held)) { /* still in startup */
+    rt__emit(w, RT_EV_FAULT, a, w->cfg.alarm_limit_us, 0, 0, "alarm_limit");
+    rt__alarm_failed(w, a, &held);
+  }
+}
+
+/* The limit covers the whole invocation, startup included. */
+void rt__alarm_arrived(rt_world *w, uint32_t a, const rt_msg *msg) {
+  rt_mem *m = w->actors[a].mem;
+  sim_cancel(w->s, m->alarm_cut);
+  m->cut_alarm_id = msg->id;
+  m->alarm_cut = sim_after(w->s, w->cfg.alarm_limit_us, m->dom, alarm_cut, w, a);
 }
 
 void rt__alarm_handle(rt_world *w, uint32_t a, const rt_msg *msg) {

@@ -134,6 +134,8 @@ typedef struct rt_mem {
   rt_call *calls;
   int n_calls, cap_calls;
   rt_msg current_alarm;     /* alarm being handled */
+  sim_handle alarm_cut;     /* the 15-minute handler limit */
+  int64_t cut_alarm_id;     /* the alarm message it limits */
   int alarm_active;
   int storage_broken;       /* a commit failed: reset pending, no writes */
 } rt_mem;
@@ -256,6 +258,8 @@ void rt__fiber_start(rt_world *w, uint32_t a, int prog, int pc,
 void rt__fiber_reply(rt_world *w, uint32_t a, rt_call *c, int ok);
 void rt__alarm_handle(rt_world *w, uint32_t a, const rt_msg *m);
 void rt__alarm_failed(rt_world *w, uint32_t a, const rt_msg *m);
+void rt__alarm_arrived(rt_world *w, uint32_t a, const rt_msg *m);
+int rt__take_waiter(rt_mem *m, int64_t id, rt_msg *out);
 void rt__alarm_set(rt_world *w, uint32_t a, int64_t at_us);
 void rt__alarm_clear(rt_world *w, uint32_t a);
 void rt__alarm_sync(rt_world *w, uint32_t a);

@@ -126,6 +126,17 @@ int rt__push_serving(rt_mem *m, const rt_msg *msg) {
   return push((void **)&m->serving, &m->n_serving, &m->cap_serving, sizeof *msg, msg);
 }
 
+int rt__take_waiter(rt_mem *m, int64_t id, rt_msg *out) {
+  for (int i = 0; i < m->n_waiters; i++) {
+    if (m->waiters[i].id != id) continue;
+    *out = m->waiters[i];
+    memmove(&m->waiters[i], &m->waiters[i + 1], (size_t)(m->n_waiters - i - 1) * sizeof *out);
+    m->n_waiters--;
+    return 1;
+  }
+  return 0;
+}
+
 int rt__pop_serving(rt_mem *m, int64_t id, rt_msg *out) {
   for (int i = 0; i < m->n_serving; i++) {
     if (m->serving[i].id != id) continue;
@@ -380,6 +391,7 @@ static void msg_arrive(sim *s, void *ctx, uint64_t idx) {
   rt__touch(w, m.to);
   m.arrived_us = w->s->now_us;
   if (is_request(&m)) rt__emit(w, RT_EV_REQUEST_ARRIVE, m.to, m.id, m.entry, 0, NULL);
+  if (m.kind == MSG_ALARM) rt__alarm_arrived(w, m.to, &m);
   rt__handle(w, m.to, &m);
 }
 

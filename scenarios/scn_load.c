@@ -40,6 +40,7 @@ typedef struct ld {
   const cJSON *root;
   const char *duration_text;  /* the "duration" string, for messages */
   rt_config base;             /* profile + top-level "runtime" */
+  int cloudflare;             /* "profile": "cloudflare" was given */
   const cJSON *actor_nodes[SCN_MAX_ACTORS];
   const cJSON *child_nodes[SCN_MAX_ACTORS][RT_MAX_CHILDREN];
 } ld;
@@ -467,8 +468,9 @@ static const opt profile_opts[] = {{"cloudflare", 0}, {NULL, 0}};
 /* "profile" (the defaults) and the top-level "runtime" overrides. */
 static int load_base(ld *L) {
   const cJSON *o = get(L->root, "runtime");
-  int profile = 0;
-  if (get_enum(L, L->root, "profile", profile_opts, &profile) < 0) return -1;
+  int profile = 0, rc = get_enum(L, L->root, "profile", profile_opts, &profile);
+  if (rc < 0) return -1;
+  L->cloudflare = rc == 0;
   rt_config_default(&L->base);
   return o ? load_runtime(L, o, &L->base) : 0;
 }
@@ -1286,11 +1288,24 @@ static int load_cases(ld *L) {
 
 /* ---- entry points --------------------------------------------------------- */
 
+/* The cloudflare profile's platform life: code-update restarts at 2 a day
+** (the platform does 1-2), unless the scenario plans restarts itself. The
+** profile's constants are rt_config_default's. */
+static void profile_faults(ld *L) {
+  scn_scenario *sc = L->sc;
+  if (!L->cloudflare || sc->n_faults >= SCN_MAX_FAULTS) return;
+  for (int i = 0; i < sc->n_faults; i++)
+    if (sc->faults[i].kind == FLT_RESTART) return;
+  flt_fault f = {FLT_RESTART, RT_NO_ACTOR, -1, 2, 0, 0, RT_STUCK_NONE, 0, 0};
+  sc->faults[sc->n_faults++] = f;
+}
+
 static int load_root(ld *L) {
   if (scn_check_fields(L->d, L->root, top_fields, L->err) < 0) return -1;
   if (load_header(L) < 0 || load_base(L) < 0 || load_checks(L) < 0) return -1;
   if (load_actor_ids(L) < 0 || load_programs(L) < 0 || load_actors(L) < 0) return -1;
   if (load_workload(L) < 0 || load_faults(L) < 0) return -1;
+  profile_faults(L);
   return load_cases(L);
 }
 
