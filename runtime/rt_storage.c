@@ -45,7 +45,19 @@ static const char *const schema =
     " payload TEXT, snapshot TEXT, status TEXT NOT NULL DEFAULT 'running',"
     " retry_count INTEGER NOT NULL DEFAULT 0, max_retries INTEGER NOT NULL DEFAULT 3,"
     " result TEXT, error TEXT, started_at INTEGER, updated_at INTEGER, completed_at INTEGER,"
-    " created_at INTEGER NOT NULL);";
+    " created_at INTEGER NOT NULL);"
+    /* executor (seed 002 "Idempotency contract"; rt_executor.c) */
+    "CREATE TABLE IF NOT EXISTS beach_turn_checkpoints(turn_id INTEGER NOT NULL,"
+    " session_id TEXT NOT NULL, phase TEXT NOT NULL, state TEXT NOT NULL,"
+    " timestamp INTEGER NOT NULL, UNIQUE(turn_id, phase, timestamp));"
+    /* thread store (seed 004 "Checkpoint Mechanism"; rt_thread.c) */
+    "CREATE TABLE IF NOT EXISTS rv_threads(thread_id INTEGER PRIMARY KEY, version INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS rv_thread_changesets(thread_id INTEGER NOT NULL,"
+    " version INTEGER NOT NULL, run_id INTEGER NOT NULL, parent_run_id INTEGER, run_meta TEXT,"
+    " reason TEXT NOT NULL, messages TEXT NOT NULL, n_messages INTEGER NOT NULL,"
+    " patches TEXT NOT NULL, state_actions TEXT, snapshot TEXT, PRIMARY KEY(thread_id, version));"
+    "CREATE TABLE IF NOT EXISTS rv_thread_state(thread_id INTEGER NOT NULL, path TEXT NOT NULL,"
+    " scope INTEGER NOT NULL, value TEXT, PRIMARY KEY(thread_id, path));";
 
 static const char *const sql[ST_COUNT] = {
     [ST_RUN_INSERT] = "INSERT INTO cf_agents_runs(id,name,snapshot,created_at) VALUES(?,?,NULL,?)",
@@ -125,8 +137,7 @@ int rt__db_open(rt_world *w, uint32_t a) {
     return -1;
   }
   if (!w->cfg.storage_files)
-    return (d->img ? open_from_image(d) : open_from_template(d->db)) ||
-           sqlite3_exec(d->db, "PRAGMA journal_mode=MEMORY;", NULL, NULL, NULL);
+    return d->img ? open_from_image(d) : open_from_template(d->db); /* journal: memory */
   if (sqlite3_exec(d->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, NULL) ||
       sqlite3_exec(d->db, schema, NULL, NULL, NULL))
     return -1;
