@@ -45,19 +45,7 @@ static const char *const schema =
     " payload TEXT, snapshot TEXT, status TEXT NOT NULL DEFAULT 'running',"
     " retry_count INTEGER NOT NULL DEFAULT 0, max_retries INTEGER NOT NULL DEFAULT 3,"
     " result TEXT, error TEXT, started_at INTEGER, updated_at INTEGER, completed_at INTEGER,"
-    " created_at INTEGER NOT NULL);"
-    /* executor (seed 002 "Idempotency contract"; rt_executor.c) */
-    "CREATE TABLE IF NOT EXISTS beach_turn_checkpoints(turn_id INTEGER NOT NULL,"
-    " session_id TEXT NOT NULL, phase TEXT NOT NULL, state TEXT NOT NULL,"
-    " timestamp INTEGER NOT NULL, UNIQUE(turn_id, phase, timestamp));"
-    /* thread store (seed 004 "Checkpoint Mechanism"; rt_thread.c) */
-    "CREATE TABLE IF NOT EXISTS rv_threads(thread_id INTEGER PRIMARY KEY, version INTEGER NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS rv_thread_changesets(thread_id INTEGER NOT NULL,"
-    " version INTEGER NOT NULL, run_id INTEGER NOT NULL, parent_run_id INTEGER, run_meta TEXT,"
-    " reason TEXT NOT NULL, messages TEXT NOT NULL, n_messages INTEGER NOT NULL,"
-    " patches TEXT NOT NULL, state_actions TEXT, snapshot TEXT, PRIMARY KEY(thread_id, version));"
-    "CREATE TABLE IF NOT EXISTS rv_thread_state(thread_id INTEGER NOT NULL, path TEXT NOT NULL,"
-    " scope INTEGER NOT NULL, value TEXT, PRIMARY KEY(thread_id, path));";
+    " created_at INTEGER NOT NULL);";
 
 static const char *const sql[ST_COUNT] = {
     [ST_RUN_INSERT] = "INSERT INTO cf_agents_runs(id,name,snapshot,created_at) VALUES(?,?,NULL,?)",

@@ -74,8 +74,6 @@ void rt_world_free(rt_world *w) {
     rt__db_close(&ac->store);
     mem_free(ac->mem);
   }
-  rt__exec_free(w);   /* executor (seed 002) */
-  rt__thread_free(w); /* thread store (seed 004) */
   for (int i = 0; i < w->n_progs; i++) free(w->progs[i].steps);
   free(w->progs);
   free(w->actors);
@@ -386,8 +384,7 @@ static void reply_arrive(rt_world *w, const rt_msg *r) {
 
 static int is_request(const rt_msg *m) {
   return m->kind == MSG_REQUEST || m->kind == MSG_FIBER || m->kind == MSG_TOOLRUN ||
-         m->kind == MSG_LEGACY_SPAWN || m->kind == MSG_LEGACY_CANCEL || /* legacy fibers */
-         m->kind == MSG_EXEC_TURN || m->kind == MSG_THREAD_WRITER; /* executor, thread store */
+         m->kind == MSG_LEGACY_SPAWN || m->kind == MSG_LEGACY_CANCEL; /* legacy fibers */
 }
 
 static void msg_arrive(sim *s, void *ctx, uint64_t idx) {
@@ -451,9 +448,7 @@ void rt__fail_msg(rt_world *w, uint32_t a, const rt_msg *m, const char *err) {
     case MSG_FIBER:
     case MSG_TOOLRUN:
     case MSG_LEGACY_SPAWN: /* legacy fibers */
-    case MSG_LEGACY_CANCEL:
-    case MSG_EXEC_TURN:    /* executor (seed 002) */
-    case MSG_THREAD_WRITER: rt__request_done(w, a, m, 0, err); break; /* thread store */
+    case MSG_LEGACY_CANCEL: rt__request_done(w, a, m, 0, err); break;
     case MSG_ALARM: rt__alarm_failed(w, a, m); break;
     case MSG_CALL_INSPECT:
     case MSG_CALL_START:
@@ -499,8 +494,6 @@ void rt__handle(rt_world *w, uint32_t a, const rt_msg *m) {
     case MSG_TOOLRUN: rt__toolrun_request(w, a, m); break;
     case MSG_LEGACY_SPAWN:
     case MSG_LEGACY_CANCEL: rt__legacy_request(w, a, m); break; /* rt_legacy.c */
-    case MSG_EXEC_TURN: rt__exec_request(w, a, m); break;       /* rt_executor.c */
-    case MSG_THREAD_WRITER: rt__thread_request(w, a, m); break; /* rt_thread.c */
     case MSG_ALARM: rt__alarm_handle(w, a, m); break;
     case MSG_CALL_INSPECT:
     case MSG_CALL_START:
