@@ -200,7 +200,26 @@ typedef struct run_state {
   size_t n_recs, cap_recs;
   size_t passed, failed;
   int keep;
+  int64_t *recovery_us;      /* recovery times of every run, for the distribution */
+  size_t n_recovery, cap_recovery;
+  size_t runs;
 } run_state;
+
+/* Adds the recovery times of one run (fault to recovery) to st. */
+static void collect_recovery(run_state *st, const sim_trace *t) {
+  int64_t v[256];
+  size_t n = 0;
+  rpt_recovery_times(t, v, &n, 256);
+  if (st->n_recovery + n > st->cap_recovery) {
+    size_t nc = (st->cap_recovery + n) * 2;
+    int64_t *nv = realloc(st->recovery_us, nc * sizeof *nv);
+    if (!nv) return;
+    st->recovery_us = nv;
+    st->cap_recovery = nc;
+  }
+  memcpy(st->recovery_us + st->n_recovery, v, n * sizeof *v);
+  st->n_recovery += n;
+}
 
 static int determinism_check(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy st,
                              scn_result *first) {
@@ -241,6 +260,8 @@ static int run_one(run_state *st, const scn_scenario *sc, int ci, uint64_t seed)
   }
   if (st->o.determinism && determinism_check(sc, ci, seed, strat, &rec->res)) return -1;
   fill_rpt(rec, sc, ci, wall_now() - t0);
+  collect_recovery(st, &rec->res.s->trace);
+  st->runs++;
   if (rec->res.passed)
     st->passed++;
   else
@@ -363,6 +384,11 @@ int cli_cmd_run(int argc, char **argv) {
     }
   }
   if (st.keep && write_outputs(&st)) errors++;
+  if (st.n_recovery && (st.runs > 1 || st.o.verbose)) {
+    printf("recovery times (fault to recovery) over %zu runs: ", st.runs);
+    rpt_distribution(stdout, st.recovery_us, st.n_recovery);
+  }
+  free(st.recovery_us);
   rpt_text_summary(stdout, st.passed, st.failed);
   for (size_t k = 0; k < st.n_recs; k++) scn_result_free(&st.recs[k].res);
   free(st.recs);
