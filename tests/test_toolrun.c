@@ -1,0 +1,199 @@
+/*
+** test_toolrun.c: sub-agent tool runs and startup reconciliation (seed
+** 003, reference A.11): the #1595 wedge under `gated`, PR #1604's fix
+** under `deferred`.
+*/
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "scenarios/scn.h"
+
+#define S(x) ((int64_t)(x) * 1000000)
+#define MS(x) ((int64_t)(x) * 1000)
+
+static sim s;
+static rt_world *w;
+
+static void world(rt_toolrun_mode mode, int n_actors) {
+  sim_config sc = {1, SIM_FIFO, 3, 1000};
+  rt_config c;
+  assert_int_equal(sim_init(&s, &sc), 0);
+  rt_config_default(&c);
+  c.toolrun = mode;
+  w = rt_world_new(&s, &c);
+  for (int i = 0; i < n_actors; i++) {
+    rt_actor_spec sp;
+    memset(&sp, 0, sizeof sp);
+    snprintf(sp.id, sizeof sp.id, "a%d", i);
+    snprintf(sp.cls, sizeof sp.cls, "Agent");
+    rt_actor_add(w, &sp);
+  }
+}
+
+static void done(void) {
+  rt_world_free(w);
+  sim_free(&s);
+}
+
+static size_t count(uint32_t kind, uint32_t actor) {
+  size_t n = 0;
+  for (size_t i = 0; i < s.trace.n; i++)
+    if (s.trace.recs[i].kind == kind && s.trace.recs[i].actor == actor) n++;
+  return n;
+}
+
+static const sim_rec *first(uint32_t kind, uint32_t actor) {
+  for (size_t i = 0; i < s.trace.n; i++)
+    if (s.trace.recs[i].kind == kind && s.trace.recs[i].actor == actor) return &s.trace.recs[i];
+  return NULL;
+}
+
+/* A child that never answers: the deferred reconciliation finalizes the
+** row interrupted 2 s after the yield, with the documented reason. */
+static void test_stuck_child_interrupted_after_2s(void **st) {
+  (void)st;
+  world(RT_TOOLRUN_DEFERRED, 2);
+  int64_t run = rt_seed_stale_toolrun(w, 0, 1, RT_TR_RUNNING, RT_TR_RUNNING);
+  rt_set_stuck(w, 1, RT_STUCK_NEVER_ANSWERS, 0);
+  rt_request_at(w, 0, RT_ENTRY_FETCH, S(10));
+  sim_run(&s, S(60), 0);
+  assert_int_equal(rt_toolrun_status_of(w, 0, run), RT_TR_INTERRUPTED);
+  const sim_rec *r = first(RT_EV_TOOLRUN_STATUS, 0);
+  assert_non_null(r);
+  assert_int_equal(r->t_us, S(10) + S(2));
+  assert_string_equal(sim_trace_str(&s.trace, r->s), RT_MSG_TR_TIMED_OUT);
+  const sim_rec *ok = first(RT_EV_REQUEST_OK, 0);
+  assert_non_null(ok);
+  assert_int_equal(ok->t_us, S(10)); /* served before reconciliation */
+  done();
+}
+
+/* The child answers: its status maps to the parent's terminal status. */
+static void test_inspected_child_status_maps(void **st) {
+  static const int child[] = {RT_TR_COMPLETED, RT_TR_ERROR, RT_TR_RUNNING, 0};
+  static const int parent[] = {RT_TR_COMPLETED, RT_TR_ERROR, RT_TR_INTERRUPTED,
+                               RT_TR_INTERRUPTED};
+  (void)st;
+  for (int i = 0; i < 4; i++) {
+    world(RT_TOOLRUN_DEFERRED, 2);
+    int64_t run = rt_seed_stale_toolrun(w, 0, 1, RT_TR_STARTING, child[i]);
+    rt_request_at(w, 0, RT_ENTRY_FETCH, S(1));
+    sim_run(&s, S(30), 0);
+    assert_int_equal(rt_toolrun_status_of(w, 0, run), parent[i]);
+    done();
+  }
+}
+
+/* A second wake while reconciliation runs starts no second one. */
+static void test_single_flight(void **st) {
+  (void)st;
+  world(RT_TOOLRUN_DEFERRED, 2);
+  rt_seed_stale_toolrun(w, 0, 1, RT_TR_RUNNING, RT_TR_RUNNING);
+  rt_set_stuck(w, 1, RT_STUCK_LATE, S(1));
+  rt_request_at(w, 0, RT_ENTRY_FETCH, S(1));
+  rt_request_at(w, 0, RT_ENTRY_FETCH, S(1) + MS(500));
+  rt_request_at(w, 0, RT_ENTRY_WS, S(1) + MS(700));
+  sim_run(&s, S(30), 0);
+  size_t begins = 0;
+  for (size_t i = 0; i < s.trace.n; i++)
+    if (s.trace.recs[i].kind == RT_EV_TOOLRUN_RECOVERY && s.trace.recs[i].a == 1) begins++;
+  assert_int_equal(begins, 1);
+  assert_int_equal(count(RT_EV_TOOLRUN_STATUS, 0), 1);
+  assert_int_equal(count(RT_EV_REQUEST_OK, 0), 3);
+  done();
+}
+
+/* A child that completes after its row was finalized interrupted cannot
+** rewrite the terminal row (@1604: terminal rows are immutable). */
+static void test_terminal_rows_never_rewritten(void **st) {
+  (void)st;
+  world(RT_TOOLRUN_DEFERRED, 2);
+  rt_toolrun_at(w, 0, 1, S(20), S(1)); /* live run, child works 20 s */
+  rt_set_stuck(w, 1, RT_STUCK_LATE, S(5));
+  sim_run(&s, S(2), 0);
+  rt_kill_actor(w, 0, RT_DEATH_EVICT); /* parent loses its live wait */
+  rt_request_at(w, 0, RT_ENTRY_FETCH, S(3)); /* inspection answers after 5 s: timed out */
+  sim_run(&s, S(120), 0);
+  int64_t run = first(RT_EV_TOOLRUN_INSERT, 0)->a;
+  assert_int_equal(rt_toolrun_status_of(w, 0, run), RT_TR_INTERRUPTED);
+  size_t changes = 0;
+  for (size_t i = 0; i < s.trace.n; i++) {
+    const sim_rec *r = &s.trace.recs[i];
+    if (r->kind != RT_EV_TOOLRUN_STATUS) continue;
+    assert_false(RT_TR_IS_TERMINAL(r->c)); /* never from a terminal status */
+    changes++;
+  }
+  assert_true(changes >= 1);
+  done();
+}
+
+/* Under `gated`, one wedged grandchild keeps the parent's gate past 30 s:
+** reset, rows untouched, again on every wake. */
+static void test_gated_wedges(void **st) {
+  (void)st;
+  world(RT_TOOLRUN_GATED, 3);
+  int64_t run = rt_seed_stale_toolrun(w, 0, 1, RT_TR_RUNNING, RT_TR_RUNNING);
+  rt_seed_stale_toolrun(w, 1, 2, RT_TR_RUNNING, RT_TR_RUNNING);
+  rt_set_stuck(w, 2, RT_STUCK_STARTUP, 0);
+  for (int k = 0; k < 5; k++) rt_request_at(w, 0, RT_ENTRY_FETCH, S(1) + k * S(31));
+  sim_run(&s, S(200), 0);
+  assert_int_equal(count(RT_EV_GATE_TIMEOUT, 0), 5);
+  assert_int_equal(count(RT_EV_REQUEST_OK, 0), 0);
+  assert_int_equal(rt_toolrun_status_of(w, 0, run), RT_TR_RUNNING);
+  const sim_rec *t0 = first(RT_EV_GATE_TIMEOUT, 0), *t1 = first(RT_EV_GATE_TIMEOUT, 1);
+  assert_int_equal(t1->t_us - t0->t_us, MS(1)); /* child resets 1 ms after the parent */
+  done();
+}
+
+static void load_incident(scn_scenario *sc) {
+  char err[512];
+  int rc = scn_load("scenarios/incidents/issue-1595.json", sc, err, sizeof err);
+  if (rc) fprintf(stderr, "%s\n", err);
+  assert_int_equal(rc, 0);
+}
+
+static int case_index(const scn_scenario *sc, const char *label) {
+  for (int i = 0; i < sc->n_cases; i++)
+    if (!strcmp(sc->cases[i].label, label)) return i;
+  fail_msg("no case %s", label);
+  return -1;
+}
+
+/* The incident over many seeds and both random strategies: the wedge
+** always reproduces under gated and never under deferred. */
+static void test_incident_many_seeds(void **st) {
+  static scn_scenario sc;
+  (void)st;
+  load_incident(&sc);
+  sc.duration_us = S(3600); /* an hour is enough to see the wedge */
+  int gated = case_index(&sc, "gated"), deferred = case_index(&sc, "deferred");
+  for (uint64_t seed = 1; seed <= 12; seed++) {
+    sim_strategy strat = seed % 2 ? SIM_RANDOM : SIM_PCT;
+    scn_result r;
+    assert_int_equal(scn_run_case(&sc, gated, seed, strat, &r), 0);
+    assert_true(r.passed);
+    scn_result_free(&r);
+    assert_int_equal(scn_run_case(&sc, deferred, seed, strat, &r), 0);
+    if (!r.passed) fprintf(stderr, "seed %llu: %s\n", (unsigned long long)seed, r.failure);
+    assert_true(r.passed);
+    scn_result_free(&r);
+  }
+  scn_free(&sc);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_stuck_child_interrupted_after_2s),
+      cmocka_unit_test(test_inspected_child_status_maps),
+      cmocka_unit_test(test_single_flight),
+      cmocka_unit_test(test_terminal_rows_never_rewritten),
+      cmocka_unit_test(test_gated_wedges),
+      cmocka_unit_test(test_incident_many_seeds),
+  };
+  return cmocka_run_group_tests_name("toolrun", tests, NULL, NULL) != 0;
+}
