@@ -26,6 +26,15 @@ static const char *const chk_names[CHK_INVARIANT_COUNT] = {
   [CHK_KEEPALIVE_HOLDS] = "keepalive_holds",
   [CHK_EFFECTS_ONCE] = "effects_once",
   [CHK_TOOLRUN_TERMINAL_IMMUTABLE] = "toolrun_terminal_immutable",
+  [CHK_CHECKPOINT_CONTRACT] = "checkpoint_contract",
+  [CHK_NO_LOST_UPDATE] = "no_lost_update",
+  [CHK_VERSIONS_CONTIGUOUS] = "versions_contiguous",
+  [CHK_RUN_STATE_SCOPED] = "run_state_scoped",
+  [CHK_TOOLCALL_STATE_SCOPED] = "toolcall_state_scoped",
+  [CHK_CHAT_NO_LOST_USER_MESSAGE] = "chat_no_lost_user_message",
+  [CHK_CHAT_NO_DUPLICATE_ASSISTANT] = "chat_no_duplicate_assistant",
+  [CHK_CHAT_CONTINUATION_APPENDS] = "chat_continuation_appends",
+  [CHK_CHAT_NO_REGENERATION] = "chat_no_regeneration",
 };
 
 const char *chk_invariant_name(chk_invariant inv) {
@@ -411,6 +420,9 @@ static void chk_observe(void *ctx, const sim_rec *r, uint64_t idx) {
   chk__fiber_record(c, r, idx);
   chk__toolrun_record(c, r, idx);
   chk__actor_record(c, r, idx);
+  chk__exec_record(c, r, idx);   /* checkpoint_contract (chk_executor.c) */
+  chk__thread_record(c, r, idx); /* thread store (chk_thread.c) */
+  chk__chat_record(c, r, idx);   /* chat turns (chk_chat.c) */
   if (r->kind == RT_EV_ACTOR_DEATH) {
     chk__stale_death(c, r->actor, r, idx);
     chk_death(c, r->actor, r, idx);
@@ -437,6 +449,7 @@ void chk_finish(chk_set *c, int64_t end_us) {
   if (c->finished) return;
   chk__stale_finish(c, end_us);
   chk__actor_finish(c, end_us);
+  chk__chat_finish(c, end_us); /* chat: unanswered user messages (chk_chat.c) */
   c->finished = 1;
 }
 
@@ -472,6 +485,9 @@ void chk_free(chk_set *c) {
   chk__map_free(&c->fiber_ix);
   chk__map_free(&c->run_ix);
   chk__map_free(&c->effect_ix);
+  chk__exec_free(c);   /* chk_executor.c */
+  chk__thread_free(c); /* chk_thread.c */
+  chk__chat_free(c);   /* chk_chat.c */
   free(c->v);
   free(c);
 }

@@ -25,6 +25,15 @@ typedef enum chk_invariant {
   CHK_KEEPALIVE_HOLDS,
   CHK_EFFECTS_ONCE,
   CHK_TOOLRUN_TERMINAL_IMMUTABLE,
+  CHK_CHECKPOINT_CONTRACT,      /* executor (seed 002; chk_executor.c) */
+  CHK_NO_LOST_UPDATE,           /* thread store (seed 004; chk_thread.c) */
+  CHK_VERSIONS_CONTIGUOUS,
+  CHK_RUN_STATE_SCOPED,
+  CHK_TOOLCALL_STATE_SCOPED,
+  CHK_CHAT_NO_LOST_USER_MESSAGE, /* chat turns (seed 000 Layer 3; chk_chat.c) */
+  CHK_CHAT_NO_DUPLICATE_ASSISTANT,
+  CHK_CHAT_CONTINUATION_APPENDS,
+  CHK_CHAT_NO_REGENERATION,
   CHK_INVARIANT_COUNT
 } chk_invariant;
 

@@ -10,6 +10,9 @@
 **                  toolrun_terminal_immutable
 **   chk_recovery.c recovery_finishes: stale work and its time windows
 **   chk_actor.c    no_wedge, keepalive_holds
+**   chk_executor.c checkpoint_contract (seed 002; its own turn table)
+**   chk_thread.c   no_lost_update, versions_contiguous, run_state_scoped,
+**                  toolcall_state_scoped (seed 004; its own thread table)
 ** Ordering rule: every decision is taken in record order, and every scan
 ** over many objects walks an array in a fixed order (actor index, then the
 ** order in which the object first appeared); hash tables only answer
@@ -214,6 +217,9 @@ struct chk_set {
   int oom;                          /* an allocation failed: results partial */
   chk_violation_fn on_violation;
   void *on_violation_ctx;
+  struct chk_exec *exec;            /* chk_executor.c: turns (seed 002) */
+  struct chk_thr *thr;              /* chk_thread.c: threads (seed 004) */
+  struct chk_chat *chat;            /* chk_chat.c: chat turns (seed 000 Layer 3) */
 };
 
 /* Records a violation (if its invariant is enabled). chain: n record
@@ -273,5 +279,18 @@ void chk__stale_finish(chk_set *c, int64_t end_us);
 
 /* Liveness at the end (chk_actor.c). */
 void chk__actor_finish(chk_set *c, int64_t end_us);
+
+/* Checkpoint executor (chk_executor.c) and thread store (chk_thread.c):
+** their own record handlers (called after the ones above) and cleanup. */
+void chk__exec_record(chk_set *c, const sim_rec *r, uint64_t idx);
+void chk__exec_free(chk_set *c);
+void chk__thread_record(chk_set *c, const sim_rec *r, uint64_t idx);
+void chk__thread_free(chk_set *c);
+
+/* Chat turns (chk_chat.c): record handler (after the ones above), the
+** end-of-run check (unanswered user messages), cleanup. */
+void chk__chat_record(chk_set *c, const sim_rec *r, uint64_t idx);
+void chk__chat_finish(chk_set *c, int64_t end_us);
+void chk__chat_free(chk_set *c);
 
 #endif

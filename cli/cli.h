@@ -36,6 +36,9 @@ int cli_parse_seed(const char *s, uint64_t *out);
 int cli_cmd_run(int argc, char **argv);
 int cli_cmd_check(int argc, char **argv);
 int cli_cmd_replay(int argc, char **argv);
+int cli_cmd_swarm(int argc, char **argv);   /* cmd_swarm.c, docs/swarm.md */
+int cli_cmd_shrink(int argc, char **argv);  /* cmd_shrink.c */
+int cli_cmd_merge(int argc, char **argv);   /* cmd_merge.c: combine results JSON */
 
 /* NULL-terminated table of subcommands. */
 extern const cli_command cli_commands[];

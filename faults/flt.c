@@ -7,6 +7,7 @@
 #include <fiu.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define DAY_US (86400LL * 1000000LL)
@@ -111,18 +112,20 @@ void flt_apply(rt_world *w, const flt_fault *f) {
     case FLT_RPC_DROP: rt_set_rpc_faults(w, 0, f->ppm); break;
     case FLT_ALARM_DELAY: rt_set_alarm_delay(w, f->delay_us); break;
     case FLT_GATE_TIMEOUT: rt_set_onstart_us(w, f->actor, f->delay_us); break;
+    case FLT_STREAM_CUT: rt_cut_stream(w, f->actor); break; /* chat: RT_NO_ACTOR = all */
     default: break;
   }
 }
 
-static flt_ctx ctx_pool[4096];
-static int ctx_used;
+/* The planned faults of the current run, indexed by the event's arg (the
+** array grows, so events carry indices, never pointers into it). */
+static flt_ctx *ctx_pool;
+static size_t ctx_used, ctx_cap;
 
 static void fire(sim *s, void *ctx, uint64_t arg) {
-  flt_ctx *c = ctx;
   (void)s;
-  (void)arg;
-  flt_apply(c->w, &c->f);
+  (void)ctx;
+  flt_apply(ctx_pool[arg].w, &ctx_pool[arg].f);
 }
 
 static sim_rng kind_rng[FLT_KIND_COUNT];
@@ -147,11 +150,15 @@ static int schedule(rt_world *w, const flt_fault *f, int64_t at, sim_rng *r,
   if (copy.kind == FLT_EVICT && copy.actor == RT_NO_ACTOR) copy.actor = pick_actor(w, f, r);
   if (at > last_fault_us) last_fault_us = at;
   if (at < win->from_us || at >= win->until_us || f->kind == win->skip) return 0;
-  if (ctx_used >= (int)(sizeof ctx_pool / sizeof *ctx_pool)) return -1;
-  flt_ctx *c = &ctx_pool[ctx_used++];
-  c->w = w;
-  c->f = copy;
-  return sim_at(rt_world_sim(w), at, 0, fire, c, 0) ? 0 : -1;
+  if (ctx_used == ctx_cap) {
+    size_t nc = ctx_cap ? ctx_cap * 2 : 256;
+    flt_ctx *np = realloc(ctx_pool, nc * sizeof *np);
+    if (!np) return -1;
+    ctx_pool = np;
+    ctx_cap = nc;
+  }
+  ctx_pool[ctx_used] = (flt_ctx){w, copy};
+  return sim_at(rt_world_sim(w), at, 0, fire, NULL, ctx_used++) ? 0 : -1;
 }
 
 int flt_plan(rt_world *w, const flt_fault *faults, int n, int64_t duration_us) {

@@ -66,6 +66,29 @@ static const rpt__fdesc rpt_fields[RT_EV_KIND_COUNT][RPT__MAX_FIELDS] = {
   [RT_EV_FAULT] = {I_("x"), I_("y"), N_, S_("fault"), S_("detail")},
   [RT_EV_STORAGE_FAIL] = {I_("txn"), I_("sqlite_code"), N_, N_, N_},
   [RT_EV_LEGACY_FIBER] = {I_("fiber"), I_("status"), I_("retries"), S_("method"), N_},
+  /* checkpoint executor (seed 002) */
+  [RT_EV_EXEC_TURN] = {I_("turn"), I_("state"), I_("adapter"), S_("reason"), N_},
+  [RT_EV_EXEC_CHECKPOINT] = {I_("turn"), I_("phase"), I_("timestamp_ms"), S_("phase_name"), S_("delivery")},
+  [RT_EV_EXEC_ACK] = {I_("turn"), B_("ok"), I_("phase"), S_("error"), N_},
+  [RT_EV_EXEC_RESTORE] = {I_("turn"), I_("count"), I_("purpose"), N_, N_},
+  [RT_EV_EXEC_RESTORED] = {I_("turn"), I_("phase"), I_("timestamp_ms"), S_("phase_name"), N_},
+  /* thread store (seed 004) */
+  [RT_EV_THREAD_LOAD] = {I_("thread"), I_("version"), I_("run"), N_, N_},
+  [RT_EV_THREAD_APPEND] = {I_("thread"), I_("run"), I_("expected_version"), S_("reason"), N_},
+  [RT_EV_THREAD_SET] = {I_("thread"), I_("scope"), I_("call"), S_("path"), N_},
+  [RT_EV_THREAD_DELETE] = {I_("thread"), I_("scope"), I_("call"), S_("path"), N_},
+  [RT_EV_THREAD_MSG] = {I_("thread"), I_("role"), I_("call"), N_, N_},
+  [RT_EV_THREAD_COMMIT] = {I_("thread"), I_("version"), I_("run"), S_("error"), N_},
+  [RT_EV_THREAD_RUN] = {I_("thread"), I_("run"), I_("state"), S_("error"), N_},
+  /* durable chat turns (seed 000 Layer 3) */
+  [RT_EV_CHAT_TURN] = {I_("request"), I_("message"), I_("mode"), S_("answers"), N_},
+  [RT_EV_CHAT_RESUME] = {I_("request"), I_("interrupted"), I_("schedule"), S_("callback"), N_},
+  [RT_EV_CHAT_USER] = {I_("message"), I_("request"), I_("txn"), S_("text"), N_},
+  [RT_EV_CHAT_ASSISTANT] = {I_("message"), I_("writer"), I_("txn"), S_("text"), S_("answers")},
+  [RT_EV_CHAT_CHUNK] = {I_("stream"), I_("index"), I_("txn"), N_, N_},
+  [RT_EV_CHAT_STREAM] = {I_("stream"), I_("status"), I_("request"), N_, N_},
+  [RT_EV_CHAT_UPSTREAM] = {I_("response"), I_("phase"), I_("request"), S_("answers"), S_("provider")},
+  [RT_EV_CHAT_RECOVERY] = {I_("fiber"), I_("request"), I_("partial_chunks"), S_("options"), S_("arm")},
 };
 
 static const rpt__fdesc rpt_unknown[RPT__MAX_FIELDS] = {

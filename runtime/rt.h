@@ -8,7 +8,8 @@
 ** waiters) that does not. Everything it does is a trace record
 ** (rt_events.h). Seeds followed: 000 (keepAlive, runFiber, stash,
 ** _checkRunFibers), 001 (heartbeat-as-schedule, legacy fibers), 003 (gate,
-** tool runs); reference/agents-sdk.md A.0–A.11; workerd-observed.md.
+** tool runs), 002 (checkpoint executor), 004 (thread store), 000 Layer 3
+** (durable chat turns); reference/agents-sdk.md A.0–A.12; workerd-observed.md.
 **
 ** Lifecycle: rt_world_new → rt_actor_add… → workload and faults through the
 ** functions below (they schedule sim events) → sim_run → rt_world_free.
@@ -50,6 +51,11 @@ typedef struct rt_config {
                                        process throws until a restart */
   int storage_files;                /* 1: file-backed WAL databases */
   char storage_dir[256];            /* where file databases live */
+  rt_exec_adapter exec_adapter;     /* seed 002: default adapter of executor turns */
+  rt_thread_store thread_store;     /* seed 004: default thread store variant */
+  rt_chat_policy chat;              /* seed 000 Layer 3: chat recovery of actors
+                                       that set none (all-zero: inline, {}) */
+  rt_chat_bug chat_bug;             /* a deliberately broken chat recovery */
 } rt_config;
 
 /* Fills *c with the default constants and variants (deferred tool runs,
@@ -122,6 +128,7 @@ typedef struct rt_actor_spec {
   int n_policies;
   uint32_t children[RT_MAX_CHILDREN];
   int n_children;
+  rt_chat_policy chat;              /* chat recovery (set = 0: the config's) */
 } rt_actor_spec;
 
 typedef struct rt_world rt_world;
@@ -267,5 +274,149 @@ int rt_actor_alive(const rt_world *w, uint32_t actor);
 
 /* Current keepAlive ref count (0 if not alive). */
 int rt_keepalive_refs(const rt_world *w, uint32_t actor);
+
+/* ---- checkpoint executor (seed 002 "Durable Execution"; rt_executor.c) --
+** The actor runner of a Beach turn calls DurableExecutor.checkpoint() at
+** every lifecycle moment; the adapter persists it; restore(turnId) returns
+** a turn's checkpoints oldest first. Records: RT_EV_EXEC_* (rt_events.h). */
+
+#define RT_EXEC_MAX_TOOLS 16
+
+/* One executor turn (a request to the actor that runs the turn). */
+typedef struct rt_exec_turn_spec {
+  int tools;                /* tool calls of the first LLM iteration, 0..RT_EXEC_MAX_TOOLS */
+  int adapter;              /* rt_exec_adapter, or -1: cfg.exec_adapter */
+  int fail_phase;           /* 0, or an rt_exec_phase: the first checkpoint of
+                               that phase in this turn fails (substrate error) */
+  int64_t cancel_after_us;  /* > 0: cancelTurn this long after the slot opens */
+  uint32_t dup_ppm;         /* chance per million that a checkpoint call is
+                               delivered twice (a network-layer retry) */
+} rt_exec_turn_spec;
+
+/* Fills *t with one tool call, the configured adapter, no failure, no
+** cancellation and no retries. */
+void rt_exec_turn_default(rt_exec_turn_spec *t);
+
+/* Schedules an executor turn on `actor` at at_us (a fetch request; the turn
+** runs once the actor has started). Returns 0, or -1 on a bad actor, a bad
+** spec or OOM. The turn id is the RT_EV_EXEC_TURN record's a field. */
+int rt_exec_turn_at(rt_world *w, uint32_t actor, const rt_exec_turn_spec *spec,
+                    int64_t at_us);
+
+/* CheckpointPhaseRegistry.register: adds a consumer phase to the world's
+** open registry. Returns its id (>= RT_PH_FIRST_CUSTOM), or -1 if the name
+** is empty, too long (47 bytes), already registered, or the registry is
+** full (32 phases). The five canonical phases are always registered. */
+int rt_exec_phase_register(rt_world *w, const char *name, const char *description);
+
+/* The id of a registered phase name, or -1; and the name of a registered
+** id (NULL if none). */
+int rt_exec_phase_id(rt_world *w, const char *name);
+const char *rt_exec_phase_of(rt_world *w, int id);
+
+/* TurnCheckpoint. timestamp is virtual milliseconds since the start of the
+** run (the seed's ISO-8601 string, as a number); state is JSON text. */
+typedef struct rt_checkpoint {
+  int64_t turn_id;
+  char session_id[32];
+  char phase[48];
+  char state[192];
+  int64_t timestamp_ms;
+} rt_checkpoint;
+
+/* DurableExecutor.checkpoint through adapter `ad` of `actor`, called
+** directly (consumer code firing its own phase, or a test). Returns 0 when
+** durable (idempotent on (turn_id, phase, timestamp)), -1 on an unknown
+** phase or a storage failure. Emits RT_EV_EXEC_CHECKPOINT and RT_EV_EXEC_ACK. */
+int rt_exec_checkpoint(rt_world *w, uint32_t actor, rt_exec_adapter ad,
+                       const rt_checkpoint *cp);
+
+/* DurableExecutor.restore: the checkpoints of turn_id, oldest first, into
+** out (at most cap). Returns how many there are (may exceed cap), or -1.
+** Emits RT_EV_EXEC_RESTORE and one RT_EV_EXEC_RESTORED per item. */
+int rt_exec_restore(rt_world *w, uint32_t actor, rt_exec_adapter ad, int64_t turn_id,
+                    rt_checkpoint *out, int cap);
+
+/* ---- thread store (seed 004 "Persistence and Versioning"; rt_thread.c) --
+** A thread lives in one actor's storage; writers are runs (requests to
+** that actor) that append ThreadChangeSets with
+** VersionPrecondition::Exact(version). Records: RT_EV_THREAD_*. */
+
+#define RT_THREAD_MAX_WRITERS 16
+
+typedef struct rt_thread_spec {
+  int writers;              /* concurrent writers, 1..RT_THREAD_MAX_WRITERS */
+  int runs;                 /* runs each writer completes (a failed run is
+                               retried as a new run, at most 4 x runs tries) */
+  int tools;                /* tool calls per run, 0..RT_EXEC_MAX_TOOLS */
+  int store;                /* rt_thread_store, or -1: cfg.thread_store */
+  int fail_reason;          /* 0, or an rt_thread_reason: the first append
+                               with that reason fails (storage error) */
+  int64_t step_max_us;      /* writers start, infer and run tools after delays
+                               drawn from [1 ms, step_max_us] ("runtime.thread") */
+} rt_thread_spec;
+
+/* Two writers, one run each, one tool call, the configured store, no
+** failure, steps up to 50 ms. */
+void rt_thread_spec_default(rt_thread_spec *t);
+
+/* Makes a new thread on `actor` and schedules its writers from at_us.
+** Returns the thread id (> 0), or -1 on a bad actor, a bad spec or OOM. */
+int64_t rt_thread_writers_at(rt_world *w, uint32_t actor, const rt_thread_spec *spec,
+                             int64_t at_us);
+
+/* The committed version of a thread (0: no changeset yet), or -1. */
+int64_t rt_thread_version(rt_world *w, uint32_t actor, int64_t thread);
+
+/* Number of messages in the thread's committed changesets, or -1. */
+int rt_thread_message_count(rt_world *w, uint32_t actor, int64_t thread);
+
+/* 1 if the committed thread state holds `path`, 0 if not, -1 on error. */
+int rt_thread_state_has(rt_world *w, uint32_t actor, int64_t thread, const char *path);
+
+/* ---- durable chat turns (seed 000 Layer 3; reference A.12; rt_chat.c) --
+** A chat turn runs as fiber "__cf_internal_chat_turn:<requestId>"; the
+** upstream model stream sends `chunks` text chunks, one every drawn
+** [chunk_every/2, 3*chunk_every/2] (stream "runtime.chat"); each chunk is
+** persisted as it arrives. Records: RT_EV_CHAT_* (rt_events.h). */
+
+/* A chat request (a user message) to `actor` at at_us; its body is
+** {"chunks": chunks, "chunkEvery": chunk_every_us}. chunks 1..RT_CHAT_MAX_CHUNKS,
+** chunk_every_us > 0. Returns 0, or -1 on bad arguments or OOM. */
+#define RT_CHAT_MAX_CHUNKS 200
+int rt_chat_at(rt_world *w, uint32_t actor, int chunks, int64_t chunk_every_us,
+               int64_t at_us);
+
+/* Fault door (stream_cut): severs every active upstream stream of `actor`
+** (RT_NO_ACTOR: of every actor) now. A store:true generation (retrieve
+** provider) keeps generating on the provider's side. */
+void rt_cut_stream(rt_world *w, uint32_t actor);
+
+/* A persisted chat message (cf_ai_chat_agent_messages), for tests. */
+typedef struct rt_chat_message {
+  int64_t id;
+  int role;                 /* 1 user, 2 assistant */
+  int64_t answers;          /* assistant: the user message it answers */
+  char text[1024];          /* cut to fit */
+} rt_chat_message;
+
+/* The committed-or-pending messages of `actor` in order (at most cap into
+** out). Returns how many there are, or -1. */
+int rt_chat_messages(rt_world *w, uint32_t actor, rt_chat_message *out, int cap);
+
+/* What the last onChatRecovery call of `actor` was given and returned. */
+typedef struct rt_chat_recovery_info {
+  int64_t stream_id, request_id, created_at_ms;
+  char partial_text[1024];
+  int partial_parts;        /* parts rebuilt from the stored chunks */
+  int64_t recovery_data;    /* stashed responseId, 0 if the user stashed nothing */
+  int n_messages;
+  char last_body[128], last_client_tools[128];
+  int persist, cont;        /* the options it returned */
+  char arm[16];             /* "continue", "retry", "synthetic", "retrieved", "none" */
+} rt_chat_recovery_info;
+
+/* Fills *out; returns 0, or -1 if `actor` never ran onChatRecovery. */
+int rt_chat_last_recovery(rt_world *w, uint32_t actor, rt_chat_recovery_info *out);
 
 #endif

@@ -293,7 +293,9 @@ static void hook_done(sim *s, void *ctx, uint64_t arg) {
   rt_orphan *o = &m->orphans[m->orphan_idx];
   const rt_recovery_policy *p = policy_for(&w->actors[a].spec, o->name);
   (void)s;
-  if (p->action == RT_RECOVER_THROW) {
+  if (rt__chat_recover(w, a, o) == 0) {
+    /* a chat turn: _handleInternalFiberRecovery took it (rt_chat.c, A.7 step 4) */
+  } else if (p->action == RT_RECOVER_THROW) {
     rt__emit(w, RT_EV_FIBER_HOOK_THREW, a, o->id, o->snapshot, 0, o->name);
   } else {
     rt__emit(w, RT_EV_FIBER_RECOVERED, a, o->id, o->snapshot, p->action, o->name);
@@ -387,6 +389,7 @@ static void startup_ok(rt_world *w, uint32_t a) {
   if (w->cfg.toolrun == RT_TOOLRUN_DEFERRED) rt__toolrun_schedule_recovery(w, a);
   run_parked(w, a);
   rt__legacy_resume_pending(w, a); /* legacy fibers recovered in the gate */
+  if (w->actors[a].mem == m) rt__exec_on_start(w, a); /* executor: restore, resume (seed 002) */
   if (w->actors[a].mem == m) rt__drain_waiters(w, a);
 }
 
@@ -496,6 +499,7 @@ void rt__alarm_handle(rt_world *w, uint32_t a, const rt_msg *msg) {
       rt__w_schedule_time(w, a, ids[i], w->s->now_us / 1000000 + iv[i]);
     else
       rt__w_schedule_delete(w, a, ids[i]);
+    rt__chat_callback(w, a, ids[i], names[i]); /* chat recovery callbacks (rt_chat.c) */
   }
   if (rt__legacy_check(w, a, 2)) return; /* legacy fibers: heartbeat callback + alarm() */
   if (rt__check_run_fibers(w, a, 2) != 1) alarm_after_housekeeping(w, a);

@@ -79,8 +79,128 @@ typedef enum rt_write_op {
   RT_W_SCHEDULE = 8,
   RT_W_CHILD_RUN = 9,
   RT_W_LEGACY_FIBER = 10,
-  RT_W_OTHER = 11
+  RT_W_OTHER = 11,
+  RT_W_CHECKPOINT = 12,    /* executor: one TurnCheckpoint row (key: turn id) */
+  RT_W_THREAD = 13         /* thread store: changeset, version or state row (key: thread id) */
 } rt_write_op;
+
+/* ---- checkpoint executor (seed 002 "Durable Execution"; rt_executor.c) ----
+** Phase ids of the canonical CheckpointPhaseRegistry entries; phases a
+** consumer registers get ids from RT_PH_FIRST_CUSTOM up (names in the
+** RT_EV_EXEC_CHECKPOINT record's s field). */
+enum rt_exec_phase {
+  RT_PH_STARTED = 1,        /* "started" */
+  RT_PH_LLM_COMPLETE = 2,   /* "llm-complete" */
+  RT_PH_TOOL_DISPATCHED = 3,/* "tool-dispatched" (consumer-fired) */
+  RT_PH_TOOL_RECEIVED = 4,  /* "tool-received" */
+  RT_PH_SETTLED = 5,        /* "settled" */
+  RT_PH_FIRST_CUSTOM = 6
+};
+
+/* The DurableExecutor adapter a turn checkpoints through. */
+typedef enum rt_exec_adapter {
+  RT_EXEC_SQLITE = 0,       /* SQL adapter in the actor's storage: ON CONFLICT
+                               (turn_id, phase, timestamp) DO NOTHING */
+  RT_EXEC_MEMORY = 1,       /* InMemoryDurableExecutor: lost with the actor's memory */
+  RT_EXEC_BROKEN = 2        /* SQL adapter that dedupes on (turn_id, phase): the
+                               seed's "Pitfalls" bug */
+} rt_exec_adapter;
+
+/* RT_EV_EXEC_TURN.b: a turn's lifecycle as the actor runner sees it. */
+enum rt_exec_turn_state {
+  RT_TS_OPEN = 1,           /* the session manager opened the turn slot */
+  RT_TS_RUNNING = 2,        /* `started` is durable: the participant runs */
+  RT_TS_COMPLETE = 3,       /* `settled` (complete) is durable */
+  RT_TS_ABORTED = 4,        /* a checkpoint failed: the turn stops */
+  RT_TS_NOT_RUN = 5,        /* `started` failed: the turn never ran */
+  RT_TS_CANCEL = 6,         /* cancelTurn: the abort signal fired */
+  RT_TS_CANCELLED = 7,      /* slot torn down, onTurnCancelled (after `settled`) */
+  RT_TS_RESUMED = 8,        /* restored after a restart; runs on from its last checkpoint */
+  RT_TS_REPLAYED = 9        /* restored, already settled: outbound side replayed only */
+};
+
+/* ---- thread store (seed 004 "Persistence and Versioning"; rt_thread.c) -- */
+
+/* How the store appends a changeset. */
+typedef enum rt_thread_store {
+  RT_THREAD_VERSIONED = 0,  /* VersionPrecondition::Exact(version), scope cleanup */
+  RT_THREAD_BROKEN = 1,     /* overwrites at expected+1 without the version check */
+  RT_THREAD_LEAKY = 2       /* versioned, but no Run / ToolCall scope cleanup */
+} rt_thread_store;
+
+/* ThreadChangeSet.reason (the seed's CheckpointReason names). */
+enum rt_thread_reason {
+  RT_CK_USER_MESSAGE = 1,           /* "UserMessage": inbound and RunStart */
+  RT_CK_ASSISTANT_TURN_COMMITTED = 2,
+  RT_CK_TOOL_RESULTS_COMMITTED = 3,
+  RT_CK_RUN_FINISHED = 4
+};
+
+/* StateScope of a state path. */
+enum rt_thread_scope {
+  RT_SCOPE_THREAD = 1,      /* persists across runs */
+  RT_SCOPE_RUN = 2,         /* deleted by prepare_run before each new run */
+  RT_SCOPE_TOOL_CALL = 3    /* __tool_call_scope.<call_id>, cleaned when the call resolves */
+};
+
+/* Role of a message in a changeset (RT_EV_THREAD_MSG.b). */
+enum rt_thread_role { RT_ROLE_USER = 1, RT_ROLE_ASSISTANT = 2, RT_ROLE_TOOL = 3 };
+
+/* RT_EV_THREAD_RUN.c. */
+enum rt_thread_run_state {
+  RT_RUN_STARTED = 1,
+  RT_RUN_FINISHED = 2,      /* RunFinished durable: the terminal run-finish event */
+  RT_RUN_FAILED = 3,        /* a non-final checkpoint failed: state error, run ends */
+  RT_RUN_SUPPRESSED = 4     /* RunFinished failed: error, terminal event suppressed */
+};
+
+/* ---- durable chat turns (seed 000 Layer 3; reference A.12; rt_chat.c) -----
+** An all-zero policy is the SDK default: inline continuation, and
+** onChatRecovery returns {} (persist the partial response, continue). */
+typedef enum rt_chat_provider {
+  RT_CHAT_INLINE = 0,       /* Workers AI: persist the partial + continueLastTurn */
+  RT_CHAT_RETRIEVE = 1,     /* OpenAI store:true: retrieve the completed response
+                               by its stashed id, {persist: false, continue: false} */
+  RT_CHAT_SYNTHETIC = 2     /* Anthropic: persist the partial, then a synthetic
+                               "continue" user message, {continue: false} */
+} rt_chat_provider;
+
+typedef struct rt_chat_policy {
+  int set;                  /* 0: not given (an actor falls back to the config's) */
+  rt_chat_provider provider;
+  int no_persist;           /* onChatRecovery returns persist: false */
+  int no_continue;          /* onChatRecovery returns continue: false */
+} rt_chat_policy;
+
+/* Deliberately broken chat recoveries (the runtime field "chat_bug"). */
+typedef enum rt_chat_bug {
+  RT_CHAT_BUG_NONE = 0,
+  RT_CHAT_BUG_RESEND_USER = 1,  /* the continue arm re-sends the user message */
+  RT_CHAT_BUG_REGENERATE = 2,   /* retrieve ignores the stashed response id */
+  RT_CHAT_BUG_NEW_MESSAGE = 3,  /* continueLastTurn writes a new assistant message */
+  RT_CHAT_BUG_NO_RETRY = 4,     /* no retry arm: a pre-stream turn is "continued" */
+  RT_CHAT_BUG_EARLY_ACK = 5     /* the user message is acknowledged before it commits */
+} rt_chat_bug;
+
+/* RT_EV_CHAT_TURN.c: why a chat turn runs. */
+enum rt_chat_mode {
+  RT_CM_USER = 1,           /* a user message (a chat request) */
+  RT_CM_CONTINUE = 2,       /* _chatRecoveryContinue -> continueLastTurn: appends to b */
+  RT_CM_RETRY = 3,          /* _chatRecoveryRetry: the unanswered user turn again */
+  RT_CM_SYNTHETIC = 4,      /* _continueWithSyntheticMessage: answers a synthetic user message */
+  RT_CM_SKIPPED = 5         /* a recovery callback found nothing to do: no turn runs */
+};
+
+/* RT_EV_CHAT_STREAM.b: cf_ai_chat_stream_metadata.status. */
+enum rt_chat_stream_status { RT_CS_STREAMING = 1, RT_CS_COMPLETED = 2, RT_CS_ERROR = 3 };
+
+/* RT_EV_CHAT_UPSTREAM.b: the model provider's side of one generation. */
+enum rt_chat_upstream_phase {
+  RT_UP_START = 1,          /* the provider starts a new generation */
+  RT_UP_COMPLETED = 2,      /* every chunk generated, whether received or not */
+  RT_UP_SEVERED = 3,        /* the connection is gone (stream_cut, or the actor died) */
+  RT_UP_RETRIEVED = 4       /* a completed stored response fetched by its id */
+};
 
 typedef enum rt_event_kind {
   RT_EV_NONE = 0,
@@ -125,6 +245,29 @@ typedef enum rt_event_kind {
   RT_EV_FAULT,             /* fault-specific, fault-specific, -, fault kind, detail */
   RT_EV_STORAGE_FAIL,      /* txn id, sqlite error code, -, -, - */
   RT_EV_LEGACY_FIBER,      /* fiber id, rt_legacy_status, retry count, method, - */
+  /* checkpoint executor (seed 002; rt_executor.c) */
+  RT_EV_EXEC_TURN,         /* turn id, rt_exec_turn_state, rt_exec_adapter, reason or error, - */
+  RT_EV_EXEC_CHECKPOINT,   /* turn id, phase id, timestamp ms, phase name, "retry" when redelivered */
+  RT_EV_EXEC_ACK,          /* turn id, 1 durable / 0 failed, phase id, error, - : the call returned */
+  RT_EV_EXEC_RESTORE,      /* turn id, checkpoints returned, 1 recovery / 2 audit, -, - */
+  RT_EV_EXEC_RESTORED,     /* turn id, phase id, timestamp ms, phase name, - : one per returned item, in order */
+  /* thread store (seed 004; rt_thread.c) */
+  RT_EV_THREAD_LOAD,       /* thread id, version loaded, run id, -, - */
+  RT_EV_THREAD_APPEND,     /* thread id, run id, expected version (Exact), rt_thread_reason name, - */
+  RT_EV_THREAD_SET,        /* thread id, rt_thread_scope, tool call id or 0, path, - : patch of the open append */
+  RT_EV_THREAD_DELETE,     /* thread id, rt_thread_scope, tool call id or 0, path, - : patch of the open append */
+  RT_EV_THREAD_MSG,        /* thread id, rt_thread_role, tool call id or 0, -, - : message of the open append */
+  RT_EV_THREAD_COMMIT,     /* thread id, committed version or -1 conflict / -2 failed, run id, error, - */
+  RT_EV_THREAD_RUN,        /* thread id, run id, rt_thread_run_state, error, - */
+  /* durable chat turns (seed 000 Layer 3; reference A.12; rt_chat.c) */
+  RT_EV_CHAT_TURN,         /* request id, assistant message id it writes (0: skipped), rt_chat_mode, answered user text, - */
+  RT_EV_CHAT_RESUME,       /* new turn's request id (0: skipped), interrupted request id, schedule id, callback, - */
+  RT_EV_CHAT_USER,         /* message id, request id, txn id, text, - : user message written */
+  RT_EV_CHAT_ASSISTANT,    /* message id, writer request id, txn id, whole text after the write, answered user text */
+  RT_EV_CHAT_CHUNK,        /* stream id, chunk index, txn id, -, - : stream chunk row written */
+  RT_EV_CHAT_STREAM,       /* stream id, rt_chat_stream_status, request id, -, - : metadata row written */
+  RT_EV_CHAT_UPSTREAM,     /* response id, rt_chat_upstream_phase, request id, answered user text, provider */
+  RT_EV_CHAT_RECOVERY,     /* old fiber id, interrupted request id, partial text chunks, options, arm */
   RT_EV_KIND_COUNT
 } rt_event_kind;
 
@@ -139,6 +282,21 @@ const char *rt_action_name(int action);
 const char *rt_toolrun_status_name(int status);
 const char *rt_write_op_name(int op);
 const char *rt_legacy_status_name(int status); /* "running", "completed"... */
+/* Executor and thread store (rt_names.c): "started", "sqlite", "open",
+** "versioned", "UserMessage" (the seed's spelling), "run", "finished". */
+const char *rt_exec_phase_name(int phase);      /* canonical phases only */
+const char *rt_exec_adapter_name(int adapter);
+const char *rt_exec_turn_state_name(int state);
+const char *rt_thread_store_name(int store);
+const char *rt_thread_reason_name(int reason);
+const char *rt_thread_scope_name(int scope);
+const char *rt_thread_run_state_name(int state);
+/* Chat (rt_names.c): "user", "inline", "regenerate", "streaming", "severed". */
+const char *rt_chat_mode_name(int mode);
+const char *rt_chat_provider_name(int provider);  /* "inline", "retrieve", "synthetic_continue" */
+const char *rt_chat_bug_name(int bug);
+const char *rt_chat_stream_status_name(int status);
+const char *rt_chat_upstream_phase_name(int phase);
 
 /* The platform's message for a gate held past the ceiling (seed 003). */
 #define RT_MSG_GATE_RESET                                                  \

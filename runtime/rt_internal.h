@@ -22,7 +22,11 @@ typedef enum rt_msg_kind {
   MSG_RUN_DONE,         /* child → parent: the child run finished */
   MSG_REPLY,            /* callee → caller: reply to a call */
   MSG_LEGACY_SPAWN,     /* legacy fibers: request that calls spawnFiber */
-  MSG_LEGACY_CANCEL     /* legacy fibers: request that calls cancelFiber */
+  MSG_LEGACY_CANCEL,    /* legacy fibers: request that calls cancelFiber */
+  MSG_EXEC_TURN,        /* executor (seed 002): request that runs a turn */
+  MSG_THREAD_WRITER,    /* thread store (seed 004): request that runs a writer */
+  MSG_CHAT              /* chat (seed 000 Layer 3): a user message; arg chunks,
+                           arg2 chunk spacing (rt_chat.c) */
 } rt_msg_kind;
 
 typedef struct rt_msg {
@@ -71,6 +75,7 @@ typedef struct rt_legacy_pending {
 } rt_legacy_pending;
 
 #define RT_LEGACY_STMTS 8   /* rt_db.legacy_st: rt_legacy.c's statements */
+#define RT_CHAT_STMTS 24    /* rt_db.chat_st: rt_chat.c's statements */
 
 typedef enum rt_startup_phase {
   SU_NONE = 0,
@@ -138,6 +143,7 @@ typedef struct rt_mem {
   int64_t cut_alarm_id;     /* the alarm message it limits */
   int alarm_active;
   int storage_broken;       /* a commit failed: reset pending, no writes */
+  struct rt_chat_mem *chat; /* chat turns of this incarnation (rt_chat.c) */
 } rt_mem;
 
 typedef struct rt_db {
@@ -146,6 +152,7 @@ typedef struct rt_db {
   sqlite3_int64 img_sz;
   sqlite3_stmt *st[24];
   sqlite3_stmt *legacy_st[RT_LEGACY_STMTS]; /* rt_legacy.c */
+  sqlite3_stmt *chat_st[RT_CHAT_STMTS];     /* rt_chat.c */
   int txn_open;
   int64_t txn_id;
   int txn_writes;
@@ -185,6 +192,9 @@ struct rt_world {
   int64_t alarm_delay_us;
   int process_fresh;        /* no wake yet since the last process start */
   uint32_t str_cache[8];
+  struct rt_exec *exec;     /* checkpoint executor state (rt_executor.c) */
+  struct rt_thr *thr;       /* thread store state (rt_thread.c) */
+  struct rt_chat_world *chat; /* chat: upstream generations (rt_chat.c) */
 };
 
 /* rt_world.c */
@@ -289,5 +299,22 @@ void rt__legacy_resume_pending(rt_world *w, uint32_t a);
 void rt__legacy_end(rt_world *w, uint32_t a, rt_fiber *f, int ok);
 int rt__legacy_stash(rt_world *w, uint32_t a, int64_t id, int pc);
 void rt__legacy_db_close(rt_db *d);
+
+/* rt_executor.c: the checkpoint executor (seed 002) */
+void rt__exec_request(rt_world *w, uint32_t a, const rt_msg *m);
+void rt__exec_on_start(rt_world *w, uint32_t a); /* restore + resume open turns */
+void rt__exec_free(rt_world *w);
+
+/* rt_thread.c: the thread store (seed 004) */
+void rt__thread_request(rt_world *w, uint32_t a, const rt_msg *m);
+void rt__thread_free(rt_world *w);
+
+/* rt_chat.c: durable chat turns (seed 000 Layer 3; reference A.12) */
+void rt__chat_request(rt_world *w, uint32_t a, const rt_msg *m);
+int rt__chat_recover(rt_world *w, uint32_t a, const rt_orphan *o); /* 0 handled, -1 not chat */
+void rt__chat_callback(rt_world *w, uint32_t a, int64_t schedule_id, const char *callback);
+void rt__chat_mem_free(rt_mem *m);
+void rt__chat_world_free(rt_world *w);
+void rt__chat_db_close(rt_db *d);
 
 #endif

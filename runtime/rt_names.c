@@ -53,6 +53,26 @@ static const char *const rt_event_names[RT_EV_KIND_COUNT] = {
   [RT_EV_FAULT] = "fault",
   [RT_EV_STORAGE_FAIL] = "storage_fail",
   [RT_EV_LEGACY_FIBER] = "legacy_fiber",
+  [RT_EV_EXEC_TURN] = "exec_turn",             /* checkpoint executor (seed 002) */
+  [RT_EV_EXEC_CHECKPOINT] = "exec_checkpoint",
+  [RT_EV_EXEC_ACK] = "exec_ack",
+  [RT_EV_EXEC_RESTORE] = "exec_restore",
+  [RT_EV_EXEC_RESTORED] = "exec_restored",
+  [RT_EV_THREAD_LOAD] = "thread_load",         /* thread store (seed 004) */
+  [RT_EV_THREAD_APPEND] = "thread_append",
+  [RT_EV_THREAD_SET] = "thread_set",
+  [RT_EV_THREAD_DELETE] = "thread_delete",
+  [RT_EV_THREAD_MSG] = "thread_msg",
+  [RT_EV_THREAD_COMMIT] = "thread_commit",
+  [RT_EV_THREAD_RUN] = "thread_run",
+  [RT_EV_CHAT_TURN] = "chat_turn",             /* durable chat turns (seed 000) */
+  [RT_EV_CHAT_RESUME] = "chat_resume",
+  [RT_EV_CHAT_USER] = "chat_user",
+  [RT_EV_CHAT_ASSISTANT] = "chat_assistant",
+  [RT_EV_CHAT_CHUNK] = "chat_chunk",
+  [RT_EV_CHAT_STREAM] = "chat_stream",
+  [RT_EV_CHAT_UPSTREAM] = "chat_upstream",
+  [RT_EV_CHAT_RECOVERY] = "chat_recovery",
 };
 
 static const char *const rt_death_names[] = {
@@ -102,6 +122,8 @@ static const char *const rt_write_op_names[] = {
   [RT_W_CHILD_RUN] = "child_run",
   [RT_W_LEGACY_FIBER] = "legacy_fiber",
   [RT_W_OTHER] = "other",
+  [RT_W_CHECKPOINT] = "checkpoint",
+  [RT_W_THREAD] = "thread",
 };
 
 /* Looks v up in a table of n names; "?" outside it or in a hole. */
@@ -145,4 +167,134 @@ static const char *const rt_legacy_status_names[] = {
 /* cf_agents_fibers.status names, exactly as stored in the table. */
 const char *rt_legacy_status_name(int status) {
   return RT_NAME_IN(rt_legacy_status_names, status);
+}
+
+/* ---- checkpoint executor (seed 002) and thread store (seed 004) -------- */
+
+static const char *const rt_exec_phase_names[] = {
+  [RT_PH_STARTED] = "started",
+  [RT_PH_LLM_COMPLETE] = "llm-complete",
+  [RT_PH_TOOL_DISPATCHED] = "tool-dispatched",
+  [RT_PH_TOOL_RECEIVED] = "tool-received",
+  [RT_PH_SETTLED] = "settled",
+};
+
+static const char *const rt_exec_adapter_names[] = {
+  [RT_EXEC_SQLITE] = "sqlite",
+  [RT_EXEC_MEMORY] = "memory",
+  [RT_EXEC_BROKEN] = "broken",
+};
+
+static const char *const rt_exec_turn_state_names[] = {
+  [RT_TS_OPEN] = "open",
+  [RT_TS_RUNNING] = "running",
+  [RT_TS_COMPLETE] = "complete",
+  [RT_TS_ABORTED] = "aborted",
+  [RT_TS_NOT_RUN] = "not_run",
+  [RT_TS_CANCEL] = "cancel",
+  [RT_TS_CANCELLED] = "cancelled",
+  [RT_TS_RESUMED] = "resumed",
+  [RT_TS_REPLAYED] = "replayed",
+};
+
+static const char *const rt_thread_store_names[] = {
+  [RT_THREAD_VERSIONED] = "versioned",
+  [RT_THREAD_BROKEN] = "broken",
+  [RT_THREAD_LEAKY] = "leaky",
+};
+
+static const char *const rt_thread_reason_names[] = {
+  [RT_CK_USER_MESSAGE] = "UserMessage",
+  [RT_CK_ASSISTANT_TURN_COMMITTED] = "AssistantTurnCommitted",
+  [RT_CK_TOOL_RESULTS_COMMITTED] = "ToolResultsCommitted",
+  [RT_CK_RUN_FINISHED] = "RunFinished",
+};
+
+static const char *const rt_thread_scope_names[] = {
+  [RT_SCOPE_THREAD] = "thread",
+  [RT_SCOPE_RUN] = "run",
+  [RT_SCOPE_TOOL_CALL] = "tool_call",
+};
+
+static const char *const rt_thread_run_state_names[] = {
+  [RT_RUN_STARTED] = "started",
+  [RT_RUN_FINISHED] = "finished",
+  [RT_RUN_FAILED] = "failed",
+  [RT_RUN_SUPPRESSED] = "finish_suppressed",
+};
+
+const char *rt_exec_phase_name(int phase) { return RT_NAME_IN(rt_exec_phase_names, phase); }
+
+const char *rt_exec_adapter_name(int adapter) {
+  return RT_NAME_IN(rt_exec_adapter_names, adapter);
+}
+
+const char *rt_exec_turn_state_name(int state) {
+  return RT_NAME_IN(rt_exec_turn_state_names, state);
+}
+
+const char *rt_thread_store_name(int store) { return RT_NAME_IN(rt_thread_store_names, store); }
+
+const char *rt_thread_reason_name(int reason) {
+  return RT_NAME_IN(rt_thread_reason_names, reason);
+}
+
+const char *rt_thread_scope_name(int scope) { return RT_NAME_IN(rt_thread_scope_names, scope); }
+
+const char *rt_thread_run_state_name(int state) {
+  return RT_NAME_IN(rt_thread_run_state_names, state);
+}
+
+/* ---- durable chat turns (seed 000 Layer 3; rt_chat.c) ------------------ */
+
+static const char *const rt_chat_mode_names[] = {
+  [RT_CM_USER] = "user",
+  [RT_CM_CONTINUE] = "continue",
+  [RT_CM_RETRY] = "retry",
+  [RT_CM_SYNTHETIC] = "synthetic",
+  [RT_CM_SKIPPED] = "skipped",
+};
+
+static const char *const rt_chat_provider_names[] = {
+  [RT_CHAT_INLINE] = "inline",
+  [RT_CHAT_RETRIEVE] = "retrieve",
+  [RT_CHAT_SYNTHETIC] = "synthetic_continue",
+};
+
+static const char *const rt_chat_bug_names[] = {
+  [RT_CHAT_BUG_NONE] = "none",
+  [RT_CHAT_BUG_RESEND_USER] = "resend_user",
+  [RT_CHAT_BUG_REGENERATE] = "regenerate",
+  [RT_CHAT_BUG_NEW_MESSAGE] = "new_message",
+  [RT_CHAT_BUG_NO_RETRY] = "no_retry",
+  [RT_CHAT_BUG_EARLY_ACK] = "early_ack",
+};
+
+static const char *const rt_chat_stream_status_names[] = {
+  [RT_CS_STREAMING] = "streaming",
+  [RT_CS_COMPLETED] = "completed",
+  [RT_CS_ERROR] = "error",
+};
+
+static const char *const rt_chat_upstream_phase_names[] = {
+  [RT_UP_START] = "start",
+  [RT_UP_COMPLETED] = "completed",
+  [RT_UP_SEVERED] = "severed",
+  [RT_UP_RETRIEVED] = "retrieved",
+};
+
+const char *rt_chat_mode_name(int mode) { return RT_NAME_IN(rt_chat_mode_names, mode); }
+
+const char *rt_chat_provider_name(int provider) {
+  return RT_NAME_IN(rt_chat_provider_names, provider);
+}
+
+const char *rt_chat_bug_name(int bug) { return RT_NAME_IN(rt_chat_bug_names, bug); }
+
+const char *rt_chat_stream_status_name(int status) {
+  return RT_NAME_IN(rt_chat_stream_status_names, status);
+}
+
+const char *rt_chat_upstream_phase_name(int phase) {
+  return RT_NAME_IN(rt_chat_upstream_phase_names, phase);
 }

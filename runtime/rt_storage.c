@@ -45,7 +45,33 @@ static const char *const schema =
     " payload TEXT, snapshot TEXT, status TEXT NOT NULL DEFAULT 'running',"
     " retry_count INTEGER NOT NULL DEFAULT 0, max_retries INTEGER NOT NULL DEFAULT 3,"
     " result TEXT, error TEXT, started_at INTEGER, updated_at INTEGER, completed_at INTEGER,"
-    " created_at INTEGER NOT NULL);";
+    " created_at INTEGER NOT NULL);"
+    /* executor (seed 002 "Idempotency contract"; rt_executor.c) */
+    "CREATE TABLE IF NOT EXISTS beach_turn_checkpoints(turn_id INTEGER NOT NULL,"
+    " session_id TEXT NOT NULL, phase TEXT NOT NULL, state TEXT NOT NULL,"
+    " timestamp INTEGER NOT NULL, UNIQUE(turn_id, phase, timestamp));"
+    /* thread store (seed 004 "Checkpoint Mechanism"; rt_thread.c) */
+    "CREATE TABLE IF NOT EXISTS rv_threads(thread_id INTEGER PRIMARY KEY, version INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS rv_thread_changesets(thread_id INTEGER NOT NULL,"
+    " version INTEGER NOT NULL, run_id INTEGER NOT NULL, parent_run_id INTEGER, run_meta TEXT,"
+    " reason TEXT NOT NULL, messages TEXT NOT NULL, n_messages INTEGER NOT NULL,"
+    " patches TEXT NOT NULL, state_actions TEXT, snapshot TEXT, PRIMARY KEY(thread_id, version));"
+    "CREATE TABLE IF NOT EXISTS rv_thread_state(thread_id INTEGER NOT NULL, path TEXT NOT NULL,"
+    " scope INTEGER NOT NULL, value TEXT, PRIMARY KEY(thread_id, path));"
+    /* chat turns (seed 000 Layer 3; seed 001 "Integration with existing
+       AIChatAgent streaming"; reference A.12; rt_chat.c) */
+    "CREATE TABLE IF NOT EXISTS cf_ai_chat_agent_messages(id INTEGER PRIMARY KEY,"
+    " role TEXT NOT NULL, answers INTEGER, message TEXT NOT NULL, created_at INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS cf_ai_chat_stream_metadata(id INTEGER PRIMARY KEY,"
+    " request_id INTEGER NOT NULL, status TEXT NOT NULL, created_at INTEGER NOT NULL,"
+    " completed_at INTEGER);"
+    "CREATE TABLE IF NOT EXISTS cf_ai_chat_stream_chunks(stream_id INTEGER NOT NULL,"
+    " chunk_index INTEGER NOT NULL, body TEXT NOT NULL, created_at INTEGER NOT NULL,"
+    " PRIMARY KEY(stream_id, chunk_index));"
+    "CREATE TABLE IF NOT EXISTS cf_ai_chat_request_context(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS rv_chat_schedule_payload(schedule_id INTEGER PRIMARY KEY,"
+    " callback TEXT NOT NULL, target INTEGER NOT NULL, origin INTEGER NOT NULL,"
+    " deadline INTEGER NOT NULL);";
 
 static const char *const sql[ST_COUNT] = {
     [ST_RUN_INSERT] = "INSERT INTO cf_agents_runs(id,name,snapshot,created_at) VALUES(?,?,NULL,?)",
@@ -161,6 +187,7 @@ void rt__db_close(rt_db *d) {
   sqlite3_free(d->img);
   d->img = NULL;
   rt__legacy_db_close(d); /* legacy fibers: finalize rt_legacy.c's statements */
+  rt__chat_db_close(d);   /* chat turns: finalize rt_chat.c's statements */
   for (int i = 0; i < ST_COUNT; i++) {
     sqlite3_finalize(d->st[i]);
     d->st[i] = NULL;

@@ -63,6 +63,7 @@ static void mem_free(rt_mem *m) {
   free(m->serving);
   free(m->fibers);
   free(m->calls);
+  rt__chat_mem_free(m); /* chat turns (seed 000 Layer 3) */
   free(m);
 }
 
@@ -74,6 +75,9 @@ void rt_world_free(rt_world *w) {
     rt__db_close(&ac->store);
     mem_free(ac->mem);
   }
+  rt__exec_free(w);   /* executor (seed 002) */
+  rt__thread_free(w); /* thread store (seed 004) */
+  rt__chat_world_free(w); /* chat (seed 000 Layer 3) */
   for (int i = 0; i < w->n_progs; i++) free(w->progs[i].steps);
   free(w->progs);
   free(w->actors);
@@ -384,7 +388,9 @@ static void reply_arrive(rt_world *w, const rt_msg *r) {
 
 static int is_request(const rt_msg *m) {
   return m->kind == MSG_REQUEST || m->kind == MSG_FIBER || m->kind == MSG_TOOLRUN ||
-         m->kind == MSG_LEGACY_SPAWN || m->kind == MSG_LEGACY_CANCEL; /* legacy fibers */
+         m->kind == MSG_LEGACY_SPAWN || m->kind == MSG_LEGACY_CANCEL || /* legacy fibers */
+         m->kind == MSG_EXEC_TURN || m->kind == MSG_THREAD_WRITER || /* executor, thread store */
+         m->kind == MSG_CHAT; /* chat turns */
 }
 
 static void msg_arrive(sim *s, void *ctx, uint64_t idx) {
@@ -448,7 +454,10 @@ void rt__fail_msg(rt_world *w, uint32_t a, const rt_msg *m, const char *err) {
     case MSG_FIBER:
     case MSG_TOOLRUN:
     case MSG_LEGACY_SPAWN: /* legacy fibers */
-    case MSG_LEGACY_CANCEL: rt__request_done(w, a, m, 0, err); break;
+    case MSG_LEGACY_CANCEL:
+    case MSG_EXEC_TURN:    /* executor (seed 002) */
+    case MSG_CHAT:         /* chat turns (seed 000 Layer 3) */
+    case MSG_THREAD_WRITER: rt__request_done(w, a, m, 0, err); break; /* thread store */
     case MSG_ALARM: rt__alarm_failed(w, a, m); break;
     case MSG_CALL_INSPECT:
     case MSG_CALL_START:
@@ -494,6 +503,9 @@ void rt__handle(rt_world *w, uint32_t a, const rt_msg *m) {
     case MSG_TOOLRUN: rt__toolrun_request(w, a, m); break;
     case MSG_LEGACY_SPAWN:
     case MSG_LEGACY_CANCEL: rt__legacy_request(w, a, m); break; /* rt_legacy.c */
+    case MSG_EXEC_TURN: rt__exec_request(w, a, m); break;       /* rt_executor.c */
+    case MSG_THREAD_WRITER: rt__thread_request(w, a, m); break; /* rt_thread.c */
+    case MSG_CHAT: rt__chat_request(w, a, m); break;            /* rt_chat.c */
     case MSG_ALARM: rt__alarm_handle(w, a, m); break;
     case MSG_CALL_INSPECT:
     case MSG_CALL_START:

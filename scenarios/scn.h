@@ -12,6 +12,7 @@
 #define SCN_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "checks/chk.h"
 #include "faults/flt.h"
@@ -26,7 +27,12 @@
 #define SCN_MAX_STALE 64
 #define SCN_MAX_CASES 8
 
-typedef enum scn_work_kind { SCN_W_REQUEST = 1, SCN_W_FIBER, SCN_W_TOOLRUN } scn_work_kind;
+typedef enum scn_work_kind {
+  SCN_W_REQUEST = 1, SCN_W_FIBER, SCN_W_TOOLRUN,
+  SCN_W_EXEC_TURN = 16,    /* executor_turn (seed 002) */
+  SCN_W_THREAD = 17,       /* thread_writers (seed 004) */
+  SCN_W_CHAT = 18          /* chat (seed 000 Layer 3) */
+} scn_work_kind;
 
 typedef struct scn_work {
   scn_work_kind kind;
@@ -38,6 +44,10 @@ typedef struct scn_work {
   int64_t at_us;           /* first time */
   int64_t every_us;        /* 0 = once */
   int64_t until_us;        /* repeat until (default: the duration) */
+  rt_exec_turn_spec exec;  /* SCN_W_EXEC_TURN */
+  rt_thread_spec thread;   /* SCN_W_THREAD */
+  int chunks;              /* SCN_W_CHAT: text chunks of the reply */
+  int64_t chunk_every_us;  /* SCN_W_CHAT: mean spacing of the chunks */
 } scn_work;
 
 typedef flt_fault scn_fault;
@@ -140,5 +150,91 @@ int scn_run_case_ex(const scn_scenario *sc, int ci, uint64_t seed,
 /* Frees what a result owns. */
 void scn_result_free(scn_result *res);
 
+
+/* ---- copy, write, swarm mix, signature, shrink ------------------------
+** (scn_mutate.c, scn_write.c, scn_shrink.c; docs/swarm.md) */
+
+/* Copies src into dst: the program step arrays are re-pointed into dst and
+** dst->source is NULL (dst owns nothing; scn_free on it is harmless). */
+void scn_copy(scn_scenario *dst, const scn_scenario *src);
+
+/* Cuts the run of sc at virtual time duration_us (> 0): workload items
+** and fixed faults after it are dropped, repeat and rate windows end at
+** it. Used by shrink and by swarm --duration. */
+void scn_truncate(scn_scenario *sc, int64_t duration_us);
+
+/* Writes sc as a readable scenario file that scn_load accepts and that
+** loads back into a scenario giving the same runs (same trace hashes):
+** fields equal to their default are left out, repeated step blocks are
+** folded into "repeat", the seed is a hex string, runtime fields shared by
+** every case go to the top level. Returns 0, or -1 on a write error. */
+int scn_write(FILE *f, const scn_scenario *sc);
+
+/* scn_write into a malloc'd NUL-terminated string (NULL on OOM). */
+char *scn_write_string(const scn_scenario *sc);
+
+/* The fault mix a swarm seed drew (scn_swarm_mix). */
+typedef struct scn_mix {
+  uint32_t kinds;          /* bit (1u << flt_kind) per kind switched on */
+  int added;               /* faults appended to the scenario */
+  char text[384];          /* "evict=24/d crash=off ..." for people */
+} scn_mix;
+
+/* Swarm testing: draws a fault mix from the PRNG stream "swarm.mix" of
+** `seed` (each of evict, restart, crash, storage_fail, rpc_delay, rpc_drop,
+** alarm_delay, stuck_child on or off, with its rate, time and target) and
+** appends it to sc->faults (never beyond SCN_MAX_FAULTS). Also sets
+** sc->seed = seed and notes the mix in sc->description. A pure function
+** of (scenario, seed). Returns the number of faults added. */
+int scn_swarm_mix(scn_scenario *sc, uint64_t seed, scn_mix *mix);
+
+/* The failure signature of a finished run of case ci (docs/swarm.md):
+** "<invariant>/<actor class>/<open waits>", e.g.
+** "no_wedge/ChatAgent/gate+request+rpc:facet_init", from the first
+** violation of a "hold" invariant and what was still waiting at its time;
+** "missing:<invariant>/-/-" when an expected violation did not happen; ""
+** for a passed run. Writes at most cap bytes into buf; returns buf. */
+char *scn_signature(const scn_scenario *sc, int ci, const scn_result *res,
+                    char *buf, size_t cap);
+
+/* Sizes of a scenario, for shrink reports. */
+typedef struct scn_size {
+  int actors, programs, steps, work, faults, stale;
+  int64_t arrivals;        /* workload arrivals planned (repeats counted) */
+  int64_t duration_us;
+  size_t bytes;            /* length of scn_write's text */
+} scn_size;
+
+/* Measures sc. */
+void scn_size_of(const scn_scenario *sc, scn_size *out);
+
+/* Writes "5 actors, 1 workload item (19510 arrivals), ..." into buf. */
+char *scn_size_text(const scn_size *z, char *buf, size_t cap);
+
+typedef struct scn_shrink_opts {
+  int invariant;           /* chk_invariant to keep violated; -1: choose */
+  int (*stop)(void *ctx);  /* non-NULL: called before each run; 1 = stop */
+  void *stop_ctx;
+} scn_shrink_opts;
+
+typedef struct scn_shrink_stats {
+  int invariant;           /* the invariant kept violated */
+  int runs, accepted;      /* candidate runs, and those kept */
+  int stopped;             /* 1 if opts->stop ended the search early */
+  scn_size before, after;
+} scn_shrink_stats;
+
+/* Delta debugging: reduces case ci of `in` run with (seed, strategy) to a
+** smaller scenario in which the same invariant is still violated with the
+** same seed and the expectation's verdict is unchanged. Tries, until
+** nothing more helps: a shorter duration, dropping faults, workload items
+** and stale rows (ddmin chunks), dropping actors nothing else references,
+** fewer repeats, fault times moved earlier and rounded, lower fault rates,
+** fewer program steps. *out gets one case (the shrunk one, its expectation
+** restricted to the kept invariant), the seed and strategy; release it
+** with scn_free. Returns 0, or -1 with a message in err. */
+int scn_shrink(const scn_scenario *in, int ci, uint64_t seed, sim_strategy strategy,
+               const scn_shrink_opts *opts, scn_scenario *out,
+               scn_shrink_stats *stats, char *err, size_t errlen);
 
 #endif

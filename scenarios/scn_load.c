@@ -397,7 +397,8 @@ static const char *const runtime_fields[] = {
     "gate_ceiling", "keepalive_interval", "heartbeat_schedule_interval",
     "idle_eviction", "alarm_retry_base", "alarm_retry_max", "rpc_latency",
     "inspect_timeout", "inspect_total_timeout", "alarm_limit", "hook_timeout",
-    "workerd_name_bug", NULL};
+    "workerd_name_bug", "executor_adapter", "thread_store", "chat_provider", "chat_recovery",
+    "chat_bug", NULL};
 
 static const opt hb_opts[] = {{"alarm", RT_HB_ALARM}, {"schedule", RT_HB_SCHEDULE}, {NULL, 0}};
 static const opt dispose_opts[] = {
@@ -406,6 +407,59 @@ static const opt toolrun_opts[] = {
     {"deferred", RT_TOOLRUN_DEFERRED}, {"gated", RT_TOOLRUN_GATED}, {NULL, 0}};
 static const opt commit_opts[] = {
     {"turn", RT_COMMIT_TURN}, {"immediate", RT_COMMIT_IMMEDIATE}, {NULL, 0}};
+
+/* Executor adapter (seed 002) and thread store (seed 004) variants. */
+static const opt adapter_opts[] = {
+    {"sqlite", RT_EXEC_SQLITE}, {"memory", RT_EXEC_MEMORY}, {"broken", RT_EXEC_BROKEN}, {NULL, 0}};
+static const opt store_opts[] = {{"versioned", RT_THREAD_VERSIONED},
+                                 {"broken", RT_THREAD_BROKEN}, {"leaky", RT_THREAD_LEAKY}, {NULL, 0}};
+
+static int runtime_models(ld *L, const cJSON *o, rt_config *c) {
+  int v = (int)c->exec_adapter;
+  if (get_enum(L, o, "executor_adapter", adapter_opts, &v) < 0) return -1;
+  c->exec_adapter = (rt_exec_adapter)v;
+  v = (int)c->thread_store;
+  if (get_enum(L, o, "thread_store", store_opts, &v) < 0) return -1;
+  c->thread_store = (rt_thread_store)v;
+  return 0;
+}
+
+/* Chat recovery (seed 000 Layer 3): the provider strategy and the options
+** onChatRecovery returns, as actor fields ("provider", "chat_recovery") or
+** runtime defaults ("chat_provider", "chat_recovery"); and the broken
+** variants ("chat_bug"). */
+static const char *const chat_rec_fields[] = {"persist", "continue", NULL};
+static const opt provider_opts[] = {{"inline", RT_CHAT_INLINE}, {"retrieve", RT_CHAT_RETRIEVE},
+                                    {"synthetic_continue", RT_CHAT_SYNTHETIC}, {NULL, 0}};
+static const opt chat_bug_opts[] = {
+    {"none", RT_CHAT_BUG_NONE}, {"resend_user", RT_CHAT_BUG_RESEND_USER},
+    {"regenerate", RT_CHAT_BUG_REGENERATE}, {"new_message", RT_CHAT_BUG_NEW_MESSAGE},
+    {"no_retry", RT_CHAT_BUG_NO_RETRY}, {"early_ack", RT_CHAT_BUG_EARLY_ACK}, {NULL, 0}};
+
+static int chat_policy(ld *L, const cJSON *o, const char *pkey, rt_chat_policy *p) {
+  const cJSON *rec = get(o, "chat_recovery");
+  int v = (int)p->provider, persist = !p->no_persist, cont = !p->no_continue;
+  int rc = get_enum(L, o, pkey, provider_opts, &v);
+  if (rc < 0) return -1;
+  p->set |= rc == 0 || rec != NULL;
+  p->provider = (rt_chat_provider)v;
+  if (!rec) return 0;
+  if (obj_fields(L, rec, "chat_recovery", chat_rec_fields) < 0 ||
+      scn_get_bool(L->d, rec, "persist", &persist, L->err) < 0 ||
+      scn_get_bool(L->d, rec, "continue", &cont, L->err) < 0)
+    return -1;
+  p->no_persist = !persist;
+  p->no_continue = !cont;
+  return 0;
+}
+
+static int runtime_chat(ld *L, const cJSON *o, rt_config *c) {
+  int v = (int)c->chat_bug;
+  if (chat_policy(L, o, "chat_provider", &c->chat) < 0) return -1;
+  if (get_enum(L, o, "chat_bug", chat_bug_opts, &v) < 0) return -1;
+  c->chat_bug = (rt_chat_bug)v;
+  return 0;
+}
 
 /* The enumerated and boolean runtime choices. */
 static int runtime_enums(ld *L, const cJSON *o, rt_config *c) {
@@ -422,7 +476,8 @@ static int runtime_enums(ld *L, const cJSON *o, rt_config *c) {
   v = (int)c->commit;
   if (get_enum(L, o, "commit", commit_opts, &v) < 0) return -1;
   c->commit = (rt_commit)v;
-  return scn_get_bool(L->d, o, "workerd_name_bug", &c->workerd_name_bug, L->err) < 0 ? -1 : 0;
+  if (scn_get_bool(L->d, o, "workerd_name_bug", &c->workerd_name_bug, L->err) < 0) return -1;
+  return runtime_models(L, o, c); /* executor (seed 002), thread store (seed 004) */
 }
 
 /* Duration fields of rt_config: key, offset, smallest value allowed. */
@@ -449,6 +504,7 @@ static int load_runtime(ld *L, const cJSON *o, rt_config *c) {
   int64_t v;
   size_t k;
   if (obj_fields(L, o, "runtime", runtime_fields) < 0 || runtime_enums(L, o, c) < 0) return -1;
+  if (runtime_chat(L, o, c) < 0) return -1; /* chat turns (seed 000 Layer 3) */
   for (k = 0; k < sizeof rt_durs / sizeof rt_durs[0]; k++) {
     int64_t *p = (int64_t *)(void *)((char *)c + rt_durs[k].off);
     if (get_dur(L, o, rt_durs[k].key, rt_durs[k].min, p) < 0) return -1;
@@ -499,7 +555,7 @@ static int load_checks(ld *L) {
 
 static const char *const actor_fields[] = {
     "id", "class", "children", "on_start", "on_start_throws", "serve", "inspect_time",
-    "stuck", "stuck_delay", "recovery", "stale", NULL};
+    "stuck", "stuck_delay", "recovery", "stale", "provider", "chat_recovery", NULL};
 
 static int actor_id(ld *L, const cJSON *a, uint32_t i) {
   scn_scenario *sc = L->sc;
@@ -874,6 +930,7 @@ static int load_actor(ld *L, const cJSON *a, uint32_t i) {
   if (get_text(L, a, "class", sp->cls, sizeof sp->cls, 0) < 0) return -1;
   if (actor_times(L, a, sp) < 0 || actor_stuck(L, a, sp) < 0) return -1;
   if (actor_children(L, a, i) < 0 || actor_recovery(L, a, sp) < 0) return -1;
+  if (chat_policy(L, a, "provider", &sp->chat) < 0) return -1; /* chat (seed 000) */
   return actor_stale(L, a, i);
 }
 
@@ -922,34 +979,63 @@ static int load_actors(ld *L) {
 /* ---- workload ------------------------------------------------------------ */
 
 static const char *const work_all[] = {
-    "request", "fiber", "tool_run", "actor", "entry", "work", "at", "every", "until", NULL};
+    "request", "fiber", "tool_run", "actor", "entry", "work", "at", "every", "until",
+    "executor_turn", "thread_writers", "tools", "adapter", "fail", "cancel", "duplicate_ppm",
+    "writers", "runs", "store", "step", "chat", "chunks", "chunk_every", NULL};
 static const char *const work_req[] = {"request", "entry", "at", "every", "until", NULL};
 static const char *const work_fib[] = {"fiber", "actor", "at", "every", "until", NULL};
 static const char *const work_tr[] = {"tool_run", "actor", "work", "at", "every", "until", NULL};
+static const char *const work_ex[] = {"executor_turn", "tools", "adapter", "fail", "cancel",
+                                      "duplicate_ppm", "at", "every", "until", NULL};
+static const char *const work_chat[] = {"chat", "chunks", "chunk_every", "at", "every",
+                                        "until", NULL};
+static const char *const work_th[] = {"thread_writers", "writers", "runs", "tools", "store",
+                                      "fail", "step", "at", "every", "until", NULL};
+
+/* The kinds of workload items: the field that names each, and its fields. */
+static const struct {
+  const char *key;
+  scn_work_kind kind;
+  const char *const *fields;
+} work_kinds[] = {{"request", SCN_W_REQUEST, work_req},
+                  {"fiber", SCN_W_FIBER, work_fib},
+                  {"tool_run", SCN_W_TOOLRUN, work_tr},
+                  {"executor_turn", SCN_W_EXEC_TURN, work_ex},   /* seed 002 */
+                  {"thread_writers", SCN_W_THREAD, work_th},     /* seed 004 */
+                  {"chat", SCN_W_CHAT, work_chat}};              /* seed 000 Layer 3 */
+#define N_WORK_KINDS (int)(sizeof work_kinds / sizeof work_kinds[0])
 static const opt entry_opts[] = {{"fetch", RT_ENTRY_FETCH}, {"ws", RT_ENTRY_WS},
                                  {"alarm", RT_ENTRY_ALARM}, {"setName", RT_ENTRY_SETNAME},
                                  {"rpc", RT_ENTRY_RPC}, {NULL, 0}};
 
-/* Which of "request", "fiber", "tool_run" item w is (exactly one). */
+/* The kind names for messages: "request", "fiber", ... or "thread_writers". */
+static const char *work_kind_list(char *buf, size_t cap) {
+  size_t o = 0;
+  for (int k = 0; k < N_WORK_KINDS && o < cap; k++)
+    o += (size_t)snprintf(buf + o, cap - o, "%s\"%s\"",
+                          k == 0 ? "" : k == N_WORK_KINDS - 1 ? " or " : ", ", work_kinds[k].key);
+  return buf;
+}
+
+/* Which kind item w is (exactly one of the work_kinds keys). */
 static int work_kind(ld *L, const cJSON *w, scn_work_kind *kind) {
-  static const char *const keys[] = {"request", "fiber", "tool_run"};
-  static const char *const *const fields[] = {work_req, work_fib, work_tr};
   const cJSON *seen = NULL;
+  char names[160];
   int k, which = -1;
-  for (k = 0; k < 3; k++) {
-    const cJSON *m = get(w, keys[k]);
+  for (k = 0; k < N_WORK_KINDS; k++) {
+    const cJSON *m = get(w, work_kinds[k].key);
     if (!m) continue;
     if (seen)
-      return key_errf(L, m, "a workload item has exactly one of \"request\", \"fiber\" or "
-                      "\"tool_run\"; this one has \"%s\" and \"%s\"", seen->string, m->string);
+      return key_errf(L, m, "a workload item has exactly one of %s; this one has \"%s\" and "
+                      "\"%s\"", work_kind_list(names, sizeof names), seen->string, m->string);
     seen = m;
     which = k;
   }
   if (which < 0)
-    return scn_errf(L->err, L->d, w,
-                    "a workload item needs one of \"request\", \"fiber\" or \"tool_run\"");
-  *kind = (scn_work_kind)(SCN_W_REQUEST + which);
-  return scn_check_fields(L->d, w, fields[which], L->err);
+    return scn_errf(L->err, L->d, w, "a workload item needs one of %s",
+                    work_kind_list(names, sizeof names));
+  *kind = work_kinds[which].kind;
+  return scn_check_fields(L->d, w, work_kinds[which].fields, L->err);
 }
 
 /* "at" (default 0), "every" (default once), "until" (default the end). */
@@ -979,6 +1065,68 @@ static int work_toolrun(ld *L, const cJSON *w, scn_work *out) {
   return need(L, w, "work") < 0 ? -1 : get_dur(L, w, "work", 0, &out->work_us);
 }
 
+/* {"executor_turn": actor, "tools", "adapter", "fail", "cancel", "duplicate_ppm"}
+** (seed 002; rt_exec_turn_spec). */
+static const opt phase_opts[] = {{"started", RT_PH_STARTED}, {"llm-complete", RT_PH_LLM_COMPLETE},
+                                 {"tool-dispatched", RT_PH_TOOL_DISPATCHED},
+                                 {"tool-received", RT_PH_TOOL_RECEIVED},
+                                 {"settled", RT_PH_SETTLED}, {NULL, 0}};
+
+static int work_exec(ld *L, const cJSON *w, scn_work *out) {
+  rt_exec_turn_spec *t = &out->exec;
+  int64_t tools = 1, ppm = 0;
+  rt_exec_turn_default(t);
+  if (get_actor(L, w, "executor_turn", &out->actor) < 0 ||
+      scn_get_int(L->d, w, "tools", 0, RT_EXEC_MAX_TOOLS, &tools, L->err) < 0 ||
+      get_enum(L, w, "adapter", adapter_opts, &t->adapter) < 0 ||
+      get_enum(L, w, "fail", phase_opts, &t->fail_phase) < 0 ||
+      get_dur(L, w, "cancel", 1, &t->cancel_after_us) < 0 ||
+      scn_get_int(L->d, w, "duplicate_ppm", 0, MAX_PPM, &ppm, L->err) < 0)
+    return -1;
+  t->tools = (int)tools;
+  t->dup_ppm = (uint32_t)ppm;
+  return 0;
+}
+
+/* {"thread_writers": actor, "writers", "runs", "tools", "store", "fail",
+** "step"} (seed 004; rt_thread_spec). */
+static const opt reason_opts[] = {{"UserMessage", RT_CK_USER_MESSAGE},
+                                  {"AssistantTurnCommitted", RT_CK_ASSISTANT_TURN_COMMITTED},
+                                  {"ToolResultsCommitted", RT_CK_TOOL_RESULTS_COMMITTED},
+                                  {"RunFinished", RT_CK_RUN_FINISHED}, {NULL, 0}};
+
+static int work_thread(ld *L, const cJSON *w, scn_work *out) {
+  rt_thread_spec *t = &out->thread;
+  int64_t writers, runs, tools;
+  rt_thread_spec_default(t);
+  writers = t->writers, runs = t->runs, tools = t->tools;
+  if (get_actor(L, w, "thread_writers", &out->actor) < 0 ||
+      scn_get_int(L->d, w, "writers", 1, RT_THREAD_MAX_WRITERS, &writers, L->err) < 0 ||
+      scn_get_int(L->d, w, "runs", 1, 100, &runs, L->err) < 0 ||
+      scn_get_int(L->d, w, "tools", 0, RT_EXEC_MAX_TOOLS, &tools, L->err) < 0 ||
+      get_enum(L, w, "store", store_opts, &t->store) < 0 ||
+      get_enum(L, w, "fail", reason_opts, &t->fail_reason) < 0 ||
+      get_dur(L, w, "step", 1000, &t->step_max_us) < 0)
+    return -1;
+  t->writers = (int)writers;
+  t->runs = (int)runs;
+  t->tools = (int)tools;
+  return 0;
+}
+
+/* {"chat": actor, "chunks": N, "chunk_every": "200ms"}: a user message
+** whose reply streams N chunks (seed 000 Layer 3; rt_chat_at). */
+static int work_chat_item(ld *L, const cJSON *w, scn_work *out) {
+  int64_t n = 20;
+  out->chunk_every_us = 200000;
+  if (get_actor(L, w, "chat", &out->actor) < 0 ||
+      scn_get_int(L->d, w, "chunks", 1, RT_CHAT_MAX_CHUNKS, &n, L->err) < 0 ||
+      get_dur(L, w, "chunk_every", 1, &out->chunk_every_us) < 0)
+    return -1;
+  out->chunks = (int)n;
+  return 0;
+}
+
 static int work_item(ld *L, const cJSON *w, const char *what, scn_work *out) {
   int e = RT_ENTRY_FETCH;
   memset(out, 0, sizeof *out);
@@ -993,7 +1141,11 @@ static int work_item(ld *L, const cJSON *w, const char *what, scn_work *out) {
     if (get_program(L, w, "fiber", &out->program) < 0 || need(L, w, "actor") < 0 ||
         get_actor(L, w, "actor", &out->actor) < 0)
       return -1;
-  } else if (work_toolrun(L, w, out) < 0) {
+  } else if (out->kind == SCN_W_TOOLRUN && work_toolrun(L, w, out) < 0) {
+    return -1;
+  } else if ((out->kind == SCN_W_EXEC_TURN && work_exec(L, w, out) < 0) ||
+             (out->kind == SCN_W_THREAD && work_thread(L, w, out) < 0) ||
+             (out->kind == SCN_W_CHAT && work_chat_item(L, w, out) < 0)) {
     return -1;
   }
   return work_times(L, w, out);
@@ -1037,6 +1189,7 @@ static const char *const *fault_fields(int k) {
     case FLT_RPC_DELAY: case FLT_ALARM_DELAY: return f_delay;
     case FLT_RPC_DROP: return f_drop;
     case FLT_GATE_TIMEOUT: return f_gate;
+    case FLT_STREAM_CUT: return f_evict; /* kind, actor (optional), when */
     default: return f_plain;
   }
 }
@@ -1048,12 +1201,8 @@ static int fault_kind(ld *L, const cJSON *f, int *kind) {
   int k;
   if (need(L, f, "kind") < 0 || scn_get_string(L->d, f, "kind", &s, L->err) < 0) return -1;
   *kind = flt_kind_parse(s);
-  if (*kind == FLT_STREAM_CUT)
-    return scn_errf(L->err, L->d, get(f, "kind"),
-                    "stream_cut needs the chat model, which is not built yet");
   if (*kind > 0) return 0;
-  for (k = 1; k < FLT_KIND_COUNT; k++)
-    if (k != FLT_STREAM_CUT) list_add(&l, flt_kind_name((flt_kind)k));
+  for (k = 1; k < FLT_KIND_COUNT; k++) list_add(&l, flt_kind_name((flt_kind)k));
   return bad_value(L, get(f, "kind"), "kind", s, &l);
 }
 
@@ -1135,7 +1284,8 @@ static int fault_storage(ld *L, const cJSON *f, scn_fault *out) {
 static int fault_params(ld *L, const cJSON *f, scn_fault *out) {
   int64_t v = 0;
   switch (out->kind) {
-    case FLT_EVICT: return get_actor(L, f, "actor", &out->actor) < 0 ? -1 : 0;
+    case FLT_EVICT:
+    case FLT_STREAM_CUT: return get_actor(L, f, "actor", &out->actor) < 0 ? -1 : 0;
     case FLT_STUCK_CHILD: return fault_stuck(L, f, out);
     case FLT_STORAGE_FAIL: return fault_storage(L, f, out);
     case FLT_RPC_DELAY: case FLT_ALARM_DELAY: return need_delay(L, f, out);

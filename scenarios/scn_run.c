@@ -42,6 +42,9 @@ static int plan_one(const scn_scenario *sc, rt_world *w, const scn_work *wk, int
     case SCN_W_REQUEST: return rt_request_at(w, wk->actor, wk->entry, t);
     case SCN_W_FIBER: return rt_fiber_at(w, wk->actor, &sc->programs[wk->program], t);
     case SCN_W_TOOLRUN: return rt_toolrun_at(w, wk->actor, wk->child, wk->work_us, t);
+    case SCN_W_EXEC_TURN: return rt_exec_turn_at(w, wk->actor, &wk->exec, t); /* seed 002 */
+    case SCN_W_THREAD: return rt_thread_writers_at(w, wk->actor, &wk->thread, t) < 0 ? -1 : 0;
+    case SCN_W_CHAT: return rt_chat_at(w, wk->actor, wk->chunks, wk->chunk_every_us, t); /* seed 000 */
   }
   return -1;
 }

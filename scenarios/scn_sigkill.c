@@ -193,8 +193,16 @@ static int run_generation(const wk_job *j, sim *s, scn_result *res) {
   int killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
   if ((end == 'K' && killed) || (end == 'D' && WIFEXITED(status) && !WEXITSTATUS(status)))
     return 0;
-  snprintf(res->failure, sizeof res->failure,
-           "worker process of generation %d died unexpectedly (status 0x%x)", j->gen, status);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
+    snprintf(res->failure, sizeof res->failure,
+             "worker process of generation %d could not assemble its world (storage, workload "
+             "or fault plan)", j->gen);
+  else if (WIFSIGNALED(status))
+    snprintf(res->failure, sizeof res->failure,
+             "worker process of generation %d died of signal %d", j->gen, WTERMSIG(status));
+  else
+    snprintf(res->failure, sizeof res->failure,
+             "worker process of generation %d died unexpectedly (status 0x%x)", j->gen, status);
   return -1;
 }
 

@@ -174,7 +174,9 @@ static void test_rt_names(void **state) {
   assert_string_equal(rt_toolrun_status_name(0), "?");
   assert_string_equal(rt_write_op_name(RT_W_TOOLRUN_STATUS), "toolrun_status");
   assert_string_equal(rt_write_op_name(RT_W_OTHER), "other");
-  assert_string_equal(rt_write_op_name(12), "?");
+  assert_string_equal(rt_write_op_name(RT_W_CHECKPOINT), "checkpoint"); /* executor */
+  assert_string_equal(rt_write_op_name(RT_W_THREAD), "thread");         /* thread store */
+  assert_string_equal(rt_write_op_name(RT_W_THREAD + 1), "?");
 }
 
 static void test_chk_names(void **state) {

@@ -1,0 +1,219 @@
+/*
+** cmd_merge.c: `revenant merge FILE.json...`: combines results JSON files
+** (schema revenant.results/1, docs/reports.md), for example those of the
+** shards of a swarm, into one document with the runs sorted by seed (runs
+** of one seed keep their input order) and a recomputed summary.
+** Prints the failed runs and the line "N passed, N failed".
+*/
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "reports/rpt.h"
+
+static const char merge_usage[] =
+    "usage: revenant merge FILE.json... [-o OUT.json] [-q]\n"
+    "\n"
+    "Combines results JSON files (revenant run --json, revenant swarm --json;\n"
+    "schema revenant.results/1) into one: runs sorted by seed (runs of one\n"
+    "seed keep their order), summary recomputed. Prints the failed runs and\n"
+    "the line \"N passed, N failed\".\n"
+    "\n"
+    "options:\n"
+    "  -o, --json FILE   write the merged document to FILE\n"
+    "  -q, --quiet       print only the summary line\n"
+    "  -h, --help        show this help\n"
+    "\n"
+    "exit status: 0 no failed run, 1 a failed run, 2 usage error or unreadable file\n";
+
+typedef struct mrun {
+  cJSON *run;
+  size_t order;                 /* input order, for a stable sort */
+} mrun;
+
+typedef struct merge {
+  mrun *v;
+  size_t n, cap;
+  const char *out;
+  int quiet;
+} merge;
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  char *buf = NULL;
+  size_t len = 0, cap = 0, got;
+  if (!f) return NULL;
+  do {
+    if (len + 4096 + 1 > cap) {
+      cap = (len + 4096 + 1) * 2;
+      char *nb = realloc(buf, cap);
+      if (!nb) {
+        free(buf);
+        fclose(f);
+        return NULL;
+      }
+      buf = nb;
+    }
+    got = fread(buf + len, 1, cap - len - 1, f);
+    len += got;
+  } while (got > 0);
+  fclose(f);
+  buf[len] = 0;
+  return buf;
+}
+
+static const char *sfield(const cJSON *o, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static unsigned long long seed_of(const cJSON *run) { return strtoull(sfield(run, "seed"), NULL, 16); }
+
+/* By seed; runs of one seed keep their input order (so merging the shards
+** of a swarm gives the unsharded swarm's order). */
+static int cmp_run(const void *a, const void *b) {
+  const mrun *x = a, *y = b;
+  unsigned long long sx = seed_of(x->run), sy = seed_of(y->run);
+  if (sx != sy) return sx < sy ? -1 : 1;
+  return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* 1 if two runs are the same run (file, scenario, variant, strategy, seed). */
+static int same_run(const cJSON *x, const cJSON *y) {
+  static const char *const keys[] = {"file", "scenario", "variant", "strategy", "seed"};
+  for (size_t k = 0; k < 5; k++)
+    if (strcmp(sfield(x, keys[k]), sfield(y, keys[k]))) return 0;
+  return 1;
+}
+
+/* Moves the runs of one results document into m; 0, or -1 with a message. */
+static int take_runs(merge *m, const char *path) {
+  char *text = slurp(path);
+  cJSON *doc = text ? cJSON_Parse(text) : NULL, *runs, *r;
+  free(text);
+  runs = cJSON_GetObjectItemCaseSensitive(doc, "runs");
+  if (!doc || strcmp(sfield(doc, "schema"), "revenant.results/1") || !cJSON_IsArray(runs)) {
+    fprintf(stderr, "revenant merge: %s: not a results file (schema revenant.results/1)\n", path);
+    cJSON_Delete(doc);
+    return -1;
+  }
+  while ((r = cJSON_DetachItemFromArray(runs, 0))) {
+    if (m->n == m->cap) {
+      size_t nc = m->cap ? m->cap * 2 : 256;
+      mrun *nv = realloc(m->v, nc * sizeof *nv);
+      if (!nv) {
+        cJSON_Delete(r);
+        cJSON_Delete(doc);
+        return -1;
+      }
+      m->v = nv;
+      m->cap = nc;
+    }
+    m->v[m->n] = (mrun){r, m->n};
+    m->n++;
+  }
+  cJSON_Delete(doc);
+  return 0;
+}
+
+/* Prints failed runs (at most 50) and counts duplicates; *passed out. */
+static size_t scan_runs(const merge *m, size_t *passed) {
+  size_t failed = 0, dups = 0;
+  *passed = 0;
+  for (size_t i = 0; i < m->n; i++) {
+    const cJSON *r = m->v[i].run;
+    for (size_t k = i; k-- > 0 && seed_of(m->v[k].run) == seed_of(r);)
+      if (same_run(m->v[k].run, r)) {
+        dups++;
+        break;
+      }
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "passed"))) {
+      (*passed)++;
+      continue;
+    }
+    if (!m->quiet && failed < 50)
+      printf("FAIL %s [%s] seed=%s %s: %s\n", sfield(r, "scenario"), sfield(r, "variant"), sfield(r, "seed"),
+             sfield(r, "strategy"), sfield(r, "failure"));
+    failed++;
+  }
+  if (!m->quiet && failed > 50) printf("... and %zu more failed runs\n", failed - 50);
+  if (dups) fprintf(stderr, "revenant merge: warning: %zu runs appear more than once (overlapping inputs?)\n", dups);
+  return failed;
+}
+
+/* Builds and writes the merged document (consumes the runs). */
+static int write_merged(merge *m, size_t passed, size_t failed) {
+  cJSON *root = cJSON_CreateObject(), *runs = cJSON_CreateArray(), *sum = cJSON_CreateObject();
+  int ok = root && runs && sum;
+  if (ok) {
+    cJSON_AddItemToObject(root, "schema", cJSON_CreateString("revenant.results/1"));
+    cJSON_AddItemToObject(root, "runs", runs);
+    cJSON_AddItemToObject(sum, "passed", cJSON_CreateNumber((double)passed));
+    cJSON_AddItemToObject(sum, "failed", cJSON_CreateNumber((double)failed));
+    cJSON_AddItemToObject(root, "summary", sum);
+    runs = sum = NULL;
+  }
+  for (size_t i = 0; i < m->n; i++) {
+    if (ok) ok = cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(root, "runs"), m->v[i].run);
+    else cJSON_Delete(m->v[i].run);
+  }
+  char *text = ok ? cJSON_Print(root) : NULL;
+  FILE *f = text ? fopen(m->out, "w") : NULL;
+  int rc = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF ? 0 : -1;
+  if (f && fclose(f)) rc = -1;
+  if (rc) fprintf(stderr, "revenant merge: cannot write %s\n", m->out);
+  cJSON_free(text);
+  cJSON_Delete(root);
+  cJSON_Delete(runs);
+  cJSON_Delete(sum);
+  return rc;
+}
+
+int cli_cmd_merge(int argc, char **argv) {
+  merge m = {0};
+  int bad = 0, files = 0;
+  for (int i = 1; i < argc && !bad; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      fputs(merge_usage, stdout);
+      for (size_t k = 0; k < m.n; k++) cJSON_Delete(m.v[k].run);
+      free(m.v);
+      return 0;
+    } else if (!strcmp(a, "-o") || !strcmp(a, "--json")) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "revenant merge: option needs a value: %s\n", a);
+        bad = 1;
+      } else {
+        m.out = argv[++i];
+      }
+    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+      m.quiet = 1;
+    } else if (a[0] == '-') {
+      fprintf(stderr, "revenant merge: unknown option %s; try 'revenant merge --help'\n", a);
+      bad = 1;
+    } else {
+      bad = take_runs(&m, a) != 0;
+      files++;
+    }
+  }
+  if (!bad && files == 0) {
+    fprintf(stderr, "revenant merge: no results files given; try 'revenant merge --help'\n");
+    bad = 1;
+  }
+  size_t passed = 0, failed = 0;
+  if (!bad) {
+    qsort(m.v, m.n, sizeof *m.v, cmp_run);
+    failed = scan_runs(&m, &passed);
+  }
+  if (!bad && m.out) {
+    bad = write_merged(&m, passed, failed) != 0;
+  } else {
+    for (size_t k = 0; k < m.n; k++) cJSON_Delete(m.v[k].run);
+  }
+  free(m.v);
+  if (bad) return 2;
+  rpt_text_summary(stdout, passed, failed);
+  return failed ? 1 : 0;
+}
