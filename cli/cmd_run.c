@@ -251,7 +251,7 @@ static int run_one(run_state *st, const scn_scenario *sc, int ci, uint64_t seed)
   run_record *rec = next_record(st);
   if (!rec) return -1;
   double t0 = wall_now();
-  scn_run_opts ro = {0, st->o.crash_at, 0};
+  scn_run_opts ro = {.crash_after_write = st->o.crash_at};
   if (scn_run_case_ex(sc, ci, seed, strat, &ro, &rec->res)) {
     fprintf(stderr, "revenant: %s: %s\n", sc->file, rec->res.failure);
     scn_result_free(&rec->res);
@@ -283,7 +283,7 @@ static uint32_t crash_check_mask(const scn_case *cs) {
 static int crash_points(run_state *st, const scn_scenario *sc, int ci, uint64_t seed) {
   const scn_case *cs = &sc->cases[ci];
   sim_strategy strat = st->o.strategy >= 0 ? (sim_strategy)st->o.strategy : sc->strategy;
-  scn_run_opts ro = {1, 0, crash_check_mask(cs)};
+  scn_run_opts ro = {.without_faults = 1, .check_mask = crash_check_mask(cs)};
   scn_result res;
   if (!ro.check_mask) {
     printf("SKIP crash-points %s [%s]: the case expects every checked invariant violated\n",
@@ -294,6 +294,7 @@ static int crash_points(run_state *st, const scn_scenario *sc, int ci, uint64_t 
   uint64_t n = res.writes, step = 1, covered = 0, failed = 0;
   scn_result_free(&res);
   if (st->o.crash_max && n > st->o.crash_max) step = (n + st->o.crash_max - 1) / st->o.crash_max;
+  ro.stop_when_decided = 1; /* a failing boundary stops at its first violation */
   for (uint64_t k = 1; k <= n; k += step) {
     ro.crash_after_write = k;
     if (scn_run_case_ex(sc, ci, seed, strat, &ro, &res)) return -1;

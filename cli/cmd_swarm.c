@@ -289,7 +289,8 @@ static void worker_job(const swarm *s, uint64_t j, scn_scenario *m, FILE *out) {
   char sig[256], text[600];
   const sw_unit *u = job_scenario(s, j, m, &seed);
   test_hooks(s, seed);
-  if (scn_run_case_ex(m, u->ci, seed, m->strategy, NULL, &r) != 0) {
+  scn_run_opts ro = {.stop_when_decided = 1}; /* the verdict is all a swarm needs */
+  if (scn_run_case_ex(m, u->ci, seed, m->strategy, &ro, &r) != 0) {
     clean(text, sizeof text, r.failure);
     fprintf(out, "X\t%" PRIu64 "\t%s\n", j, text);
   } else {

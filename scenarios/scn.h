@@ -140,6 +140,11 @@ typedef struct scn_run_opts {
                                 k-th durable write (crash-point coverage) */
   uint32_t check_mask;       /* if non-zero, judge only these invariants as
                                 "must hold" instead of the case's expect */
+  int stop_when_decided;     /* stop the run as soon as its verdict cannot
+                                change: a "hold" invariant was violated, or
+                                every "violate" one fired and nothing must
+                                hold (the trace is then a prefix of the full
+                                run's: its hash differs) */
 } scn_run_opts;
 
 /* scn_run_case with options (opts may be NULL). */

@@ -126,6 +126,20 @@ void scn__judge(const scn_case *cs, const scn_run_opts *o, scn_result *res) {
   }
 }
 
+/* stop_when_decided: the verdict is known once a "hold" invariant fails,
+** or once every "violate" invariant has fired and none must hold. */
+typedef struct decide_ctx {
+  sim *s;
+  uint32_t hold, violate, seen;
+} decide_ctx;
+
+static void decide_on_violation(void *ctx, const chk_violation *v) {
+  decide_ctx *d = ctx;
+  d->seen |= 1u << v->inv;
+  if ((d->hold & d->seen) || (!d->hold && d->violate && (d->violate & ~d->seen) == 0))
+    sim_request_stop(d->s);
+}
+
 static const flt_fault crash_fault = {FLT_CRASH, RT_NO_ACTOR, 0, 0, 0, 0, RT_STUCK_NONE, 0, 0};
 
 static void crash_now(void *ctx) { flt_apply((rt_world *)ctx, &crash_fault); }
@@ -150,7 +164,7 @@ int scn_run_case(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy str
 
 int scn_run_case_ex(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy strategy,
                     const scn_run_opts *opts, scn_result *res) {
-  static const scn_run_opts none = {0, 0, 0};
+  static const scn_run_opts none = {0};
   const scn_run_opts *o = opts ? opts : &none;
   const scn_case *cs = &sc->cases[ci];
   if (!o->without_faults && scn__has_sigkill(sc))
@@ -171,7 +185,15 @@ int scn_run_case_ex(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy 
     flt_reset();
     return -1;
   }
-  sim_run(res->s, sc->duration_us, 0);
+  decide_ctx dc = {res->s, o->check_mask ? o->check_mask : cs->hold_mask,
+                   o->check_mask ? 0 : cs->violate_mask, 0};
+  if (o->stop_when_decided) chk_on_violation(res->checks, decide_on_violation, &dc);
+  sim_stop_reason why = sim_run(res->s, sc->duration_us, 0);
+  if (o->stop_when_decided) chk_on_violation(res->checks, NULL, NULL);
+  /* A world that went quiet still lives to the end of the scenario: the
+  ** liveness checks judge the whole duration, not the last event. */
+  if (why != SIM_STOP_REQUESTED && res->s->now_us < sc->duration_us)
+    res->s->now_us = sc->duration_us;
   chk_finish(res->checks, res->s->now_us);
   res->writes = rt_write_count(w);
   rt_world_free(w);
