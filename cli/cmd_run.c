@@ -210,6 +210,7 @@ static void collect_recovery(run_state *st, const sim_trace *t) {
   int64_t v[256];
   size_t n = 0;
   rpt_recovery_times(t, v, &n, 256);
+  if (n == 0) return;
   if (st->n_recovery + n > st->cap_recovery) {
     size_t nc = (st->cap_recovery + n) * 2;
     int64_t *nv = realloc(st->recovery_us, nc * sizeof *nv);
