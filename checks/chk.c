@@ -491,3 +491,16 @@ void chk_free(chk_set *c) {
   free(c->v);
   free(c);
 }
+
+void chk_set_actor_names(chk_set *c, const char *const *names, uint32_t n) {
+  c->names = names;
+  c->n_names = n;
+}
+
+const char *chk__actor_label(const chk_set *c, uint32_t actor, char *buf, size_t n) {
+  if (actor < c->n_names && c->names[actor])
+    snprintf(buf, n, "%s", c->names[actor]);
+  else
+    snprintf(buf, n, "%u", actor);
+  return buf;
+}

@@ -89,6 +89,10 @@ const chk_violation *chk_violation_at(const chk_set *c, size_t i);
 /* 1 once any violation was recorded (for stop-at-first-violation). */
 int chk_failed(const chk_set *c);
 
+/* Gives the checkers the actors' names (index -> name) so that messages
+** say "actor parent" rather than "actor 0". The array must outlive c. */
+void chk_set_actor_names(chk_set *c, const char *const *names, uint32_t n);
+
 /* Installs (fn != NULL) or removes the violation callback. */
 void chk_on_violation(chk_set *c, chk_violation_fn fn, void *ctx);
 

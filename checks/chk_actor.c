@@ -43,11 +43,12 @@ static void chk_wedge_failure(chk_set *c, chk_actor *a, const sim_rec *r,
   int n = a->streak < CHK_MAX_CHAIN ? a->streak : CHK_MAX_CHAIN;
   for (int i = 0; i < n; i++) chain[i] = a->streak_idx[i];
   char t0[32], t1[32];
+  char lb[72];
   chk__violate(c, CHK_NO_WEDGE, r->actor, r->t_us, -1, idx, chain, n,
-               "actor %u is wedged: %d consecutive failed startups with no "
+               "actor %s is wedged: %d consecutive failed startups with no "
                "durable progress (%d gate resets, %d startup failures) from "
                "t=%ss to t=%ss",
-               r->actor, a->streak, a->streak_gate, a->streak_startup,
+               chk__actor_label(c, r->actor, lb, sizeof lb), a->streak, a->streak_gate, a->streak_startup,
                chk__secs(t0, sizeof t0, a->streak_t0),
                chk__secs(t1, sizeof t1, r->t_us));
 }
@@ -79,11 +80,12 @@ static void chk_serve_finish(chk_set *c, uint32_t ai, int64_t end_us) {
   else
     snprintf(tail, sizeof tail, "none succeeded by the end (t=%ss)",
              chk__secs(to, sizeof to, end_us));
+  char lb[72];
   chk__violate(c, CHK_NO_WEDGE, ai, a->arrive_t + bound, -1, CHK_NO_INDEX,
                chain, 4,
-               "actor %u served no request within %s: the first request%s "
+               "actor %s served no request within %s: the first request%s "
                "arrived at t=%ss and %s",
-               ai, chk__dur(bd, sizeof bd, bound), fault,
+               chk__actor_label(c, ai, lb, sizeof lb), chk__dur(bd, sizeof bd, bound), fault,
                chk__secs(ta, sizeof ta, a->arrive_t), tail);
 }
 
@@ -101,10 +103,11 @@ static void chk_idle_death(chk_set *c, chk_actor *a, const sim_rec *r,
   if (a->refs <= 0) return;
   char t1[32], t2[32];
   uint64_t chain[2] = {a->acquire_idx, idx};
+  char lb[72];
   chk__violate(c, CHK_KEEPALIVE_HOLDS, r->actor, r->t_us, -1, idx, chain, 2,
-               "actor %u was evicted as idle at t=%ss while holding %" PRId64
+               "actor %s was evicted as idle at t=%ss while holding %" PRId64
                " keepAlive ref%s (last acquired at t=%ss)",
-               r->actor, chk__secs(t1, sizeof t1, r->t_us), a->refs,
+               chk__actor_label(c, r->actor, lb, sizeof lb), chk__secs(t1, sizeof t1, r->t_us), a->refs,
                a->refs == 1 ? "" : "s",
                a->acquire_idx == CHK_NO_INDEX
                    ? "?"
@@ -131,11 +134,12 @@ static void chk_alarm_fire(chk_set *c, chk_actor *a, const sim_rec *r,
   for (int i = 0; i < 4; i++) chain[2 + i] = a->fire_last_idx[i];
   if (a->release_idx != CHK_NO_INDEX && a->release_idx > a->fire_first_idx)
     chain[0] = CHK_NO_INDEX;
+  char lb[72];
   chk__violate(c, CHK_KEEPALIVE_HOLDS, r->actor, r->t_us, -1, idx, chain, 6,
-               "alarm kept firing into actor %u with no keepAlive refs for "
+               "alarm kept firing into actor %s with no keepAlive refs for "
                "%s: %d fires from t=%ss to t=%ss with no fiber running and "
                "no user schedule",
-               r->actor, chk__dur(bd, sizeof bd, r->t_us - a->fire_t0),
+               chk__actor_label(c, r->actor, lb, sizeof lb), chk__dur(bd, sizeof bd, r->t_us - a->fire_t0),
                a->fire_streak, chk__secs(t0, sizeof t0, a->fire_t0),
                chk__secs(t1, sizeof t1, r->t_us));
 }

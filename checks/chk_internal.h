@@ -220,7 +220,13 @@ struct chk_set {
   struct chk_exec *exec;            /* chk_executor.c: turns (seed 002) */
   struct chk_thr *thr;              /* chk_thread.c: threads (seed 004) */
   struct chk_chat *chat;            /* chk_chat.c: chat turns (seed 000 Layer 3) */
+  const char *const *names;         /* actor index -> name, for messages */
+  uint32_t n_names;
 };
+
+/* The actor's name for a message ("parent"), or its index ("2") when no
+** name is known; written into buf (72 bytes are enough). */
+const char *chk__actor_label(const chk_set *c, uint32_t actor, char *buf, size_t n);
 
 /* Records a violation (if its invariant is enabled). chain: n record
 ** indices in any order; they are sorted, de-duplicated and, past

@@ -33,7 +33,7 @@ static chk_stale *chk_stale_of(chk_set *c, const chk_watch *w) {
 static void chk_stale_late(chk_set *c, int is_run, uint32_t i, int64_t win_t,
                            uint64_t win_idx, int64_t end_t, uint64_t end_idx,
                            const char *how) {
-  char ts[32], tw[32], te[32], bd[32];
+  char ts[32], tw[32], te[32], bd[32], lb[72];
   int64_t bound = c->p.recovery_bound_us;
   uint64_t at = end_idx;
   chk_stale *st;
@@ -75,15 +75,15 @@ static void chk_stale_late(chk_set *c, int is_run, uint32_t i, int64_t win_t,
     chk__violate(c, CHK_RECOVERY_FINISHES, actor, win_t + bound, subject, at,
                  chain, n,
                  "%s, stale since t=%ss, %s only at t=%ss: more "
-                 "than %s after actor %u woke at t=%ss",
-                 what, ts, how, te, bd, actor, tw);
+                 "than %s after actor %s woke at t=%ss",
+                 what, ts, how, te, bd, chk__actor_label(c, actor, lb, sizeof lb), tw);
   else
     chk__violate(c, CHK_RECOVERY_FINISHES, actor, win_t + bound, subject, at,
                  chain, n,
-                 "%s, stale since t=%ss, was not %s within %s of actor %u "
+                 "%s, stale since t=%ss, was not %s within %s of actor %s "
                  "waking at t=%ss (still not at t=%ss)",
-                 what, ts, is_run ? "terminal" : "recovered", bd, actor, tw,
-                 te);
+                 what, ts, is_run ? "terminal" : "recovered", bd,
+                 chk__actor_label(c, actor, lb, sizeof lb), tw, te);
 }
 
 void chk__stale_mark(chk_set *c, int is_run, uint32_t i, int64_t t_us,

@@ -153,6 +153,7 @@ static int assemble(const scn_scenario *sc, const scn_run_opts *o, rt_world *w, 
     scn__set_failure(res, "cannot assemble the world (out of memory or storage error)");
     return -1;
   }
+  chk_set_actor_names(res->checks, (const char *const *)res->actor_names, res->n_actors);
   if (o->crash_after_write) rt_on_write(w, o->crash_after_write, crash_now, w);
   return 0;
 }

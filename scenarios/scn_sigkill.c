@@ -249,6 +249,8 @@ int scn__run_sigkill(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy
   res->actor_names = calloc(sc->n_actors ? sc->n_actors : 1, sizeof(char *));
   res->n_actors = res->actor_names ? sc->n_actors : 0;
   for (uint32_t i = 0; i < res->n_actors; i++) res->actor_names[i] = strdup(sc->actors[i].id);
+  if (res->checks)
+    chk_set_actor_names(res->checks, (const char *const *)res->actor_names, res->n_actors);
   int rc = res->checks ? run_all(sc, ci, seed, strategy, dir, res) : -1;
   remove_dir(dir, sc->n_actors);
   if (rc) return -1;
