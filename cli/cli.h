@@ -14,7 +14,8 @@
 typedef struct cli_command {
   const char *name;
   int (*fn)(int argc, char **argv);
-  const char *summary;
+  const char *args;     /* its arguments, for the usage text */
+  const char *summary;  /* one line */
 } cli_command;
 
 /* A list of scenario file paths (owned strings). */

@@ -6,33 +6,29 @@
 
 #include "cli/cli.h"
 
-static const char usage[] =
-    "usage: revenant <command> [options]\n"
-    "\n"
-    "Deterministic simulation and fault injection for durable-agent recovery logic.\n"
-    "\n"
-    "commands:\n"
-    "  run FILE|DIR...     run scenarios and check their expectations\n"
-    "  check FILE|DIR...   validate scenario files only\n"
-    "  swarm FILE...       explore many seeds with random fault mixes\n"
-    "  replay FILE         re-run a repro file to the same trace hash\n"
-    "  shrink FILE         reduce a failing scenario to a smaller one\n"
-    "\n"
-    "options:\n"
-    "  -h, --help          show this help (and `revenant COMMAND --help`)\n"
-    "  --version           print the version\n"
-    "\n"
-    "exit status: 0 every expectation met, 1 an expectation failed, 2 usage or scenario error\n"
-    "manual: docs/cli.md, docs/scenarios.md\n";
+/* The usage text: the command list comes from the command table, so it
+** can never leave a command out. */
+static void usage(FILE *f) {
+  fputs("usage: revenant <command> [options]\n\n"
+        "Deterministic simulation and fault injection for durable-agent recovery logic.\n\n"
+        "commands:\n", f);
+  for (const cli_command *c = cli_commands; c->name; c++)
+    fprintf(f, "  %-7s %-13s %s\n", c->name, c->args, c->summary);
+  fputs("\noptions:\n"
+        "  -h, --help   show this help (and `revenant COMMAND --help`)\n"
+        "  --version    print the version\n\n"
+        "exit status: 0 every expectation met, 1 an expectation failed, 2 usage or scenario error\n"
+        "manual: docs/cli.md, docs/scenarios.md\n", f);
+}
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fputs(usage, stderr);
+    usage(stderr);
     return 2;
   }
   const char *cmd = argv[1];
   if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
-    fputs(usage, stdout);
+    usage(stdout);
     return 0;
   }
   if (!strcmp(cmd, "--version")) {
