@@ -24,7 +24,15 @@
 
 typedef enum rt_heartbeat { RT_HB_ALARM = 0, RT_HB_SCHEDULE = 1 } rt_heartbeat;
 typedef enum rt_dispose { RT_DISPOSE_SDK1604 = 0, RT_DISPOSE_FIXED = 1 } rt_dispose;
-typedef enum rt_toolrun_mode { RT_TOOLRUN_DEFERRED = 0, RT_TOOLRUN_GATED = 1 } rt_toolrun_mode;
+/* Tool-run reconciliation at startup: deferred (PR #1604), gated (before
+** it: the #1595 wedge), and deferred without the startup snapshot (a
+** broken variant: runIds undefined reconciles every open row, including
+** runs the user onStart itself started). */
+typedef enum rt_toolrun_mode {
+  RT_TOOLRUN_DEFERRED = 0,
+  RT_TOOLRUN_GATED = 1,
+  RT_TOOLRUN_UNSNAPSHOTTED = 2
+} rt_toolrun_mode;
 typedef enum rt_commit { RT_COMMIT_TURN = 0, RT_COMMIT_IMMEDIATE = 1 } rt_commit;
 
 /* Platform and SDK constants plus variant choices. rt_config_default()
@@ -128,6 +136,9 @@ typedef struct rt_actor_spec {
   int n_policies;
   uint32_t children[RT_MAX_CHILDREN];
   int n_children;
+  int on_start_tool_run;            /* 1: the user onStart calls runAgentTool */
+  uint32_t on_start_child;          /* ... on this child */
+  int64_t on_start_work_us;         /* ... which works this long */
   rt_chat_policy chat;              /* chat recovery (set = 0: the config's) */
 } rt_actor_spec;
 

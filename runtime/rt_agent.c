@@ -386,7 +386,7 @@ static void startup_ok(rt_world *w, uint32_t a) {
   m->status = 2;
   m->phase = SU_DONE;
   rt__gate_release(w, a);
-  if (w->cfg.toolrun == RT_TOOLRUN_DEFERRED) rt__toolrun_schedule_recovery(w, a);
+  if (w->cfg.toolrun != RT_TOOLRUN_GATED) rt__toolrun_schedule_recovery(w, a);
   run_parked(w, a);
   rt__legacy_resume_pending(w, a); /* legacy fibers recovered in the gate */
   if (w->actors[a].mem == m) rt__exec_on_start(w, a); /* executor: restore, resume (seed 002) */
@@ -427,11 +427,13 @@ void rt__startup_continue(rt_world *w, uint32_t a) {
         rt__toolrun_gated_next(w, a);
         return;
       }
-      rt__toolrun_snapshot(w, a);
+      if (w->cfg.toolrun == RT_TOOLRUN_DEFERRED) rt__toolrun_snapshot(w, a);
       /* fall through */
     case SU_GATED_RECONCILE:
       m->phase = SU_ONSTART;
       rt__emit(w, RT_EV_ONSTART_BEGIN, a, 0, 0, 0, NULL);
+      if (ac->spec.on_start_tool_run) /* the user onStart calls runAgentTool */
+        rt__toolrun_start(w, a, ac->spec.on_start_child, ac->spec.on_start_work_us);
       if (ac->spec.stuck != RT_STUCK_STARTUP)
         sim_after(w->s, ac->spec.on_start_us, m->dom, onstart_done, w, a);
       return;

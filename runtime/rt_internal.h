@@ -282,6 +282,7 @@ void rt__fiber_run(rt_world *w, uint32_t a, rt_fiber *f); /* for rt_legacy.c */
 
 /* rt_toolrun.c */
 void rt__toolrun_request(rt_world *w, uint32_t a, const rt_msg *m);
+void rt__toolrun_start(rt_world *w, uint32_t a, uint32_t child, int64_t work_us);
 void rt__toolrun_gated_next(rt_world *w, uint32_t a);
 void rt__toolrun_snapshot(rt_world *w, uint32_t a);
 void rt__toolrun_schedule_recovery(rt_world *w, uint32_t a);

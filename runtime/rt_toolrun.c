@@ -37,13 +37,16 @@ static void finish_from_child(rt_world *w, uint32_t a, int64_t run, int child_st
 
 /* ---- live runs -------------------------------------------------------- */
 
-void rt__toolrun_request(rt_world *w, uint32_t a, const rt_msg *m) {
-  uint32_t child = (uint32_t)m->arg;
+void rt__toolrun_start(rt_world *w, uint32_t a, uint32_t child, int64_t work_us) {
   int64_t run = rt__new_id(w);
   rt__w_toolrun_insert(w, a, run, child, RT_TR_STARTING);
   rt__emit(w, RT_EV_TOOLRUN_INSERT, a, run, child, RT_TR_STARTING, w->actors[child].spec.cls);
   rt_call *c = rt__new_call(w, a, CALL_TOOL_START, run, child);
-  if (c) rt__send_call(w, a, child, MSG_CALL_START, c, run, m->arg2);
+  if (c) rt__send_call(w, a, child, MSG_CALL_START, c, run, work_us);
+}
+
+void rt__toolrun_request(rt_world *w, uint32_t a, const rt_msg *m) {
+  rt__toolrun_start(w, a, (uint32_t)m->arg, m->arg2);
   rt__request_done(w, a, m, 1, NULL);
 }
 
@@ -151,6 +154,8 @@ static void recovery_begin(sim *s, void *ctx, uint64_t arg) {
 
 void rt__toolrun_schedule_recovery(rt_world *w, uint32_t a) {
   rt_mem *m = w->actors[a].mem;
+  if (w->cfg.toolrun == RT_TOOLRUN_UNSNAPSHOTTED) /* runIds undefined: every open row */
+    m->n_snapshot = rt__load_open_toolruns(w, a, m->snapshot, RT_MAX_ROWS);
   if (m->toolrun_recovery || m->n_snapshot == 0) return; /* single-flight; [] → done */
   m->toolrun_recovery = 1;
   m->n_deferred = m->n_snapshot;

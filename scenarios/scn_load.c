@@ -404,7 +404,8 @@ static const opt hb_opts[] = {{"alarm", RT_HB_ALARM}, {"schedule", RT_HB_SCHEDUL
 static const opt dispose_opts[] = {
     {"sdk1604", RT_DISPOSE_SDK1604}, {"fixed", RT_DISPOSE_FIXED}, {NULL, 0}};
 static const opt toolrun_opts[] = {
-    {"deferred", RT_TOOLRUN_DEFERRED}, {"gated", RT_TOOLRUN_GATED}, {NULL, 0}};
+    {"deferred", RT_TOOLRUN_DEFERRED}, {"gated", RT_TOOLRUN_GATED},
+    {"unsnapshotted", RT_TOOLRUN_UNSNAPSHOTTED}, {NULL, 0}};
 static const opt commit_opts[] = {
     {"turn", RT_COMMIT_TURN}, {"immediate", RT_COMMIT_IMMEDIATE}, {NULL, 0}};
 
@@ -555,7 +556,8 @@ static int load_checks(ld *L) {
 
 static const char *const actor_fields[] = {
     "id", "class", "children", "on_start", "on_start_throws", "serve", "inspect_time",
-    "stuck", "stuck_delay", "recovery", "stale", "provider", "chat_recovery", NULL};
+    "stuck", "stuck_delay", "recovery", "stale", "provider", "chat_recovery",
+    "on_start_tool_run", NULL};
 
 static int actor_id(ld *L, const cJSON *a, uint32_t i) {
   scn_scenario *sc = L->sc;
@@ -779,6 +781,25 @@ static int actor_times(ld *L, const cJSON *a, rt_actor_spec *sp) {
   return 0;
 }
 
+/* "on_start_tool_run": {"child": "id", "work": "5s"}: the user onStart
+** starts a sub-agent tool run (a run that startup recovery must leave
+** alone: startup_snapshot). */
+static int actor_onstart_run(ld *L, const cJSON *a, rt_actor_spec *sp) {
+  static const char *const fields[] = {"child", "work", NULL};
+  const cJSON *o = get(a, "on_start_tool_run");
+  if (!o) return 0;
+  if (scn_check_fields(L->d, o, fields, L->err) < 0) return -1;
+  const cJSON *child = get(o, "child");
+  if (!child)
+    return scn_errf(L->err, L->d, o, "missing required field \"child\" in \"on_start_tool_run\"");
+  if (scn_expect_type(L->d, child, cJSON_String, "\"child\"", L->err) < 0 ||
+      find_actor(L, child, &sp->on_start_child) < 0 ||
+      get_dur(L, o, "work", 0, &sp->on_start_work_us) < 0)
+    return -1;
+  sp->on_start_tool_run = 1;
+  return 0;
+}
+
 static int actor_children(ld *L, const cJSON *a, uint32_t i) {
   rt_actor_spec *sp = &L->sc->actors[i];
   const cJSON *arr = get(a, "children"), *c;
@@ -928,7 +949,8 @@ static int load_actor(ld *L, const cJSON *a, uint32_t i) {
   rt_actor_spec *sp = &L->sc->actors[i];
   snprintf(sp->cls, sizeof sp->cls, "Agent");
   if (get_text(L, a, "class", sp->cls, sizeof sp->cls, 0) < 0) return -1;
-  if (actor_times(L, a, sp) < 0 || actor_stuck(L, a, sp) < 0) return -1;
+  if (actor_times(L, a, sp) < 0 || actor_stuck(L, a, sp) < 0 || actor_onstart_run(L, a, sp) < 0)
+    return -1;
   if (actor_children(L, a, i) < 0 || actor_recovery(L, a, sp) < 0) return -1;
   if (chat_policy(L, a, "provider", &sp->chat) < 0) return -1; /* chat (seed 000) */
   return actor_stale(L, a, i);

@@ -100,7 +100,7 @@ typedef enum ftype { F_DUR, F_INT, F_ENUM } ftype;
 
 static const char *const hb_names[] = {"alarm", "schedule", NULL};
 static const char *const dispose_names[] = {"sdk1604", "fixed", NULL};
-static const char *const toolrun_names[] = {"deferred", "gated", NULL};
+static const char *const toolrun_names[] = {"deferred", "gated", "unsnapshotted", NULL};
 static const char *const commit_names[] = {"turn", "immediate", NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
 static const char *const adapter_names[] = {"sqlite", "memory", "broken", NULL};    /* seed 002 */
@@ -422,6 +422,14 @@ static void put_actor(FILE *f, const scn_scenario *sc, uint32_t ai) {
   if (a->child_inspect_us) m_dur(&o, "inspect_time", a->child_inspect_us);
   if (a->stuck) m_str(&o, "stuck", NAME(stuck_names, a->stuck));
   if (a->stuck == RT_STUCK_LATE) m_dur(&o, "stuck_delay", a->stuck_delay_us);
+  if (a->on_start_tool_run) {
+    key(&o, "on_start_tool_run");
+    fputc('{', f);
+    wobj r = {f, 0};
+    m_actor(&r, sc, "child", a->on_start_child);
+    m_dur(&r, "work", a->on_start_work_us);
+    fputc('}', f);
+  }
   put_policies(&o, a);
   if (a->chat.set) put_chat_policy(&o, "provider", &a->chat);
   put_stale(&o, sc, ai);

@@ -150,6 +150,72 @@ static void test_gated_wedges(void **st) {
   done();
 }
 
+/* A run the user's onStart starts is not in the startup snapshot: the
+** fixed reconciliation leaves it alone; the unsnapshotted variant
+** finalizes it. */
+static void onstart_world(rt_toolrun_mode mode, int64_t *fresh_run) {
+  world(mode, 3);
+  rt_seed_stale_toolrun(w, 0, 1, RT_TR_RUNNING, RT_TR_COMPLETED);
+  rt_actor_spec *sp = (rt_actor_spec *)rt_actor_spec_of(w, 0);
+  sp->on_start_tool_run = 1;
+  sp->on_start_child = 2;
+  sp->on_start_work_us = S(20);
+  rt_request_at(w, 0, RT_ENTRY_FETCH, S(1));
+  sim_run(&s, S(60), 0);
+  *fresh_run = 0;
+  for (size_t i = 0; i < s.trace.n; i++)
+    if (s.trace.recs[i].kind == RT_EV_TOOLRUN_INSERT && s.trace.recs[i].b == 2)
+      *fresh_run = s.trace.recs[i].a;
+  assert_true(*fresh_run > 0);
+}
+
+static void test_onstart_run_survives_recovery(void **st) {
+  int64_t run;
+  (void)st;
+  onstart_world(RT_TOOLRUN_DEFERRED, &run);
+  assert_int_equal(rt_toolrun_status_of(w, 0, run), RT_TR_COMPLETED);
+  assert_int_equal(count(RT_EV_TOOLRUN_SNAPSHOT, 0), 1);
+  done();
+  onstart_world(RT_TOOLRUN_UNSNAPSHOTTED, &run);
+  assert_int_equal(rt_toolrun_status_of(w, 0, run), RT_TR_INTERRUPTED);
+  assert_int_equal(count(RT_EV_TOOLRUN_SNAPSHOT, 0), 0);
+  done();
+}
+
+/* The later 5 s total deadline (#1611): with three children that each
+** answer after 4 s, the first row is inspected in time, the rest are
+** finalized as the deadline passes. */
+static void test_total_deadline(void **st) {
+  (void)st;
+  sim_config sc = {1, SIM_FIFO, 3, 1000};
+  rt_config c;
+  assert_int_equal(sim_init(&s, &sc), 0);
+  rt_config_default(&c);
+  c.inspect_timeout_us = S(30);
+  c.inspect_total_us = S(5);
+  w = rt_world_new(&s, &c);
+  for (int i = 0; i < 4; i++) {
+    rt_actor_spec sp;
+    memset(&sp, 0, sizeof sp);
+    snprintf(sp.id, sizeof sp.id, "a%d", i);
+    rt_actor_add(w, &sp);
+  }
+  for (uint32_t k = 1; k <= 3; k++) {
+    rt_seed_stale_toolrun(w, 0, k, RT_TR_RUNNING, RT_TR_COMPLETED);
+    rt_set_stuck(w, k, RT_STUCK_LATE, S(4));
+  }
+  rt_request_at(w, 0, RT_ENTRY_FETCH, S(1));
+  sim_run(&s, S(60), 0);
+  assert_int_equal(rt_toolrun_status_of(w, 0, 1), RT_TR_COMPLETED);
+  assert_int_equal(rt_toolrun_status_of(w, 0, 2), RT_TR_INTERRUPTED);
+  assert_int_equal(rt_toolrun_status_of(w, 0, 3), RT_TR_INTERRUPTED);
+  const sim_rec *last = NULL;
+  for (size_t i = 0; i < s.trace.n; i++)
+    if (s.trace.recs[i].kind == RT_EV_TOOLRUN_STATUS) last = &s.trace.recs[i];
+  assert_true(last->t_us <= S(1) + S(5) + MS(10));
+  done();
+}
+
 static void load_incident(scn_scenario *sc) {
   char err[512];
   int rc = scn_load("scenarios/incidents/issue-1595.json", sc, err, sizeof err);
@@ -193,6 +259,8 @@ int main(void) {
       cmocka_unit_test(test_single_flight),
       cmocka_unit_test(test_terminal_rows_never_rewritten),
       cmocka_unit_test(test_gated_wedges),
+      cmocka_unit_test(test_onstart_run_survives_recovery),
+      cmocka_unit_test(test_total_deadline),
       cmocka_unit_test(test_incident_many_seeds),
   };
   return cmocka_run_group_tests_name("toolrun", tests, NULL, NULL) != 0;
