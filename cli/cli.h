@@ -31,6 +31,14 @@ int cli_expand(cli_paths *p, const char *arg);
 /* Frees the list. */
 void cli_paths_free(cli_paths *p);
 
+/* Reads a whole file into a malloc'd NUL-terminated buffer the caller
+** frees; NULL if it cannot be read. */
+char *cli_read_file(const char *path);
+
+/* Seconds of a monotonic wall clock: for reports, budgets and progress
+** only, never inside a run. */
+double cli_wall_now(void);
+
 /* Parses a seed: decimal or 0x-hex, up to 2^64-1. Returns 0 or -1. */
 int cli_parse_seed(const char *s, uint64_t *out);
 

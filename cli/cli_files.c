@@ -1,12 +1,14 @@
 /*
-** cli_files.c: expands command-line paths into scenario files. A
-** directory is searched recursively for *.json files, in name order.
+** cli_files.c: files and time for the command line: expands paths into
+** scenario files (a directory is searched recursively for *.json files,
+** in name order), reads whole files, reads the wall clock for reports.
 */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "cli/cli.h"
 
@@ -66,4 +68,26 @@ void cli_paths_free(cli_paths *p) {
   free(p->v);
   p->v = NULL;
   p->n = p->cap = 0;
+}
+
+char *cli_read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *buf = NULL;
+  long n = -1;
+  if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
+  if (n >= 0 && fseek(f, 0, SEEK_SET) == 0) buf = malloc((size_t)n + 1);
+  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    free(buf);
+    buf = NULL;
+  }
+  if (buf) buf[n] = 0;
+  fclose(f);
+  return buf;
+}
+
+double cli_wall_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }

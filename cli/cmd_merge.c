@@ -40,30 +40,6 @@ typedef struct merge {
   int quiet;
 } merge;
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  char *buf = NULL;
-  size_t len = 0, cap = 0, got;
-  if (!f) return NULL;
-  do {
-    if (len + 4096 + 1 > cap) {
-      cap = (len + 4096 + 1) * 2;
-      char *nb = realloc(buf, cap);
-      if (!nb) {
-        free(buf);
-        fclose(f);
-        return NULL;
-      }
-      buf = nb;
-    }
-    got = fread(buf + len, 1, cap - len - 1, f);
-    len += got;
-  } while (got > 0);
-  fclose(f);
-  buf[len] = 0;
-  return buf;
-}
-
 static const char *sfield(const cJSON *o, const char *k) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
   return cJSON_IsString(v) ? v->valuestring : "";
@@ -90,7 +66,7 @@ static int same_run(const cJSON *x, const cJSON *y) {
 
 /* Moves the runs of one results document into m; 0, or -1 with a message. */
 static int take_runs(merge *m, const char *path) {
-  char *text = slurp(path);
+  char *text = cli_read_file(path);
   cJSON *doc = text ? cJSON_Parse(text) : NULL, *runs, *r;
   free(text);
   runs = cJSON_GetObjectItemCaseSensitive(doc, "runs");

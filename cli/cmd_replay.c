@@ -21,22 +21,6 @@ static const char replay_usage[] =
     "exit status: 0 same hash, 1 the hash differs (the build changed behaviour),\n"
     "2 usage error or unreadable repro file\n";
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  if (buf) buf[n] = 0;
-  fclose(f);
-  return buf;
-}
-
 static const char *str_field(const cJSON *o, const char *k) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
   return cJSON_IsString(v) ? v->valuestring : NULL;
@@ -94,7 +78,7 @@ int cli_cmd_replay(int argc, char **argv) {
     fprintf(stderr, "revenant replay: expected exactly one repro FILE\n%s", replay_usage);
     return 2;
   }
-  char *buf = slurp(argv[1]);
+  char *buf = cli_read_file(argv[1]);
   cJSON *doc = buf ? cJSON_Parse(buf) : NULL;
   free(buf);
   if (!doc) {

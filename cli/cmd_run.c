@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -139,12 +138,6 @@ typedef struct run_record {
   const scn_scenario *sc;
 } run_record;
 
-static double wall_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts); /* report only, never inside a run */
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void fill_rpt(run_record *rec, const scn_scenario *sc, int ci, double wall) {
   scn_result *res = &rec->res;
   rpt_run *r = &rec->rr;
@@ -251,7 +244,7 @@ static int run_one(run_state *st, const scn_scenario *sc, int ci, uint64_t seed)
   sim_strategy strat = st->o.strategy >= 0 ? (sim_strategy)st->o.strategy : sc->strategy;
   run_record *rec = next_record(st);
   if (!rec) return -1;
-  double t0 = wall_now();
+  double t0 = cli_wall_now();
   scn_run_opts ro = {.crash_after_write = st->o.crash_at};
   if (scn_run_case_ex(sc, ci, seed, strat, &ro, &rec->res)) {
     fprintf(stderr, "revenant: %s: %s\n", sc->file, rec->res.failure);
@@ -260,7 +253,7 @@ static int run_one(run_state *st, const scn_scenario *sc, int ci, uint64_t seed)
     return -1;
   }
   if (st->o.determinism && determinism_check(sc, ci, seed, strat, &rec->res)) return -1;
-  fill_rpt(rec, sc, ci, wall_now() - t0);
+  fill_rpt(rec, sc, ci, cli_wall_now() - t0);
   collect_recovery(st, &rec->res.s->trace);
   st->runs++;
   if (rec->res.passed)

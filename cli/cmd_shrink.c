@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "cli/cli.h"
 #include "scenarios/scn.h"
@@ -53,12 +52,6 @@ typedef struct shrink_in {
   const char *variant;          /* the repro's case, if any */
   char variant_buf[64];
 } shrink_in;
-
-static double wall_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts); /* the budget only, never inside a run */
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int usage_error(const char *msg, const char *arg) {
   fprintf(stderr, "revenant shrink: %s%s%s\n", msg, arg ? " " : "", arg ? arg : "");
@@ -108,22 +101,6 @@ static int parse_shrink_opts(int argc, char **argv, shrink_opts *o) {
   return o->file ? 0 : usage_error("no FILE given", NULL);
 }
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  if (buf) buf[n] = 0;
-  fclose(f);
-  return buf;
-}
-
 /* A repro file: its scenario, seed, strategy and case. 1 if doc is one. */
 static int load_repro(const char *path, const cJSON *doc, shrink_in *in, char *err, size_t cap) {
   const cJSON *scn = cJSON_GetObjectItemCaseSensitive(doc, "scenario");
@@ -150,7 +127,7 @@ static int load_repro(const char *path, const cJSON *doc, shrink_in *in, char *e
 /* Loads FILE (scenario or repro) into in; 0, or 2 after a message. */
 static int load_input(const shrink_opts *o, shrink_in *in) {
   char err[1024];
-  char *text = slurp(o->file);
+  char *text = cli_read_file(o->file);
   cJSON *doc = text ? cJSON_Parse(text) : NULL;
   int rc;
   free(text);
@@ -195,7 +172,7 @@ static int pick_case(const shrink_opts *o, shrink_in *in) {
   return 0;
 }
 
-static int out_of_time(void *ctx) { return wall_now() > *(const double *)ctx; }
+static int out_of_time(void *ctx) { return cli_wall_now() > *(const double *)ctx; }
 
 /* Writes out to path, loads it back and checks that inv is violated. */
 static int write_verify(const char *path, const scn_scenario *out, int inv) {
@@ -230,7 +207,7 @@ static int write_verify(const char *path, const scn_scenario *out, int inv) {
 static int shrink_main(const shrink_opts *o, shrink_in *in, scn_scenario *out) {
   char err[1024], path[1024], b1[400], b2[400];
   scn_shrink_stats st;
-  double t0 = wall_now(), deadline = t0 + (double)o->time_us / 1e6;
+  double t0 = cli_wall_now(), deadline = t0 + (double)o->time_us / 1e6;
   scn_shrink_opts so = {o->invariant, out_of_time, &deadline};
   printf("shrink %s [%s] seed=0x%" PRIx64 " %s\n", in->sc.name, in->sc.cases[in->ci].label, in->seed,
          sim_strategy_name(in->st));
@@ -245,7 +222,7 @@ static int shrink_main(const shrink_opts *o, shrink_in *in, scn_scenario *out) {
     snprintf(path, sizeof path, "revenant-out/%s.json", out->name);
   }
   printf("  kept: %s violated, %d runs, %d reductions kept, %.2fs%s\n",
-         chk_invariant_name((chk_invariant)st.invariant), st.runs, st.accepted, wall_now() - t0,
+         chk_invariant_name((chk_invariant)st.invariant), st.runs, st.accepted, cli_wall_now() - t0,
          st.stopped ? " (time budget spent: the best so far is written)" : "");
   printf("  before: %s\n  after:  %s\n", scn_size_text(&st.before, b1, sizeof b1),
          scn_size_text(&st.after, b2, sizeof b2));

@@ -113,12 +113,6 @@ typedef struct swarm {
   uint64_t crash_seed, hang_seed;
 } swarm;
 
-static double wall_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts); /* harness time only, never inside a run */
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int usage_error(const char *msg, const char *arg) {
   fprintf(stderr, "revenant swarm: %s%s%s\n", msg, arg ? " " : "", arg ? arg : "");
   fprintf(stderr, "usage: revenant swarm FILE... (--seeds N | --time 60s) [options]; "
@@ -315,7 +309,7 @@ static void worker_main(const swarm *s, int fd, uint64_t start) {
   scn_scenario *m = malloc(sizeof *m);
   if (!out || !m) _exit(3);
   for (uint64_t j = start; !s->total || j < s->total; j = next_job(s, j)) {
-    if (s->deadline > 0 && wall_now() >= s->deadline) break;
+    if (s->deadline > 0 && cli_wall_now() >= s->deadline) break;
     worker_job(s, j, m, out);
   }
   fputs("D\n", out);
@@ -330,7 +324,7 @@ static int spawn(swarm *s, int w, uint64_t start) {
   sw_worker *wk = &s->w[w];
   wk->pid = -1;
   wk->fd = -1;
-  if ((s->total && start >= s->total) || (s->deadline > 0 && wall_now() >= s->deadline)) return 0;
+  if ((s->total && start >= s->total) || (s->deadline > 0 && cli_wall_now() >= s->deadline)) return 0;
   if (pipe(p) != 0) return -1;
   fflush(stdout);
   fflush(stderr);
@@ -347,7 +341,7 @@ static int spawn(swarm *s, int w, uint64_t start) {
     worker_main(s, p[1], start);
   }
   close(p[1]);
-  *wk = (sw_worker){pid, p[0], 0, start, wall_now(), wk->buf, 0, wk->cap};
+  *wk = (sw_worker){pid, p[0], 0, start, cli_wall_now(), wk->buf, 0, wk->cap};
   return 0;
 }
 
@@ -413,7 +407,7 @@ static void on_line(swarm *s, sw_worker *wk, char *line) {
   if (nf < 3 || (strcmp(f[0], "R") && strcmp(f[0], "X"))) return;
   uint64_t j = strtoull(f[1], NULL, 10);
   wk->next = next_job(s, j);
-  wk->started = wall_now();
+  wk->started = cli_wall_now();
   if (f[0][0] == 'X') {
     res_fail(s, j, ST_ERROR, f[2], "error/-/-");
     return;
@@ -505,7 +499,7 @@ static int reap(swarm *s, int w, int mode) {
 }
 
 static int kill_slow(swarm *s) {
-  double now = wall_now();
+  double now = cli_wall_now();
   for (int w = 0; w < s->n_w; w++) {
     sw_worker *wk = &s->w[w];
     if (wk->fd < 0 || now - wk->started <= (double)s->o.timeout_us / 1e6) continue;
@@ -521,7 +515,7 @@ static int kill_slow(swarm *s) {
 /* ---- progress ---------------------------------------------------------------- */
 
 static void progress(swarm *s, int final) {
-  double now = wall_now(), el = now - s->t0;
+  double now = cli_wall_now(), el = now - s->t0;
   if (!s->tty || (!final && now - s->last_progress < 0.2)) return;
   s->last_progress = now;
   if (final) {
@@ -679,12 +673,12 @@ static void repro_child(const swarm *s, uint64_t j, const char *path) {
 /* Waits for pid at most the seed timeout; 1 if it exited with 0. */
 static int wait_child(const swarm *s, pid_t pid) {
   int status = 0;
-  double until = wall_now() + (double)s->o.timeout_us / 1e6;
+  double until = cli_wall_now() + (double)s->o.timeout_us / 1e6;
   for (;;) {
     pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid) return WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (r < 0 && errno != EINTR) return 0;
-    if (wall_now() > until) {
+    if (cli_wall_now() > until) {
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
       return 0;
@@ -755,7 +749,7 @@ static int report(swarm *s) {
   int rc = v && g ? 0 : -1;
   for (size_t k = 0; g && k < ng; k++) report_group(s, &g[k], (int)k + 1);
   if (v && s->o.json && write_json(s, v, n)) rc = -1;
-  double el = wall_now() - s->t0;
+  double el = cli_wall_now() - s->t0;
   fprintf(stderr, "swarm: %zu runs (%.0f seeds x %zu cases) in %.2fs: %.1f seeds/s with %d workers, shard %d/%d\n",
           n, (double)n / (double)s->n_units, s->n_units, el, el > 0 ? (double)n / (double)s->n_units / el : 0.0,
           s->n_w, s->o.shard_i, s->o.shard_n);
@@ -804,7 +798,7 @@ static void setup_counts(swarm *s) {
   s->n_w = s->o.jobs;
   if (s->total && (uint64_t)s->n_w > s->total / s->n_units) s->n_w = (int)(s->total / s->n_units);
   if (s->n_w < 1) s->n_w = 1;
-  s->t0 = wall_now();
+  s->t0 = cli_wall_now();
   s->deadline = s->o.time_us ? s->t0 + (double)s->o.time_us / 1e6 : 0;
   s->tty = isatty(2);
   s->have_crash = read_hook("REVENANT_TEST_CRASH_SEED", &s->crash_seed);
