@@ -194,6 +194,21 @@ int rt_fiber_at(rt_world *w, uint32_t actor, const rt_program *prog,
 int rt_toolrun_at(rt_world *w, uint32_t parent, uint32_t child,
                   int64_t work_us, int64_t at_us);
 
+/* A request that calls schedule(delay, callback) (interval_us == 0: a
+** one-shot row at floor((now + delay) / 1 s)) or scheduleEvery(interval,
+** callback) (idempotent on callback and interval, first run at now +
+** interval) on `actor` (reference A.10). Seconds in the table, as the SDK
+** stores them. Returns 0 or -1. */
+int rt_schedule_at(rt_world *w, uint32_t actor, const char *callback, int64_t delay_us,
+                   int64_t interval_us, int64_t at_us);
+
+/* A request that calls cancelSchedule on the oldest row of `callback`. */
+int rt_cancel_schedule_at(rt_world *w, uint32_t actor, const char *callback, int64_t at_us);
+
+/* A request that runs keepAliveWhile(fn) where fn takes hold_us: a ref is
+** held for that long, and the request answers when fn returns (A.3). */
+int rt_keepalive_while_at(rt_world *w, uint32_t actor, int64_t hold_us, int64_t at_us);
+
 /* Arms the alarm of `actor` at at_us (as if set before the run). */
 int rt_alarm_preset(rt_world *w, uint32_t actor, int64_t at_us);
 

@@ -506,3 +506,50 @@ void rt__alarm_handle(rt_world *w, uint32_t a, const rt_msg *msg) {
   if (rt__legacy_check(w, a, 2)) return; /* legacy fibers: heartbeat callback + alarm() */
   if (rt__check_run_fibers(w, a, 2) != 1) alarm_after_housekeeping(w, a);
 }
+
+/* ---- schedules and keepAliveWhile (A.3, A.10) --------------------------- */
+
+static void keepalive_while_done(sim *s, void *ctx, uint64_t arg) {
+  rt_world *w = ctx;
+  uint32_t a = (uint32_t)(arg >> 40);
+  rt_msg m;
+  (void)s;
+  if (!rt__pop_serving(w->actors[a].mem, (int64_t)(arg & ((1ULL << 40) - 1)), &m)) return;
+  rt__keepalive_release(w, a); /* the finally of keepAliveWhile */
+  rt__request_done(w, a, &m, 1, NULL);
+}
+
+/* schedule / scheduleEvery: a row in cf_agents_schedules (times in unix
+** seconds), then _scheduleNextAlarm. */
+static void schedule_add(rt_world *w, uint32_t a, const rt_msg *m) {
+  const char *cb = sim_trace_str(&w->s->trace, m->str);
+  int64_t now_s = w->s->now_us / 1000000, id;
+  if (m->arg2 > 0) {
+    int64_t iv = m->arg2 / 1000000 > 0 ? m->arg2 / 1000000 : 1;
+    if (!rt__schedule_find(w, a, cb, &id)) /* idempotent by default */
+      rt__w_schedule_insert(w, a, rt__new_id(w), cb, now_s + iv, iv);
+  } else {
+    rt__w_schedule_insert(w, a, rt__new_id(w), cb, (w->s->now_us + m->arg) / 1000000, 0);
+  }
+  rt__schedule_next_alarm(w, a);
+}
+
+void rt__schedule_request(rt_world *w, uint32_t a, const rt_msg *m) {
+  int64_t id;
+  switch (m->kind) {
+    case MSG_SCHEDULE: schedule_add(w, a, m); break;
+    case MSG_CANCEL_SCHEDULE:
+      if (rt__schedule_find(w, a, sim_trace_str(&w->s->trace, m->str), &id)) {
+        rt__w_schedule_delete(w, a, id);
+        rt__schedule_next_alarm(w, a);
+      }
+      break;
+    default: /* MSG_KEEPALIVE_WHILE: answered when fn returns */
+      rt__keepalive_acquire(w, a);
+      rt__push_serving(w->actors[a].mem, m);
+      sim_after(w->s, m->arg, w->actors[a].mem->dom, keepalive_while_done, w,
+                ((uint64_t)a << 40) | (uint64_t)m->id);
+      return;
+  }
+  rt__request_done(w, a, m, 1, NULL);
+}

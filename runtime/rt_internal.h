@@ -25,8 +25,12 @@ typedef enum rt_msg_kind {
   MSG_LEGACY_CANCEL,    /* legacy fibers: request that calls cancelFiber */
   MSG_EXEC_TURN,        /* executor (seed 002): request that runs a turn */
   MSG_THREAD_WRITER,    /* thread store (seed 004): request that runs a writer */
-  MSG_CHAT              /* chat (seed 000 Layer 3): a user message; arg chunks,
+  MSG_CHAT,             /* chat (seed 000 Layer 3): a user message; arg chunks,
                            arg2 chunk spacing (rt_chat.c) */
+  MSG_SCHEDULE,         /* request that calls schedule (arg delay) or
+                           scheduleEvery (arg2 interval); str callback */
+  MSG_CANCEL_SCHEDULE,  /* request that calls cancelSchedule; str callback */
+  MSG_KEEPALIVE_WHILE   /* request that runs keepAliveWhile(fn), fn taking arg */
 } rt_msg_kind;
 
 typedef struct rt_msg {
@@ -39,6 +43,7 @@ typedef struct rt_msg {
   uint32_t from_dom;    /* caller's incarnation domain (reply target) */
   int64_t arg, arg2;    /* kind-specific */
   int64_t alarm_at;     /* MSG_ALARM: the time it was set for */
+  uint32_t str;         /* kind-specific trace string id (callback name) */
 } rt_msg;
 
 /* Pending RPC of this incarnation, waiting for a reply. */
@@ -277,6 +282,7 @@ int rt__check_run_fibers(rt_world *w, uint32_t a, int source);
 void rt__keepalive_acquire(rt_world *w, uint32_t a);
 void rt__keepalive_release(rt_world *w, uint32_t a);
 void rt__schedule_next_alarm(rt_world *w, uint32_t a);
+void rt__schedule_request(rt_world *w, uint32_t a, const rt_msg *m);
 int rt__prog_find(rt_world *w, const char *name);
 void rt__fiber_run(rt_world *w, uint32_t a, rt_fiber *f); /* for rt_legacy.c */
 

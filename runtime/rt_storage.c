@@ -92,7 +92,8 @@ static const char *const sql[ST_COUNT] = {
     [ST_CHILD_GET] = "SELECT status FROM rv_child_runs WHERE run_id=?",
     [ST_RUN_COUNT] = "SELECT count(*) FROM cf_agents_runs",
     [ST_SCH_INSERT] = "INSERT INTO cf_agents_schedules(id,callback,type,time,intervalSeconds,"
-                      "created_at) VALUES(?,?,'interval',?,?,?)",
+                      "created_at) VALUES(?1,?2,CASE WHEN ?4>0 THEN 'interval' ELSE 'delayed' END,"
+                      "?3,?4,?5)",
     [ST_SCH_DELETE] = "DELETE FROM cf_agents_schedules WHERE id=?",
     [ST_SCH_DUE] = "SELECT id,intervalSeconds,callback FROM cf_agents_schedules WHERE time<=? ORDER BY time,id",
     [ST_SCH_TIME] = "UPDATE cf_agents_schedules SET time=? WHERE id=?",

@@ -386,11 +386,18 @@ static void reply_arrive(rt_world *w, const rt_msg *r) {
     rt__toolrun_reply(w, r->to, c, (int)r->arg, r->arg2);
 }
 
+/* Requests come from clients (the workload); everything else is the
+** platform (alarms) or another actor (calls, replies, run results). */
 static int is_request(const rt_msg *m) {
-  return m->kind == MSG_REQUEST || m->kind == MSG_FIBER || m->kind == MSG_TOOLRUN ||
-         m->kind == MSG_LEGACY_SPAWN || m->kind == MSG_LEGACY_CANCEL || /* legacy fibers */
-         m->kind == MSG_EXEC_TURN || m->kind == MSG_THREAD_WRITER || /* executor, thread store */
-         m->kind == MSG_CHAT; /* chat turns */
+  switch (m->kind) {
+    case MSG_ALARM:
+    case MSG_CALL_INSPECT:
+    case MSG_CALL_START:
+    case MSG_CALL_PLAIN:
+    case MSG_RUN_DONE:
+    case MSG_REPLY: return 0;
+    default: return 1;
+  }
 }
 
 static void msg_arrive(sim *s, void *ctx, uint64_t idx) {
@@ -450,19 +457,13 @@ void rt__send_call(rt_world *w, uint32_t from, uint32_t to, rt_msg_kind kind,
 /* A message that will never be handled: its sender learns it failed. */
 void rt__fail_msg(rt_world *w, uint32_t a, const rt_msg *m, const char *err) {
   switch (m->kind) {
-    case MSG_REQUEST:
-    case MSG_FIBER:
-    case MSG_TOOLRUN:
-    case MSG_LEGACY_SPAWN: /* legacy fibers */
-    case MSG_LEGACY_CANCEL:
-    case MSG_EXEC_TURN:    /* executor (seed 002) */
-    case MSG_CHAT:         /* chat turns (seed 000 Layer 3) */
-    case MSG_THREAD_WRITER: rt__request_done(w, a, m, 0, err); break; /* thread store */
     case MSG_ALARM: rt__alarm_failed(w, a, m); break;
     case MSG_CALL_INSPECT:
     case MSG_CALL_START:
     case MSG_CALL_PLAIN: rt__send_reply(w, a, m, 0, 0, 0); break;
-    default: break;
+    default:
+      if (is_request(m)) rt__request_done(w, a, m, 0, err);
+      break;
   }
 }
 
@@ -506,6 +507,9 @@ void rt__handle(rt_world *w, uint32_t a, const rt_msg *m) {
     case MSG_EXEC_TURN: rt__exec_request(w, a, m); break;       /* rt_executor.c */
     case MSG_THREAD_WRITER: rt__thread_request(w, a, m); break; /* rt_thread.c */
     case MSG_CHAT: rt__chat_request(w, a, m); break;            /* rt_chat.c */
+    case MSG_SCHEDULE:
+    case MSG_CANCEL_SCHEDULE:
+    case MSG_KEEPALIVE_WHILE: rt__schedule_request(w, a, m); break; /* rt_agent.c */
     case MSG_ALARM: rt__alarm_handle(w, a, m); break;
     case MSG_CALL_INSPECT:
     case MSG_CALL_START:
@@ -569,6 +573,33 @@ int rt_toolrun_at(rt_world *w, uint32_t parent, uint32_t child, int64_t work_us,
   m.arg = child;
   m.arg2 = work_us;
   return deliver_at(w, parent, &m, at_us);
+}
+
+int rt_schedule_at(rt_world *w, uint32_t a, const char *callback, int64_t delay_us,
+                   int64_t interval_us, int64_t at_us) {
+  rt_msg m = {0};
+  m.kind = MSG_SCHEDULE;
+  m.entry = RT_ENTRY_FETCH;
+  m.arg = delay_us;
+  m.arg2 = interval_us;
+  m.str = rt__str(w, callback);
+  return m.str ? deliver_at(w, a, &m, at_us) : -1;
+}
+
+int rt_cancel_schedule_at(rt_world *w, uint32_t a, const char *callback, int64_t at_us) {
+  rt_msg m = {0};
+  m.kind = MSG_CANCEL_SCHEDULE;
+  m.entry = RT_ENTRY_FETCH;
+  m.str = rt__str(w, callback);
+  return m.str ? deliver_at(w, a, &m, at_us) : -1;
+}
+
+int rt_keepalive_while_at(rt_world *w, uint32_t a, int64_t hold_us, int64_t at_us) {
+  rt_msg m = {0};
+  m.kind = MSG_KEEPALIVE_WHILE;
+  m.entry = RT_ENTRY_FETCH;
+  m.arg = hold_us;
+  return deliver_at(w, a, &m, at_us);
 }
 
 int64_t rt_seed_orphan_fiber(rt_world *w, uint32_t a, const rt_program *prog,

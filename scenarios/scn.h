@@ -31,7 +31,10 @@ typedef enum scn_work_kind {
   SCN_W_REQUEST = 1, SCN_W_FIBER, SCN_W_TOOLRUN,
   SCN_W_EXEC_TURN = 16,    /* executor_turn (seed 002) */
   SCN_W_THREAD = 17,       /* thread_writers (seed 004) */
-  SCN_W_CHAT = 18          /* chat (seed 000 Layer 3) */
+  SCN_W_CHAT = 18,         /* chat (seed 000 Layer 3) */
+  SCN_W_SCHEDULE = 19,     /* schedule / scheduleEvery (reference A.10) */
+  SCN_W_CANCEL_SCHEDULE = 20, /* cancelSchedule */
+  SCN_W_KEEPALIVE = 21     /* keepAliveWhile (reference A.3) */
 } scn_work_kind;
 
 typedef struct scn_work {
@@ -48,6 +51,9 @@ typedef struct scn_work {
   rt_thread_spec thread;   /* SCN_W_THREAD */
   int chunks;              /* SCN_W_CHAT: text chunks of the reply */
   int64_t chunk_every_us;  /* SCN_W_CHAT: mean spacing of the chunks */
+  char callback[48];       /* SCN_W_SCHEDULE, SCN_W_CANCEL_SCHEDULE */
+  int64_t delay_us;        /* SCN_W_SCHEDULE: one-shot delay */
+  int64_t interval_us;     /* SCN_W_SCHEDULE: scheduleEvery interval (0: one-shot) */
 } scn_work;
 
 typedef flt_fault scn_fault;

@@ -1003,7 +1003,8 @@ static int load_actors(ld *L) {
 static const char *const work_all[] = {
     "request", "fiber", "tool_run", "actor", "entry", "work", "at", "every", "until",
     "executor_turn", "thread_writers", "tools", "adapter", "fail", "cancel", "duplicate_ppm",
-    "writers", "runs", "store", "step", "chat", "chunks", "chunk_every", NULL};
+    "writers", "runs", "store", "step", "chat", "chunks", "chunk_every", "schedule",
+    "cancel_schedule", "callback", "delay", "interval", "keep_alive", "for", NULL};
 static const char *const work_req[] = {"request", "entry", "at", "every", "until", NULL};
 static const char *const work_fib[] = {"fiber", "actor", "at", "every", "until", NULL};
 static const char *const work_tr[] = {"tool_run", "actor", "work", "at", "every", "until", NULL};
@@ -1011,6 +1012,11 @@ static const char *const work_ex[] = {"executor_turn", "tools", "adapter", "fail
                                       "duplicate_ppm", "at", "every", "until", NULL};
 static const char *const work_chat[] = {"chat", "chunks", "chunk_every", "at", "every",
                                         "until", NULL};
+static const char *const work_sch[] = {"schedule", "callback", "delay", "interval", "at",
+                                       "every", "until", NULL};
+static const char *const work_csch[] = {"cancel_schedule", "callback", "at", "every", "until",
+                                        NULL};
+static const char *const work_ka[] = {"keep_alive", "for", "at", "every", "until", NULL};
 static const char *const work_th[] = {"thread_writers", "writers", "runs", "tools", "store",
                                       "fail", "step", "at", "every", "until", NULL};
 
@@ -1024,7 +1030,10 @@ static const struct {
                   {"tool_run", SCN_W_TOOLRUN, work_tr},
                   {"executor_turn", SCN_W_EXEC_TURN, work_ex},   /* seed 002 */
                   {"thread_writers", SCN_W_THREAD, work_th},     /* seed 004 */
-                  {"chat", SCN_W_CHAT, work_chat}};              /* seed 000 Layer 3 */
+                  {"chat", SCN_W_CHAT, work_chat},               /* seed 000 Layer 3 */
+                  {"schedule", SCN_W_SCHEDULE, work_sch},        /* reference A.10 */
+                  {"cancel_schedule", SCN_W_CANCEL_SCHEDULE, work_csch},
+                  {"keep_alive", SCN_W_KEEPALIVE, work_ka}};     /* reference A.3 */
 #define N_WORK_KINDS (int)(sizeof work_kinds / sizeof work_kinds[0])
 static const opt entry_opts[] = {{"fetch", RT_ENTRY_FETCH}, {"ws", RT_ENTRY_WS},
                                  {"alarm", RT_ENTRY_ALARM}, {"setName", RT_ENTRY_SETNAME},
@@ -1042,7 +1051,7 @@ static const char *work_kind_list(char *buf, size_t cap) {
 /* Which kind item w is (exactly one of the work_kinds keys). */
 static int work_kind(ld *L, const cJSON *w, scn_work_kind *kind) {
   const cJSON *seen = NULL;
-  char names[160];
+  char names[256];
   int k, which = -1;
   for (k = 0; k < N_WORK_KINDS; k++) {
     const cJSON *m = get(w, work_kinds[k].key);
@@ -1149,6 +1158,32 @@ static int work_chat_item(ld *L, const cJSON *w, scn_work *out) {
   return 0;
 }
 
+/* {"schedule": actor, "callback": name, "delay" | "interval"},
+** {"cancel_schedule": actor, "callback": name}, {"keep_alive": actor,
+** "for": duration}: the SDK's schedule API and keepAliveWhile. */
+static int work_sched(ld *L, const cJSON *w, scn_work *out) {
+  const char *key = out->kind == SCN_W_SCHEDULE ? "schedule"
+                    : out->kind == SCN_W_KEEPALIVE ? "keep_alive" : "cancel_schedule";
+  const char *cb = NULL;
+  if (get_actor(L, w, key, &out->actor) < 0) return -1;
+  if (out->kind == SCN_W_KEEPALIVE)
+    return need(L, w, "for") < 0 ? -1 : get_dur(L, w, "for", 0, &out->work_us);
+  if (need(L, w, "callback") < 0 || scn_get_string(L->d, w, "callback", &cb, L->err) < 0)
+    return -1;
+  if (!*cb || strlen(cb) >= sizeof out->callback)
+    return scn_errf(L->err, L->d, get(w, "callback"),
+                    "\"callback\": expected a name of 1 to %zu characters", sizeof out->callback - 1);
+  snprintf(out->callback, sizeof out->callback, "%s", cb);
+  if (out->kind != SCN_W_SCHEDULE) return 0;
+  if (get(w, "delay") && get(w, "interval"))
+    return scn_errf(L->err, L->d, get(w, "interval"),
+                    "a schedule has \"delay\" (schedule) or \"interval\" (scheduleEvery), not both");
+  return get_dur(L, w, "delay", 0, &out->delay_us) < 0 ||
+                 get_dur(L, w, "interval", 1000000, &out->interval_us) < 0
+             ? -1
+             : 0;
+}
+
 static int work_item(ld *L, const cJSON *w, const char *what, scn_work *out) {
   int e = RT_ENTRY_FETCH;
   memset(out, 0, sizeof *out);
@@ -1167,7 +1202,8 @@ static int work_item(ld *L, const cJSON *w, const char *what, scn_work *out) {
     return -1;
   } else if ((out->kind == SCN_W_EXEC_TURN && work_exec(L, w, out) < 0) ||
              (out->kind == SCN_W_THREAD && work_thread(L, w, out) < 0) ||
-             (out->kind == SCN_W_CHAT && work_chat_item(L, w, out) < 0)) {
+             (out->kind == SCN_W_CHAT && work_chat_item(L, w, out) < 0) ||
+             (out->kind >= SCN_W_SCHEDULE && work_sched(L, w, out) < 0)) {
     return -1;
   }
   return work_times(L, w, out);

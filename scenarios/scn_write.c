@@ -486,6 +486,19 @@ static void put_work(FILE *f, const scn_scenario *sc, const scn_work *w) {
     m_actor(&o, sc, "chat", w->actor);
     if (w->chunks != 20) m_int(&o, "chunks", w->chunks);
     if (w->chunk_every_us != 200000) m_dur(&o, "chunk_every", w->chunk_every_us);
+  } else if (w->kind == SCN_W_SCHEDULE) {
+    m_actor(&o, sc, "schedule", w->actor);
+    m_str(&o, "callback", w->callback);
+    if (w->interval_us > 0)
+      m_dur(&o, "interval", w->interval_us);
+    else
+      m_dur(&o, "delay", w->delay_us);
+  } else if (w->kind == SCN_W_CANCEL_SCHEDULE) {
+    m_actor(&o, sc, "cancel_schedule", w->actor);
+    m_str(&o, "callback", w->callback);
+  } else if (w->kind == SCN_W_KEEPALIVE) {
+    m_actor(&o, sc, "keep_alive", w->actor);
+    m_dur(&o, "for", w->work_us);
   }
   m_dur(&o, "at", w->at_us);
   if (w->every_us > 0) {
@@ -663,7 +676,8 @@ static int writable(const scn_scenario *sc) {
   for (int i = 0; i < sc->n_work; i++) {
     scn_work_kind k = sc->work[i].kind;
     if (k != SCN_W_REQUEST && k != SCN_W_FIBER && k != SCN_W_TOOLRUN && k != SCN_W_EXEC_TURN &&
-        k != SCN_W_THREAD && k != SCN_W_CHAT)
+        k != SCN_W_THREAD && k != SCN_W_CHAT && k != SCN_W_SCHEDULE &&
+        k != SCN_W_CANCEL_SCHEDULE && k != SCN_W_KEEPALIVE)
       return 0;
   }
   return 1;

@@ -415,6 +415,62 @@ static void test_alarm_retry_backoff(void **st) {
   fx_free();
 }
 
+static size_t count_str(uint32_t kind, const char *str) {
+  size_t n = 0;
+  for (size_t i = 0; i < F.s.trace.n; i++)
+    if (F.s.trace.recs[i].kind == kind &&
+        !strcmp(sim_trace_str(&F.s.trace, F.s.trace.recs[i].s), str))
+      n++;
+  return n;
+}
+
+/* schedule(delay) fires once at its second; the row goes, the alarm too. */
+static void test_schedule_one_shot(void **st) {
+  (void)st;
+  fx_init(1, NULL);
+  fx_actor("a");
+  rt_schedule_at(F.w, 0, "report", S(30), 0, S(1));
+  sim_run(&F.s, S(200), 0);
+  assert_int_equal(count_str(RT_EV_SCHEDULE_RUN, "report"), 1);
+  const sim_rec *r = find_kind(RT_EV_SCHEDULE_RUN, 0);
+  assert_int_equal(r->t_us, S(31));
+  assert_int_equal(rt_alarm_of(F.w, 0), -1);
+  fx_free();
+}
+
+/* scheduleEvery is idempotent, fires every interval, and cancelSchedule
+** stops it (A.10). */
+static void test_schedule_every_and_cancel(void **st) {
+  (void)st;
+  fx_init(1, NULL);
+  fx_actor("a");
+  rt_schedule_at(F.w, 0, "poll", 0, S(10), S(0));
+  rt_schedule_at(F.w, 0, "poll", 0, S(10), S(5)); /* same callback: no second row */
+  rt_cancel_schedule_at(F.w, 0, "poll", S(45));
+  sim_run(&F.s, S(120), 0);
+  assert_int_equal(count_str(RT_EV_SCHEDULE_RUN, "poll"), 4); /* 10, 20, 30, 40 s */
+  assert_int_equal(rt_alarm_of(F.w, 0), -1);
+  fx_free();
+}
+
+/* keepAliveWhile holds a ref for the whole of fn: no idle eviction during
+** a 5-minute fn, and the request answers when fn returns. */
+static void test_keepalive_while(void **st) {
+  (void)st;
+  fx_init(1, NULL);
+  fx_actor("a");
+  rt_keepalive_while_at(F.w, 0, S(300), S(1));
+  sim_run(&F.s, S(600), 0);
+  const sim_rec *ok = find_kind(RT_EV_REQUEST_OK, 0);
+  assert_non_null(ok);
+  assert_int_equal(ok->t_us, S(301));
+  const sim_rec *d = find_kind(RT_EV_ACTOR_DEATH, 0);
+  assert_non_null(d);
+  assert_true(d->t_us > S(301));
+  assert_true(count_kind(RT_EV_ALARM_FIRE, 0) >= 9); /* heartbeats every 30 s */
+  fx_free();
+}
+
 static uint64_t run_hash(uint64_t seed, sim_strategy st) {
   sim_config sc = {seed, st, 3, 1000};
   sim_init(&F.s, &sc);
@@ -463,6 +519,9 @@ int main(void) {
       cmocka_unit_test(test_evict_keeps_storage),
       cmocka_unit_test(test_commit_failure_resets),
       cmocka_unit_test(test_alarm_retry_backoff),
+      cmocka_unit_test(test_schedule_one_shot),
+      cmocka_unit_test(test_schedule_every_and_cancel),
+      cmocka_unit_test(test_keepalive_while),
       cmocka_unit_test(test_determinism),
   };
   return cmocka_run_group_tests_name("runtime", tests, NULL, NULL) != 0;
