@@ -161,6 +161,8 @@ typedef struct rt_db {
   int txn_open;
   int64_t txn_id;
   int txn_writes;
+  int poolable;             /* an in-memory copy of the template */
+  sqlite3_stmt *wipe[32];   /* DELETE FROM each table, for the pool */
 } rt_db;
 
 typedef struct rt_actor {
@@ -195,8 +197,6 @@ struct rt_world {
   int64_t rpc_extra_us;
   uint32_t rpc_drop_ppm;
   int64_t alarm_delay_us;
-  int process_fresh;        /* no wake yet since the last process start */
-  uint32_t str_cache[8];
   struct rt_exec *exec;     /* checkpoint executor state (rt_executor.c) */
   struct rt_thr *thr;       /* thread store state (rt_thread.c) */
   struct rt_chat_world *chat; /* chat: upstream generations (rt_chat.c) */

@@ -135,6 +135,65 @@ static int open_from_template(sqlite3 *db) {
 
 static int open_from_image(rt_db *d);
 
+/* ---- the connection pool ------------------------------------------------
+** A fresh in-memory database costs a schema parse on its first statement
+** (over half the cost of a short run). A world that ends hands its
+** in-memory connections back here, wiped (DELETE FROM every table of the
+** template, sqlite_sequence included), with their prepared statements;
+** the next fresh database of the process takes one. An emptied table
+** behaves as a new one (rowids restart at 1) and every read that decides
+** anything has an ORDER BY, so a pooled connection runs exactly as a new
+** one. */
+#define POOL_MAX 256
+static rt_db db_pool[POOL_MAX];
+static int pool_n;
+static char table_names[32][64];
+static int n_tables = -1;
+
+static int list_tables(sqlite3 *db) {
+  sqlite3_stmt *st;
+  n_tables = 0;
+  if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name",
+                         -1, &st, NULL))
+    return -1;
+  while (n_tables < 32 && sqlite3_step(st) == SQLITE_ROW)
+    snprintf(table_names[n_tables++], 64, "%.63s", (const char *)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  return 0;
+}
+
+/* Empties d's tables; returns 0, or -1 if it cannot (then close it). */
+static int wipe(rt_db *d) {
+  if (d->txn_open) sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
+  d->txn_open = 0;
+  if (n_tables < 0 && list_tables(d->db)) return -1;
+  for (int i = 0; i < n_tables; i++) {
+    char q[96];
+    snprintf(q, sizeof q, "DELETE FROM \"%.63s\"", table_names[i]);
+    if (!d->wipe[i] && sqlite3_prepare_v3(d->db, q, -1, SQLITE_PREPARE_PERSISTENT, &d->wipe[i], NULL))
+      return -1;
+    if (sqlite3_step(d->wipe[i]) != SQLITE_DONE) return -1;
+    sqlite3_reset(d->wipe[i]);
+  }
+  return 0;
+}
+
+/* Keeps d's connection for a later fresh database. 1 if it was taken. */
+static int pool_put(rt_db *d) {
+  if (!d->poolable || d->img || pool_n == POOL_MAX || wipe(d)) return 0;
+  db_pool[pool_n++] = *d;
+  memset(d, 0, sizeof *d);
+  return 1;
+}
+
+static void db_close_now(rt_db *d);
+
+static int pool_take(rt_db *d) {
+  if (pool_n == 0) return 0;
+  *d = db_pool[--pool_n];
+  return 1;
+}
+
 static int db_path(rt_world *w, uint32_t a, char *buf, size_t n) {
   if (!w->cfg.storage_files) return snprintf(buf, n, ":memory:") >= (int)n;
   return snprintf(buf, n, "%s/actor-%u.db", w->cfg.storage_dir, a) >= (int)n;
@@ -144,6 +203,7 @@ int rt__db_open(rt_world *w, uint32_t a) {
   rt_db *d = &w->actors[a].store;
   char path[400];
   if (d->db) return 0;
+  if (!w->cfg.storage_files && !d->img && pool_take(d)) return 0;
   if (db_path(w, a, path, sizeof path)) return -1;
   if (sqlite3_open_v2(path, &d->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL)) {
     fprintf(stderr, "revenant: cannot open storage %s: %s\n", path, sqlite3_errmsg(d->db));
@@ -151,8 +211,11 @@ int rt__db_open(rt_world *w, uint32_t a) {
     d->db = NULL;
     return -1;
   }
-  if (!w->cfg.storage_files)
-    return d->img ? open_from_image(d) : open_from_template(d->db); /* journal: memory */
+  if (!w->cfg.storage_files && d->img) return open_from_image(d); /* journal: memory */
+  if (!w->cfg.storage_files) {
+    d->poolable = 1;
+    return open_from_template(d->db);
+  }
   if (sqlite3_exec(d->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, NULL) ||
       sqlite3_exec(d->db, schema, NULL, NULL, NULL))
     return -1;
@@ -170,7 +233,7 @@ void rt__db_park(rt_world *w, rt_db *d) {
   sqlite3_int64 sz;
   unsigned char *img = sqlite3_serialize(d->db, "main", &sz, 0);
   if (!img) return;
-  rt__db_close(d);
+  db_close_now(d); /* a pooled connection would keep the pages */
   d->img = img;
   d->img_sz = sz;
 }
@@ -185,6 +248,17 @@ static int open_from_image(rt_db *d) {
 }
 
 void rt__db_close(rt_db *d) {
+  if (pool_put(d)) return;
+  db_close_now(d);
+}
+
+/* Closes d's connection for real (no pool). */
+static void db_close_now(rt_db *d) {
+  for (int i = 0; i < 32; i++) {
+    sqlite3_finalize(d->wipe[i]);
+    d->wipe[i] = NULL;
+  }
+  d->poolable = 0;
   sqlite3_free(d->img);
   d->img = NULL;
   rt__legacy_db_close(d); /* legacy fibers: finalize rt_legacy.c's statements */

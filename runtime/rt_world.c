@@ -50,7 +50,6 @@ rt_world *rt_world_new(sim *s, const rt_config *cfg) {
   w->s = s;
   w->cfg = *cfg;
   w->next_id = 1;
-  w->process_fresh = 1;
   sim_rng_stream(&w->rng_idle, s->seed, "runtime.idle");
   sim_rng_stream(&w->rng_work, s->seed, "runtime.work");
   sim_rng_stream(&w->rng_rpc, s->seed, "runtime.rpc");
@@ -265,7 +264,6 @@ void rt_kill_all(rt_world *w, rt_death_cause cause) {
     rt_kill_actor(w, a, cause);
     w->actors[a].poisoned = 0;
   }
-  w->process_fresh = 1;
 }
 
 int rt_world_restore(rt_world *w, int64_t id_base) {
