@@ -150,15 +150,7 @@ const char *rt_exec_phase_of(rt_world *w, int id) {
 /* ---- the SQL adapters (actor storage, through the turn transaction) ---- */
 
 static sqlite3_stmt *ex_prep(rt_world *w, uint32_t a, const char *q) {
-  rt_db *d = &w->actors[a].store;
-  sqlite3_stmt *st = NULL;
-  if (!d->db && rt__db_open(w, a)) return NULL;
-  if (sqlite3_prepare_v2(d->db, q, -1, &st, NULL) != SQLITE_OK) {
-    fprintf(stderr, "revenant: sql error: %s\n", sqlite3_errmsg(d->db));
-    sqlite3_finalize(st);
-    return NULL;
-  }
-  return st;
+  return rt__prepare(w, a, q);
 }
 
 /* 1 if the adapter's dedupe key of cp is stored (durable), else 0. */

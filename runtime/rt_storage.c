@@ -178,15 +178,25 @@ static int wipe(rt_db *d) {
   return 0;
 }
 
+static void db_close_now(rt_db *d);
+
+/* Closes the pooled connections at exit (so that leak checkers see every
+** SQLite allocation released). */
+static void pool_drain(void) {
+  while (pool_n > 0) db_close_now(&db_pool[--pool_n]);
+  sqlite3_free(template_img);
+  template_img = NULL;
+}
+
 /* Keeps d's connection for a later fresh database. 1 if it was taken. */
 static int pool_put(rt_db *d) {
+  static int drain_registered;
   if (!d->poolable || d->img || pool_n == POOL_MAX || wipe(d)) return 0;
+  if (!drain_registered) drain_registered = atexit(pool_drain) == 0;
   db_pool[pool_n++] = *d;
   memset(d, 0, sizeof *d);
   return 1;
 }
-
-static void db_close_now(rt_db *d);
 
 static int pool_take(rt_db *d) {
   if (pool_n == 0) return 0;
@@ -599,4 +609,18 @@ int rt__txn_join(rt_world *w, uint32_t a) { return txn_join(w, a); }
 
 int rt__txn_wrote(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc) {
   return txn_wrote(w, a, op, key, rc);
+}
+
+/* Prepares an ad-hoc statement on the actor's database (opened if needed);
+** the caller finalizes it. NULL, with a message, on an SQL error. */
+sqlite3_stmt *rt__prepare(rt_world *w, uint32_t a, const char *q) {
+  rt_db *d = &w->actors[a].store;
+  sqlite3_stmt *st = NULL;
+  if (!d->db && rt__db_open(w, a)) return NULL;
+  if (sqlite3_prepare_v2(d->db, q, -1, &st, NULL) != SQLITE_OK) {
+    fprintf(stderr, "revenant: sql error: %s\n", sqlite3_errmsg(d->db));
+    sqlite3_finalize(st);
+    return NULL;
+  }
+  return st;
 }

@@ -122,15 +122,7 @@ void rt__thread_free(rt_world *w) {
 /* ---- storage --------------------------------------------------------- */
 
 static sqlite3_stmt *th_prep(rt_world *w, uint32_t a, const char *q) {
-  rt_db *d = &w->actors[a].store;
-  sqlite3_stmt *st = NULL;
-  if (!d->db && rt__db_open(w, a)) return NULL;
-  if (sqlite3_prepare_v2(d->db, q, -1, &st, NULL) != SQLITE_OK) {
-    fprintf(stderr, "revenant: sql error: %s\n", sqlite3_errmsg(d->db));
-    sqlite3_finalize(st);
-    return NULL;
-  }
-  return st;
+  return rt__prepare(w, a, q);
 }
 
 /* Runs a prepared write; counts it as a write boundary when it changed a
