@@ -1120,8 +1120,7 @@ static int scn__seed_string(const char *s, uint64_t *out)
  * Typed readers
  * ==================================================================== */
 
-/* "an object", "a number", "true", ... for messages. */
-static const char *scn__type_name(const cJSON *node)
+const char *scn_type_name(const cJSON *node)
 {
     switch (node != NULL ? node->type & 0xFF : cJSON_Invalid) {
     case cJSON_Object: return "an object";
@@ -1149,7 +1148,7 @@ int scn_get_string(const scn_doc *d, const cJSON *obj, const char *key, const ch
     if (m == NULL)
         return 1;
     if (!cJSON_IsString(m))
-        return scn_errf(err, d, m, "\"%s\": expected a string, found %s", key, scn__type_name(m));
+        return scn_errf(err, d, m, "\"%s\": expected a string, found %s", key, scn_type_name(m));
     *out = m->valuestring;
     return 0;
 }
@@ -1160,7 +1159,7 @@ int scn_get_bool(const scn_doc *d, const cJSON *obj, const char *key, int *out, 
     if (m == NULL)
         return 1;
     if (!cJSON_IsBool(m))
-        return scn_errf(err, d, m, "\"%s\": expected true or false, found %s", key, scn__type_name(m));
+        return scn_errf(err, d, m, "\"%s\": expected true or false, found %s", key, scn_type_name(m));
     *out = cJSON_IsTrue(m) ? 1 : 0;
     return 0;
 }
@@ -1174,7 +1173,7 @@ int scn_get_int(const scn_doc *d, const cJSON *obj, const char *key, int64_t min
     if (m == NULL)
         return 1;
     if (!cJSON_IsNumber(m))
-        return scn_errf(err, d, m, "\"%s\": expected an integer, found %s", key, scn__type_name(m));
+        return scn_errf(err, d, m, "\"%s\": expected an integer, found %s", key, scn_type_name(m));
     v = m->valuedouble;
     if (v != floor(v))
         return scn_errf(err, d, m, "\"%s\": expected an integer, found %s", key,
@@ -1316,7 +1315,7 @@ int scn_check_fields(const scn_doc *d, const cJSON *obj, const char *const *allo
 {
     const cJSON *m;
     if (!cJSON_IsObject(obj))
-        return scn_errf(err, d, obj, "expected an object, found %s", scn__type_name(obj));
+        return scn_errf(err, d, obj, "expected an object, found %s", scn_type_name(obj));
     cJSON_ArrayForEach(m, obj) {
         size_t k;
         for (k = 0; allowed[k] != NULL && strcmp(allowed[k], m->string) != 0; k++)
@@ -1349,7 +1348,7 @@ int scn_expect_type(const scn_doc *d, const cJSON *node, int cjson_type_mask, co
         }
     }
     return scn_errf(err, d, node, "expected %s for \"%s\", found %s", o ? want : "nothing", what,
-                    scn__type_name(node));
+                    scn_type_name(node));
 }
 
 /* }==================================================================== */

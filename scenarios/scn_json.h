@@ -136,4 +136,8 @@ int scn_check_fields(const scn_doc *d, const cJSON *obj, const char *const *allo
  */
 int scn_expect_type(const scn_doc *d, const cJSON *node, int cjson_type_mask, const char *what, scn_err *err); /* "expected an object for \"actors[2]\"" style */
 
+/* "an object", "a number", "true", ... ("nothing" for NULL): a node's
+** JSON type as messages name it. */
+const char *scn_type_name(const cJSON *node);
+
 #endif /* SCN_JSON_H */

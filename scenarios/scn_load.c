@@ -64,19 +64,6 @@ static const cJSON *get(const cJSON *obj, const char *key) {
   return cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
 }
 
-/* "an object", "a number", … for messages. */
-static const char *tname(const cJSON *n) {
-  switch (n ? n->type & 0xFF : 0) {
-    case cJSON_Object: return "an object";
-    case cJSON_Array: return "an array";
-    case cJSON_String: return "a string";
-    case cJSON_Number: return "a number";
-    case cJSON_True: return "true";
-    case cJSON_False: return "false";
-    case cJSON_NULL: return "null";
-    default: return "nothing";
-  }
-}
 
 /* Copies s into dst for use inside quotes in a message: escaped and cut. */
 static const char *quote(char *dst, size_t cap, const char *s) {
@@ -254,7 +241,7 @@ static int node_dur(ld *L, const cJSON *node, const char *label, int64_t min_us,
   if (!cJSON_IsString(node))
     return scn_errf(L->err, L->d, node,
                     "\"%s\": expected a duration string such as \"150ms\", \"30s\", "
-                    "\"2.5m\", \"7d\", found %s", label, tname(node));
+                    "\"2.5m\", \"7d\", found %s", label, scn_type_name(node));
   if (scn_parse_duration(node->valuestring, out) < 0)
     return scn_errf(L->err, L->d, node,
                     "\"%s\": invalid duration \"%s\"; expected a number and a unit (us, ms, "
@@ -656,7 +643,7 @@ static int work_step(ld *L, const cJSON *st, const cJSON *w, rt_step *s) {
   if (!cJSON_IsString(w))
     return scn_errf(L->err, L->d, w,
                     "\"work\": expected a duration such as \"500ms\" or a range such as "
-                    "[\"100ms\", \"900ms\"], found %s", tname(w));
+                    "[\"100ms\", \"900ms\"], found %s", scn_type_name(w));
   if (get_dur(L, st, "work", 0, &s->min_us) < 0) return -1;
   s->max_us = s->min_us;
   return 0;
@@ -914,7 +901,7 @@ static int stale_fiber(ld *L, const cJSON *f, uint32_t owner, const char *what) 
   if (need(L, f, "program") < 0 || get_program(L, f, "program", &s->program) < 0) return -1;
   if (snap && !cJSON_IsNull(snap) && !cJSON_IsNumber(snap))
     return scn_errf(L->err, L->d, snap,
-                    "\"snapshot\": expected a step index or null, found %s", tname(snap));
+                    "\"snapshot\": expected a step index or null, found %s", scn_type_name(snap));
   if (snap && !cJSON_IsNull(snap) &&
       scn_get_int(L->d, f, "snapshot", 0, L->sc->programs[s->program].n_steps, &pc, L->err) < 0)
     return -1;
@@ -1273,7 +1260,7 @@ static int get_rate(ld *L, const cJSON *f, int64_t *per_day) {
   if (!s)
     return scn_errf(L->err, L->d, m,
                     "\"rate\": expected a rate such as \"2/d\" or \"5/h\", found %s",
-                    tname(m));
+                    scn_type_name(m));
   for (; *p >= '0' && *p <= '9' && p - s < 9; p++) n = n * 10 + (*p - '0');
   if (p == s || p[0] != '/' || (p[1] != 'd' && p[1] != 'h') || p[2] != '\0')
     return scn_errf(L->err, L->d, m,
@@ -1418,7 +1405,7 @@ static int inv_list(ld *L, const cJSON *ex, const char *key, uint32_t other, uin
   if (!cJSON_IsArray(arr))
     return scn_errf(L->err, L->d, arr,
                     "\"%s\": expected an array of invariant names such as [\"no_wedge\"], found %s",
-                    key, tname(arr));
+                    key, scn_type_name(arr));
   cJSON_ArrayForEach(n, arr) {
     snprintf(what, sizeof what, "%s[%d]", key, k++);
     if (scn_expect_type(L->d, n, cJSON_String, what, L->err) < 0 ||
