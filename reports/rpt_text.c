@@ -235,12 +235,16 @@ static void rpt_text_figures(FILE *f, const rpt_run *r) {
   fputc('\n', f);
 }
 
+/* The one line of a run: PASS/FAIL, scenario, [case] unless the run's
+** variant is "default" or absent, seed, strategy, events, end, hash. */
 static void rpt_text_header(FILE *f, const rpt_run *r, const rpt_colors *c) {
   char dur[32];
-  fprintf(f, "%s%s%s %s seed=0x%" PRIx64 " %s %" PRIu64 " events %s hash=0x%016" PRIx64 "\n",
+  int show_case = r->variant && *r->variant && strcmp(r->variant, "default") != 0;
+  fprintf(f, "%s%s%s %s%s%s%s seed=0x%" PRIx64 " %s %" PRIu64 " events %s hash=0x%016" PRIx64 "\n",
           r->passed ? c->ok : c->bad, r->passed ? "PASS" : "FAIL", c->off,
-          rpt_or(r->scenario_name, "(unnamed)"), r->seed, rpt_or(r->strategy, "-"), r->events,
-          rpt__fmt_dur(dur, sizeof dur, r->end_us), r->trace_hash);
+          rpt_or(r->scenario_name, "(unnamed)"), show_case ? " [" : "",
+          show_case ? r->variant : "", show_case ? "]" : "", r->seed, rpt_or(r->strategy, "-"),
+          r->events, rpt__fmt_dur(dur, sizeof dur, r->end_us), r->trace_hash);
 }
 
 void rpt_text_run(FILE *f, const rpt_run *r, int verbose, int color) {

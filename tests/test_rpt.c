@@ -217,7 +217,7 @@ static void assert_num_item(const cJSON *o, const char *k, double want) {
 static void test_text_failure(void **state) {
   fx *x = *state;
   char *s = render_text(&x->run, 0, 0);
-  const char *head = "FAIL gated_wedge <&> \"q\" 'a' seed=0x2a random 42 events 3m20s hash=0x00000000deadbeef\n";
+  const char *head = "FAIL gated_wedge <&> \"q\" 'a' [toolrun=gated heartbeat=alarm] seed=0x2a random 42 events 3m20s hash=0x00000000deadbeef\n";
   assert_memory_equal(s, head, strlen(head));
   assert_contains(s, "failure: expected no_wedge to hold");
   assert_contains(s, "variant: toolrun=gated heartbeat=alarm");
@@ -254,6 +254,11 @@ static void test_text_pass_one_line(void **state) {
   r.end_us = 7 * 86400 * S_;
   r.events = 1234;
   char *s = render_text(&r, 0, 0);
+  assert_string_equal(s, "PASS gated_wedge <&> \"q\" 'a' [toolrun=gated heartbeat=alarm] "
+                         "seed=0x2a random 1234 events 7d0h hash=0x00000000deadbeef\n");
+  free(s);
+  r.variant = "default"; /* the case of a file without "cases" is not shown */
+  s = render_text(&r, 0, 0);
   assert_string_equal(s, "PASS gated_wedge <&> \"q\" 'a' seed=0x2a random 1234 events 7d0h "
                          "hash=0x00000000deadbeef\n");
   free(s);
