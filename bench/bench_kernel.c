@@ -100,6 +100,6 @@ int main(int argc, char **argv) {
   if (!only || !strcmp(only, "random"))
     printf("kernel_events_per_s_random: %.0f events/s\n", measure(SIM_RANDOM, 1000));
   if (fifo > 0)
-    printf("kernel_events_target_ratio: %.3f\n", fifo / TARGET_EVENTS_PER_S);
+    printf("kernel_events_target_ratio: %.3f x\n", fifo / TARGET_EVENTS_PER_S);
   return 0;
 }
