@@ -48,7 +48,9 @@ typedef struct flt_fault {
 /* Plans every fault of the list on world w for a run of duration_us:
 ** fixed ones at their time, rated ones drawn from their kind's stream.
 ** Returns the number of fault events scheduled, or -1 on error. The
-** faults array must outlive the run. */
+** faults array must outlive the run. The plan and the libfiu point are
+** process state: one run at a time per process (runs are one thread, and
+** parallel runs are processes, DESIGN.md rule 1); call flt_reset after it. */
 int flt_plan(rt_world *w, const flt_fault *faults, int n, int64_t duration_us);
 
 /* flt_plan for the window [from_us, until_us) of a run of duration_us:
