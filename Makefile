@@ -34,6 +34,8 @@ LIB      := $(BUILD)/librevenant.a
 BIN      := revenant
 
 .PHONY: all deps test demo bench asan install clean valgrind
+# Keep the objects of test and bench binaries (no "rm" after the summary line).
+.SECONDARY:
 .DEFAULT_GOAL := all
 
 # deps: install the Debian packages when root, otherwise name the command.
