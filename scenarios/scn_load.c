@@ -10,63 +10,20 @@
 ** runtime variant, check parameters, actor ids (so that anything may name
 ** any actor), programs (repeat blocks expanded inline), the rest of each
 ** actor, the child graph (no cycles), workload, faults, then the cases and
-** their expectations. Nothing here keeps global state.
+** their expectations (those last three in scn_load_work.c). Nothing here
+** keeps global state.
 */
-#include "scenarios/scn.h"
-
-#include <errno.h>
-#include <inttypes.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "scenarios/scn_json.h"
-
-#define US_PER_S 1000000LL
-#define DAY_US (86400LL * US_PER_S)
-#define MAX_DUR_US (365LL * DAY_US)
-#define MAX_REPEAT 1000
-#define MAX_RATE 100000
-#define MAX_PPM 1000000
-#define MAX_COUNT 1000000
-
-/* Loader state: the document, the error sink and the scenario being filled. */
-typedef struct ld {
-  const scn_doc *d;
-  scn_err *err;
-  scn_scenario *sc;
-  const cJSON *root;
-  const char *duration_text;  /* the "duration" string, for messages */
-  rt_config base;             /* profile + top-level "runtime" */
-  int cloudflare;             /* "profile": "cloudflare" was given */
-  const cJSON *actor_nodes[SCN_MAX_ACTORS];
-  const cJSON *child_nodes[SCN_MAX_ACTORS][RT_MAX_CHILDREN];
-} ld;
-
-/* One allowed value of an enumerated field. */
-typedef struct opt {
-  const char *name;
-  int value;
-} opt;
-
-/* A ", "-separated list for messages, cut with "..." when it gets long. */
-typedef struct list {
-  char s[400];
-  size_t n;
-  int cut;
-} list;
+#include "scenarios/scn_load_internal.h"
 
 /* ---- small helpers ------------------------------------------------------ */
 
-static const cJSON *get(const cJSON *obj, const char *key) {
+const cJSON *ld_get(const cJSON *obj, const char *key) {
   return cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
 }
 
 
 /* Copies s into dst for use inside quotes in a message: escaped and cut. */
-static const char *quote(char *dst, size_t cap, const char *s) {
+const char *ld_quote(char *dst, size_t cap, const char *s) {
   size_t o = 0;
   for (; *s && o + 11 < cap; s++) {
     unsigned char c = (unsigned char)*s;
@@ -87,7 +44,7 @@ static const char *quote(char *dst, size_t cap, const char *s) {
   return dst;
 }
 
-static void list_add(list *l, const char *name) {
+void ld_list_add(list *l, const char *name) {
   size_t len = strlen(name), sep = l->n ? 2 : 0;
   if (l->cut) return;
   if (l->n + sep + len + 6 > sizeof l->s) {
@@ -116,13 +73,13 @@ static const char *fmt_dur(char *dst, size_t cap, int64_t us) {
 }
 
 /* Formats a message at the key of object member m; returns -1. */
-static int key_errf(ld *L, const cJSON *m, const char *fmt, ...)
+int ld_key_errf(ld *L, const cJSON *m, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
 
-static int key_errf(ld *L, const cJSON *m, const char *fmt, ...) {
+int ld_key_errf(ld *L, const cJSON *m, const char *fmt, ...) {
   scn_pos p = scn_doc_key_pos(L->d, m);
   size_t cap = sizeof L->err->text;
   va_list ap;
@@ -141,20 +98,20 @@ static int key_errf(ld *L, const cJSON *m, const char *fmt, ...) {
 }
 
 /* -1 with "missing required field" at obj when key is absent, else 0. */
-static int need(ld *L, const cJSON *obj, const char *key) {
-  if (get(obj, key)) return 0;
+int ld_need(ld *L, const cJSON *obj, const char *key) {
+  if (ld_get(obj, key)) return 0;
   return scn_errf(L->err, L->d, obj, "missing required field \"%s\"", key);
 }
 
 /* Checks that node is an object (named `what`) holding only `fields`. */
-static int obj_fields(ld *L, const cJSON *node, const char *what,
+int ld_obj_fields(ld *L, const cJSON *node, const char *what,
                       const char *const *fields) {
   if (scn_expect_type(L->d, node, cJSON_Object, what, L->err) < 0) return -1;
   return scn_check_fields(L->d, node, fields, L->err);
 }
 
 /* Checks that node is an array (named `what`) of min..max elements. */
-static int arr_len(ld *L, const cJSON *node, const char *what, int min, int max,
+int ld_arr_len(ld *L, const cJSON *node, const char *what, int min, int max,
                    const char *noun) {
   int n;
   if (scn_expect_type(L->d, node, cJSON_Array, what, L->err) < 0) return -1;
@@ -165,7 +122,7 @@ static int arr_len(ld *L, const cJSON *node, const char *what, int min, int max,
 }
 
 /* Reads string key into dst (cap bytes); 1 if absent, -1 on error. */
-static int get_text(ld *L, const cJSON *obj, const char *key, char *dst,
+int ld_get_text(ld *L, const cJSON *obj, const char *key, char *dst,
                     size_t cap, int allow_empty) {
   const char *s;
   size_t n;
@@ -173,24 +130,24 @@ static int get_text(ld *L, const cJSON *obj, const char *key, char *dst,
   if (rc != 0) return rc;
   n = strlen(s);
   if (n == 0 && !allow_empty)
-    return scn_errf(L->err, L->d, get(obj, key), "\"%s\": must not be empty", key);
+    return scn_errf(L->err, L->d, ld_get(obj, key), "\"%s\": must not be empty", key);
   if (n >= cap)
-    return scn_errf(L->err, L->d, get(obj, key),
+    return scn_errf(L->err, L->d, ld_get(obj, key),
                     "\"%s\": too long (%zu bytes; at most %zu)", key, n, cap - 1);
   memcpy(dst, s, n + 1);
   return 0;
 }
 
 /* "unknown value" for a string s at node with the allowed values l. */
-static int bad_value(ld *L, const cJSON *node, const char *key, const char *s,
+int ld_bad_value(ld *L, const cJSON *node, const char *key, const char *s,
                      const list *l) {
   char q[96];
   return scn_errf(L->err, L->d, node, "\"%s\": unknown value \"%s\"; expected one of: %s",
-                  key, quote(q, sizeof q, s), l->s);
+                  key, ld_quote(q, sizeof q, s), l->s);
 }
 
 /* Reads an enumerated string into *out; 1 if absent, -1 on error. */
-static int get_enum(ld *L, const cJSON *obj, const char *key, const opt *opts,
+int ld_get_enum(ld *L, const cJSON *obj, const char *key, const opt *opts,
                     int *out) {
   const char *s;
   list l = {{0}, 0, 0};
@@ -202,8 +159,8 @@ static int get_enum(ld *L, const cJSON *obj, const char *key, const opt *opts,
       return 0;
     }
   }
-  for (k = 0; opts[k].name; k++) list_add(&l, opts[k].name);
-  return bad_value(L, get(obj, key), key, s, &l);
+  for (k = 0; opts[k].name; k++) ld_list_add(&l, opts[k].name);
+  return ld_bad_value(L, ld_get(obj, key), key, s, &l);
 }
 
 /* Checks a duration v read at node (label) against [min_us, 365d]. */
@@ -213,23 +170,23 @@ static int dur_range(ld *L, const cJSON *node, const char *label, int64_t v,
   const char *s = cJSON_IsString(node) ? node->valuestring : "";
   if (v < min_us && min_us == 1)
     return scn_errf(L->err, L->d, node, "\"%s\": \"%s\" is too short (must be more than 0s)",
-                    label, quote(q, sizeof q, s));
+                    label, ld_quote(q, sizeof q, s));
   if (v < min_us)
     return scn_errf(L->err, L->d, node, "\"%s\": \"%s\" is too short (must be at least %s)",
-                    label, quote(q, sizeof q, s), fmt_dur(m, sizeof m, min_us));
+                    label, ld_quote(q, sizeof q, s), fmt_dur(m, sizeof m, min_us));
   if (v > MAX_DUR_US)
     return scn_errf(L->err, L->d, node, "\"%s\": \"%s\" is too long (must be at most 365d)",
-                    label, quote(q, sizeof q, s));
+                    label, ld_quote(q, sizeof q, s));
   return 0;
 }
 
 /* Reads a duration >= min_us (and <= 365d); 1 if absent, -1 on error. */
-static int get_dur(ld *L, const cJSON *obj, const char *key, int64_t min_us,
+int ld_get_dur(ld *L, const cJSON *obj, const char *key, int64_t min_us,
                    int64_t *out) {
   int64_t v;
   int rc = scn_get_duration(L->d, obj, key, &v, L->err);
   if (rc != 0) return rc;
-  if (dur_range(L, get(obj, key), key, v, min_us) < 0) return -1;
+  if (dur_range(L, ld_get(obj, key), key, v, min_us) < 0) return -1;
   *out = v;
   return 0;
 }
@@ -246,7 +203,7 @@ static int node_dur(ld *L, const cJSON *node, const char *label, int64_t min_us,
     return scn_errf(L->err, L->d, node,
                     "\"%s\": invalid duration \"%s\"; expected a number and a unit (us, ms, "
                     "s, m, h, d) such as \"150ms\", \"30s\", \"2.5m\", \"7d\"",
-                    label, quote(q, sizeof q, node->valuestring));
+                    label, ld_quote(q, sizeof q, node->valuestring));
   return dur_range(L, node, label, *out, min_us);
 }
 
@@ -265,23 +222,23 @@ static int dur_pair(ld *L, const cJSON *node, const char *key, const char *examp
   if (*lo > *hi)
     return scn_errf(L->err, L->d, node->child->next,
                     "\"%s\": the range is reversed (\"%s\" is more than \"%s\")", key,
-                    quote(q0, sizeof q0, node->child->valuestring),
-                    quote(q1, sizeof q1, node->child->next->valuestring));
+                    ld_quote(q0, sizeof q0, node->child->valuestring),
+                    ld_quote(q1, sizeof q1, node->child->next->valuestring));
   return 0;
 }
 
 /* Reads a time of the run (>= min_us, at most the duration); 1 if absent. */
-static int get_time(ld *L, const cJSON *obj, const char *key, int64_t min_us,
+int ld_get_time(ld *L, const cJSON *obj, const char *key, int64_t min_us,
                     int64_t *out) {
   char q[96], qd[96];
   int64_t v;
-  int rc = get_dur(L, obj, key, min_us, &v);
+  int rc = ld_get_dur(L, obj, key, min_us, &v);
   if (rc != 0) return rc;
   if (v > L->sc->duration_us)
-    return scn_errf(L->err, L->d, get(obj, key),
+    return scn_errf(L->err, L->d, ld_get(obj, key),
                     "\"%s\": \"%s\" is after the end of the run (\"duration\": \"%s\")", key,
-                    quote(q, sizeof q, get(obj, key)->valuestring),
-                    quote(qd, sizeof qd, L->duration_text));
+                    ld_quote(q, sizeof q, ld_get(obj, key)->valuestring),
+                    ld_quote(qd, sizeof qd, L->duration_text));
   *out = v;
   return 0;
 }
@@ -300,21 +257,21 @@ static int find_actor(ld *L, const cJSON *node, uint32_t *out) {
       return 0;
     }
   }
-  for (i = 0; i < sc->n_actors; i++) list_add(&l, sc->actors[i].id);
+  for (i = 0; i < sc->n_actors; i++) ld_list_add(&l, sc->actors[i].id);
   return scn_errf(L->err, L->d, node, "unknown actor \"%s\"; declared actors: %s",
-                  quote(q, sizeof q, node->valuestring), l.s);
+                  ld_quote(q, sizeof q, node->valuestring), l.s);
 }
 
 /* Reads member key of obj as an actor reference; 1 if absent. */
-static int get_actor(ld *L, const cJSON *obj, const char *key, uint32_t *out) {
+int ld_get_actor(ld *L, const cJSON *obj, const char *key, uint32_t *out) {
   const char *s;
   int rc = scn_get_string(L->d, obj, key, &s, L->err);
   if (rc != 0) return rc;
-  return find_actor(L, get(obj, key), out);
+  return find_actor(L, ld_get(obj, key), out);
 }
 
 /* Reads member key of obj as a program reference; 1 if absent. */
-static int get_program(ld *L, const cJSON *obj, const char *key, int *out) {
+int ld_get_program(ld *L, const cJSON *obj, const char *key, int *out) {
   const scn_scenario *sc = L->sc;
   list l = {{0}, 0, 0};
   const char *s;
@@ -328,13 +285,13 @@ static int get_program(ld *L, const cJSON *obj, const char *key, int *out) {
     }
   }
   if (sc->n_programs == 0)
-    return scn_errf(L->err, L->d, get(obj, key),
+    return scn_errf(L->err, L->d, ld_get(obj, key),
                     "unknown program \"%s\"; no programs are declared "
                     "(add them under \"programs\")",
-                    quote(q, sizeof q, s));
-  for (i = 0; i < sc->n_programs; i++) list_add(&l, sc->programs[i].name);
-  return scn_errf(L->err, L->d, get(obj, key), "unknown program \"%s\"; declared programs: %s",
-                  quote(q, sizeof q, s), l.s);
+                    ld_quote(q, sizeof q, s));
+  for (i = 0; i < sc->n_programs; i++) ld_list_add(&l, sc->programs[i].name);
+  return scn_errf(L->err, L->d, ld_get(obj, key), "unknown program \"%s\"; declared programs: %s",
+                  ld_quote(q, sizeof q, s), l.s);
 }
 
 /* ---- header, runtime, checks ------------------------------------------ */
@@ -356,22 +313,22 @@ static int load_strategy(ld *L) {
     L->sc->strategy = (sim_strategy)st;
     return 0;
   }
-  for (k = SIM_FIFO; k <= SIM_PCT; k++) list_add(&l, sim_strategy_name((sim_strategy)k));
-  return bad_value(L, get(L->root, "strategy"), "strategy", s, &l);
+  for (k = SIM_FIFO; k <= SIM_PCT; k++) ld_list_add(&l, sim_strategy_name((sim_strategy)k));
+  return ld_bad_value(L, ld_get(L->root, "strategy"), "strategy", s, &l);
 }
 
 static int load_header(ld *L) {
   scn_scenario *sc = L->sc;
   const cJSON *r = L->root;
   int64_t depth = 3;
-  if (need(L, r, "name") < 0 || get_text(L, r, "name", sc->name, sizeof sc->name, 0) < 0)
+  if (ld_need(L, r, "name") < 0 || ld_get_text(L, r, "name", sc->name, sizeof sc->name, 0) < 0)
     return -1;
-  if (get_text(L, r, "description", sc->description, sizeof sc->description, 1) < 0) return -1;
+  if (ld_get_text(L, r, "description", sc->description, sizeof sc->description, 1) < 0) return -1;
   sc->seed = 1;
   if (scn_get_seed(L->d, r, "seed", &sc->seed, L->err) < 0) return -1;
-  if (need(L, r, "duration") < 0 || get_dur(L, r, "duration", 1, &sc->duration_us) < 0)
+  if (ld_need(L, r, "duration") < 0 || ld_get_dur(L, r, "duration", 1, &sc->duration_us) < 0)
     return -1;
-  L->duration_text = get(r, "duration")->valuestring;
+  L->duration_text = ld_get(r, "duration")->valuestring;
   if (load_strategy(L) < 0) return -1;
   if (scn_get_int(L->d, r, "pct_depth", 1, SIM_PCT_MAX_CHANGES + 1, &depth, L->err) < 0)
     return -1;
@@ -397,17 +354,17 @@ static const opt commit_opts[] = {
     {"turn", RT_COMMIT_TURN}, {"immediate", RT_COMMIT_IMMEDIATE}, {NULL, 0}};
 
 /* Executor adapter (seed 002) and thread store (seed 004) variants. */
-static const opt adapter_opts[] = {
+const opt ld_adapter_opts[] = {
     {"sqlite", RT_EXEC_SQLITE}, {"memory", RT_EXEC_MEMORY}, {"broken", RT_EXEC_BROKEN}, {NULL, 0}};
-static const opt store_opts[] = {{"versioned", RT_THREAD_VERSIONED},
+const opt ld_store_opts[] = {{"versioned", RT_THREAD_VERSIONED},
                                  {"broken", RT_THREAD_BROKEN}, {"leaky", RT_THREAD_LEAKY}, {NULL, 0}};
 
 static int runtime_models(ld *L, const cJSON *o, rt_config *c) {
   int v = (int)c->exec_adapter;
-  if (get_enum(L, o, "executor_adapter", adapter_opts, &v) < 0) return -1;
+  if (ld_get_enum(L, o, "executor_adapter", ld_adapter_opts, &v) < 0) return -1;
   c->exec_adapter = (rt_exec_adapter)v;
   v = (int)c->thread_store;
-  if (get_enum(L, o, "thread_store", store_opts, &v) < 0) return -1;
+  if (ld_get_enum(L, o, "thread_store", ld_store_opts, &v) < 0) return -1;
   c->thread_store = (rt_thread_store)v;
   return 0;
 }
@@ -425,14 +382,14 @@ static const opt chat_bug_opts[] = {
     {"no_retry", RT_CHAT_BUG_NO_RETRY}, {"early_ack", RT_CHAT_BUG_EARLY_ACK}, {NULL, 0}};
 
 static int chat_policy(ld *L, const cJSON *o, const char *pkey, rt_chat_policy *p) {
-  const cJSON *rec = get(o, "chat_recovery");
+  const cJSON *rec = ld_get(o, "chat_recovery");
   int v = (int)p->provider, persist = !p->no_persist, cont = !p->no_continue;
-  int rc = get_enum(L, o, pkey, provider_opts, &v);
+  int rc = ld_get_enum(L, o, pkey, provider_opts, &v);
   if (rc < 0) return -1;
   p->set |= rc == 0 || rec != NULL;
   p->provider = (rt_chat_provider)v;
   if (!rec) return 0;
-  if (obj_fields(L, rec, "chat_recovery", chat_rec_fields) < 0 ||
+  if (ld_obj_fields(L, rec, "chat_recovery", chat_rec_fields) < 0 ||
       scn_get_bool(L->d, rec, "persist", &persist, L->err) < 0 ||
       scn_get_bool(L->d, rec, "continue", &cont, L->err) < 0)
     return -1;
@@ -444,7 +401,7 @@ static int chat_policy(ld *L, const cJSON *o, const char *pkey, rt_chat_policy *
 static int runtime_chat(ld *L, const cJSON *o, rt_config *c) {
   int v = (int)c->chat_bug;
   if (chat_policy(L, o, "chat_provider", &c->chat) < 0) return -1;
-  if (get_enum(L, o, "chat_bug", chat_bug_opts, &v) < 0) return -1;
+  if (ld_get_enum(L, o, "chat_bug", chat_bug_opts, &v) < 0) return -1;
   c->chat_bug = (rt_chat_bug)v;
   return 0;
 }
@@ -453,16 +410,16 @@ static int runtime_chat(ld *L, const cJSON *o, rt_config *c) {
 static int runtime_enums(ld *L, const cJSON *o, rt_config *c) {
   int v;
   v = (int)c->heartbeat;
-  if (get_enum(L, o, "heartbeat", hb_opts, &v) < 0) return -1;
+  if (ld_get_enum(L, o, "heartbeat", hb_opts, &v) < 0) return -1;
   c->heartbeat = (rt_heartbeat)v;
   v = (int)c->dispose;
-  if (get_enum(L, o, "dispose", dispose_opts, &v) < 0) return -1;
+  if (ld_get_enum(L, o, "dispose", dispose_opts, &v) < 0) return -1;
   c->dispose = (rt_dispose)v;
   v = (int)c->toolrun;
-  if (get_enum(L, o, "toolrun_recovery", toolrun_opts, &v) < 0) return -1;
+  if (ld_get_enum(L, o, "toolrun_recovery", toolrun_opts, &v) < 0) return -1;
   c->toolrun = (rt_toolrun_mode)v;
   v = (int)c->commit;
-  if (get_enum(L, o, "commit", commit_opts, &v) < 0) return -1;
+  if (ld_get_enum(L, o, "commit", commit_opts, &v) < 0) return -1;
   c->commit = (rt_commit)v;
   if (scn_get_bool(L->d, o, "workerd_name_bug", &c->workerd_name_bug, L->err) < 0) return -1;
   return runtime_models(L, o, c); /* executor (seed 002), thread store (seed 004) */
@@ -487,17 +444,17 @@ static const struct {
 };
 
 /* Overrides *c with the fields of the runtime object o. */
-static int load_runtime(ld *L, const cJSON *o, rt_config *c) {
+int ld_load_runtime(ld *L, const cJSON *o, rt_config *c) {
   const cJSON *idle;
   int64_t v;
   size_t k;
-  if (obj_fields(L, o, "runtime", runtime_fields) < 0 || runtime_enums(L, o, c) < 0) return -1;
+  if (ld_obj_fields(L, o, "runtime", runtime_fields) < 0 || runtime_enums(L, o, c) < 0) return -1;
   if (runtime_chat(L, o, c) < 0) return -1; /* chat turns (seed 000 Layer 3) */
   for (k = 0; k < sizeof rt_durs / sizeof rt_durs[0]; k++) {
     int64_t *p = (int64_t *)(void *)((char *)c + rt_durs[k].off);
-    if (get_dur(L, o, rt_durs[k].key, rt_durs[k].min, p) < 0) return -1;
+    if (ld_get_dur(L, o, rt_durs[k].key, rt_durs[k].min, p) < 0) return -1;
   }
-  idle = get(o, "idle_eviction");
+  idle = ld_get(o, "idle_eviction");
   if (idle && dur_pair(L, idle, "idle_eviction", "[\"70s\", \"140s\"]", 1,
                        &c->idle_min_us, &c->idle_max_us) < 0)
     return -1;
@@ -511,12 +468,12 @@ static const opt profile_opts[] = {{"cloudflare", 0}, {NULL, 0}};
 
 /* "profile" (the defaults) and the top-level "runtime" overrides. */
 static int load_base(ld *L) {
-  const cJSON *o = get(L->root, "runtime");
-  int profile = 0, rc = get_enum(L, L->root, "profile", profile_opts, &profile);
+  const cJSON *o = ld_get(L->root, "runtime");
+  int profile = 0, rc = ld_get_enum(L, L->root, "profile", profile_opts, &profile);
   if (rc < 0) return -1;
   L->cloudflare = rc == 0;
   rt_config_default(&L->base);
-  return o ? load_runtime(L, o, &L->base) : 0;
+  return o ? ld_load_runtime(L, o, &L->base) : 0;
 }
 
 static const char *const check_fields[] = {
@@ -524,17 +481,17 @@ static const char *const check_fields[] = {
 
 static int load_checks(ld *L) {
   chk_params *p = &L->sc->params;
-  const cJSON *o = get(L->root, "checks");
+  const cJSON *o = ld_get(L->root, "checks");
   int64_t k = 3;
   chk_params_default(p);
   if (!o) return 0;
-  if (obj_fields(L, o, "checks", check_fields) < 0) return -1;
+  if (ld_obj_fields(L, o, "checks", check_fields) < 0) return -1;
   k = p->wedge_k;
   if (scn_get_int(L->d, o, "wedge_k", 1, 100, &k, L->err) < 0) return -1;
   p->wedge_k = (int)k;
-  if (get_dur(L, o, "serve_bound", 1, &p->serve_bound_us) < 0 ||
-      get_dur(L, o, "recovery_bound", 1, &p->recovery_bound_us) < 0 ||
-      get_dur(L, o, "keepalive_idle", 1, &p->keepalive_idle_us) < 0)
+  if (ld_get_dur(L, o, "serve_bound", 1, &p->serve_bound_us) < 0 ||
+      ld_get_dur(L, o, "recovery_bound", 1, &p->recovery_bound_us) < 0 ||
+      ld_get_dur(L, o, "keepalive_idle", 1, &p->keepalive_idle_us) < 0)
     return -1;
   return 0;
 }
@@ -551,28 +508,28 @@ static int actor_id(ld *L, const cJSON *a, uint32_t i) {
   rt_actor_spec *sp = &sc->actors[i];
   char q[96];
   uint32_t j;
-  if (need(L, a, "id") < 0 || get_text(L, a, "id", sp->id, sizeof sp->id, 0) < 0) return -1;
+  if (ld_need(L, a, "id") < 0 || ld_get_text(L, a, "id", sp->id, sizeof sp->id, 0) < 0) return -1;
   for (j = 0; j < i; j++) {
     if (strcmp(sc->actors[j].id, sp->id) == 0) {
-      scn_pos p = scn_doc_pos(L->d, get(L->actor_nodes[j], "id"));
-      return scn_errf(L->err, L->d, get(a, "id"),
+      scn_pos p = scn_doc_pos(L->d, ld_get(L->actor_nodes[j], "id"));
+      return scn_errf(L->err, L->d, ld_get(a, "id"),
                       "duplicate actor id \"%s\" (first declared at %d:%d)",
-                      quote(q, sizeof q, sp->id), p.line, p.col);
+                      ld_quote(q, sizeof q, sp->id), p.line, p.col);
     }
   }
   return 0;
 }
 
 static int load_actor_ids(ld *L) {
-  const cJSON *arr = get(L->root, "actors"), *a;
+  const cJSON *arr = ld_get(L->root, "actors"), *a;
   char what[32];
   uint32_t i = 0;
-  if (need(L, L->root, "actors") < 0 || arr_len(L, arr, "actors", 1, SCN_MAX_ACTORS, "actors") < 0)
+  if (ld_need(L, L->root, "actors") < 0 || ld_arr_len(L, arr, "actors", 1, SCN_MAX_ACTORS, "actors") < 0)
     return -1;
   cJSON_ArrayForEach(a, arr) {
     snprintf(what, sizeof what, "actors[%u]", (unsigned)i);
     L->actor_nodes[i] = a;
-    if (obj_fields(L, a, what, actor_fields) < 0 || actor_id(L, a, i) < 0) return -1;
+    if (ld_obj_fields(L, a, what, actor_fields) < 0 || actor_id(L, a, i) < 0) return -1;
     L->sc->n_actors = ++i;
   }
   return 0;
@@ -586,7 +543,7 @@ static int too_many_steps(ld *L, const rt_program *pr, const cJSON *node) {
   char q[96];
   return scn_errf(L->err, L->d, node,
                   "program \"%s\" has more than %d steps once \"repeat\" blocks are expanded",
-                  quote(q, sizeof q, pr->name), SCN_MAX_STEPS);
+                  ld_quote(q, sizeof q, pr->name), SCN_MAX_STEPS);
 }
 
 static int push_step(ld *L, rt_program *pr, const cJSON *node, const rt_step *s) {
@@ -606,7 +563,7 @@ static int step_form(ld *L, const cJSON *st, const cJSON **form) {
     if (strcmp(m->string, "steps") == 0) {
       steps = m;
     } else if (*form) {
-      return key_errf(L, m,
+      return ld_key_errf(L, m,
                       "a step has exactly one of \"work\", \"stash\", \"effect\", \"call\", "
                       "\"fail\" or \"repeat\"; this one has \"%s\" and \"%s\"",
                       (*form)->string, m->string);
@@ -615,14 +572,14 @@ static int step_form(ld *L, const cJSON *st, const cJSON **form) {
     }
   }
   if (!*form && steps)
-    return key_errf(L, steps, "\"steps\" needs \"repeat\" (how many times to run them)");
+    return ld_key_errf(L, steps, "\"steps\" needs \"repeat\" (how many times to run them)");
   if (!*form)
     return scn_errf(L->err, L->d, st,
                     "empty step; expected one of {\"work\": \"500ms\"}, {\"stash\": true}, "
                     "{\"effect\": \"name\"}, {\"call\": \"actor\"}, {\"fail\": true}, "
                     "{\"repeat\": N, \"steps\": [...]}");
   if (steps && strcmp((*form)->string, "repeat") != 0)
-    return key_errf(L, steps, "\"steps\" is only allowed with \"repeat\"");
+    return ld_key_errf(L, steps, "\"steps\" is only allowed with \"repeat\"");
   return 0;
 }
 
@@ -631,7 +588,7 @@ static int true_flag(ld *L, const cJSON *st, const char *key) {
   int b = 0;
   if (scn_get_bool(L->d, st, key, &b, L->err) < 0) return -1;
   if (!b)
-    return scn_errf(L->err, L->d, get(st, key),
+    return scn_errf(L->err, L->d, ld_get(st, key),
                     "\"%s\": must be true (leave the step out instead)", key);
   return 0;
 }
@@ -644,7 +601,7 @@ static int work_step(ld *L, const cJSON *st, const cJSON *w, rt_step *s) {
     return scn_errf(L->err, L->d, w,
                     "\"work\": expected a duration such as \"500ms\" or a range such as "
                     "[\"100ms\", \"900ms\"], found %s", scn_type_name(w));
-  if (get_dur(L, st, "work", 0, &s->min_us) < 0) return -1;
+  if (ld_get_dur(L, st, "work", 0, &s->min_us) < 0) return -1;
   s->max_us = s->min_us;
   return 0;
 }
@@ -663,10 +620,10 @@ static int simple_step(ld *L, const cJSON *st, const cJSON *form, rt_step *s) {
   }
   if (strcmp(k, "effect") == 0) {
     s->kind = RT_STEP_EFFECT;
-    return get_text(L, st, k, s->name, sizeof s->name, 0);
+    return ld_get_text(L, st, k, s->name, sizeof s->name, 0);
   }
   s->kind = RT_STEP_CALL;
-  return get_actor(L, st, k, &s->target);
+  return ld_get_actor(L, st, k, &s->target);
 }
 
 /* {"repeat": N, "steps": [...]}: the block, expanded N times in place. */
@@ -674,10 +631,10 @@ static int repeat_step(ld *L, rt_program *pr, const cJSON *st) {
   int64_t n = 0, r;
   int start = pr->n_steps, len;
   if (scn_get_int(L->d, st, "repeat", 1, MAX_REPEAT, &n, L->err) < 0) return -1;
-  if (need(L, st, "steps") < 0 || step_list(L, pr, get(st, "steps"), "steps") < 0) return -1;
+  if (ld_need(L, st, "steps") < 0 || step_list(L, pr, ld_get(st, "steps"), "steps") < 0) return -1;
   len = pr->n_steps - start;
   for (r = 1; r < n; r++) {
-    if (pr->n_steps + len > SCN_MAX_STEPS) return too_many_steps(L, pr, get(st, "repeat"));
+    if (pr->n_steps + len > SCN_MAX_STEPS) return too_many_steps(L, pr, ld_get(st, "repeat"));
     memmove(&pr->steps[pr->n_steps], &pr->steps[start], (size_t)len * sizeof pr->steps[0]);
     pr->n_steps += len;
   }
@@ -687,7 +644,7 @@ static int repeat_step(ld *L, rt_program *pr, const cJSON *st) {
 static int one_step(ld *L, rt_program *pr, const cJSON *st, const char *what) {
   const cJSON *form;
   rt_step s;
-  if (obj_fields(L, st, what, step_fields) < 0 || step_form(L, st, &form) < 0) return -1;
+  if (ld_obj_fields(L, st, what, step_fields) < 0 || step_form(L, st, &form) < 0) return -1;
   if (strcmp(form->string, "repeat") == 0) return repeat_step(L, pr, st);
   memset(&s, 0, sizeof s);
   if (simple_step(L, st, form, &s) < 0) return -1;
@@ -698,7 +655,7 @@ static int step_list(ld *L, rt_program *pr, const cJSON *arr, const char *what) 
   const cJSON *st;
   char label[112];
   int k = 0;
-  if (arr_len(L, arr, what, 1, SCN_MAX_STEPS, "steps") < 0) return -1;
+  if (ld_arr_len(L, arr, what, 1, SCN_MAX_STEPS, "steps") < 0) return -1;
   cJSON_ArrayForEach(st, arr) {
     snprintf(label, sizeof label, "%.90s[%d]", what, k++);
     if (one_step(L, pr, st, label) < 0) return -1;
@@ -712,9 +669,9 @@ static int load_program(ld *L, const cJSON *p) {
   size_t n = strlen(p->string);
   char what[96];
   if (sc->n_programs == SCN_MAX_PROGRAMS)
-    return key_errf(L, p, "too many programs (at most %d)", SCN_MAX_PROGRAMS);
+    return ld_key_errf(L, p, "too many programs (at most %d)", SCN_MAX_PROGRAMS);
   if (n == 0 || n >= sizeof pr->name)
-    return key_errf(L, p, "a program name must be 1 to %zu bytes long", sizeof pr->name - 1);
+    return ld_key_errf(L, p, "a program name must be 1 to %zu bytes long", sizeof pr->name - 1);
   memcpy(pr->name, p->string, n + 1);
   pr->steps = sc->steps[sc->n_programs];
   pr->n_steps = 0;
@@ -724,7 +681,7 @@ static int load_program(ld *L, const cJSON *p) {
 }
 
 static int load_programs(ld *L) {
-  const cJSON *o = get(L->root, "programs"), *p;
+  const cJSON *o = ld_get(L->root, "programs"), *p;
   if (!o) return 0;
   if (scn_expect_type(L->d, o, cJSON_Object, "programs", L->err) < 0) return -1;
   cJSON_ArrayForEach(p, o) {
@@ -745,25 +702,25 @@ static const opt stuck_opts[] = {{"none", RT_STUCK_NONE}, {"never_answers", RT_S
 /* "stuck" and "stuck_delay": a late child needs its delay, and only it. */
 static int actor_stuck(ld *L, const cJSON *a, rt_actor_spec *sp) {
   int v = RT_STUCK_NONE;
-  if (get_enum(L, a, "stuck", stuck_opts, &v) < 0) return -1;
+  if (ld_get_enum(L, a, "stuck", stuck_opts, &v) < 0) return -1;
   sp->stuck = (rt_stuck)v;
-  if (get_dur(L, a, "stuck_delay", 1, &sp->stuck_delay_us) < 0) return -1;
-  if (v == RT_STUCK_LATE && !get(a, "stuck_delay"))
-    return scn_errf(L->err, L->d, get(a, "stuck"),
+  if (ld_get_dur(L, a, "stuck_delay", 1, &sp->stuck_delay_us) < 0) return -1;
+  if (v == RT_STUCK_LATE && !ld_get(a, "stuck_delay"))
+    return scn_errf(L->err, L->d, ld_get(a, "stuck"),
                     "\"stuck\": \"late\" needs \"stuck_delay\" (how late the answers come)");
-  if (v != RT_STUCK_LATE && get(a, "stuck_delay"))
-    return scn_errf(L->err, L->d, get(a, "stuck_delay"),
+  if (v != RT_STUCK_LATE && ld_get(a, "stuck_delay"))
+    return scn_errf(L->err, L->d, ld_get(a, "stuck_delay"),
                     "\"stuck_delay\": only used with \"stuck\": \"late\"");
   return 0;
 }
 
 static int actor_times(ld *L, const cJSON *a, rt_actor_spec *sp) {
   int v = RT_THROW_NEVER;
-  if (get_dur(L, a, "on_start", 0, &sp->on_start_us) < 0 ||
-      get_dur(L, a, "serve", 0, &sp->serve_us) < 0 ||
-      get_dur(L, a, "inspect_time", 0, &sp->child_inspect_us) < 0)
+  if (ld_get_dur(L, a, "on_start", 0, &sp->on_start_us) < 0 ||
+      ld_get_dur(L, a, "serve", 0, &sp->serve_us) < 0 ||
+      ld_get_dur(L, a, "inspect_time", 0, &sp->child_inspect_us) < 0)
     return -1;
-  if (get_enum(L, a, "on_start_throws", throws_opts, &v) < 0) return -1;
+  if (ld_get_enum(L, a, "on_start_throws", throws_opts, &v) < 0) return -1;
   sp->on_start_throws = (rt_onstart_throw)v;
   return 0;
 }
@@ -773,15 +730,15 @@ static int actor_times(ld *L, const cJSON *a, rt_actor_spec *sp) {
 ** alone: startup_snapshot). */
 static int actor_onstart_run(ld *L, const cJSON *a, rt_actor_spec *sp) {
   static const char *const fields[] = {"child", "work", NULL};
-  const cJSON *o = get(a, "on_start_tool_run");
+  const cJSON *o = ld_get(a, "on_start_tool_run");
   if (!o) return 0;
   if (scn_check_fields(L->d, o, fields, L->err) < 0) return -1;
-  const cJSON *child = get(o, "child");
+  const cJSON *child = ld_get(o, "child");
   if (!child)
     return scn_errf(L->err, L->d, o, "missing required field \"child\" in \"on_start_tool_run\"");
   if (scn_expect_type(L->d, child, cJSON_String, "\"child\"", L->err) < 0 ||
       find_actor(L, child, &sp->on_start_child) < 0 ||
-      get_dur(L, o, "work", 0, &sp->on_start_work_us) < 0)
+      ld_get_dur(L, o, "work", 0, &sp->on_start_work_us) < 0)
     return -1;
   sp->on_start_tool_run = 1;
   return 0;
@@ -789,11 +746,11 @@ static int actor_onstart_run(ld *L, const cJSON *a, rt_actor_spec *sp) {
 
 static int actor_children(ld *L, const cJSON *a, uint32_t i) {
   rt_actor_spec *sp = &L->sc->actors[i];
-  const cJSON *arr = get(a, "children"), *c;
+  const cJSON *arr = ld_get(a, "children"), *c;
   char what[32], q[96];
   int k;
   if (!arr) return 0;
-  if (arr_len(L, arr, "children", 0, RT_MAX_CHILDREN, "children") < 0) return -1;
+  if (ld_arr_len(L, arr, "children", 0, RT_MAX_CHILDREN, "children") < 0) return -1;
   cJSON_ArrayForEach(c, arr) {
     snprintf(what, sizeof what, "children[%d]", sp->n_children);
     if (scn_expect_type(L->d, c, cJSON_String, what, L->err) < 0) return -1;
@@ -801,7 +758,7 @@ static int actor_children(ld *L, const cJSON *a, uint32_t i) {
     for (k = 0; k < sp->n_children; k++)
       if (sp->children[k] == sp->children[sp->n_children])
         return scn_errf(L->err, L->d, c, "child \"%s\" is listed twice",
-                        quote(q, sizeof q, c->valuestring));
+                        ld_quote(q, sizeof q, c->valuestring));
     L->child_nodes[i][sp->n_children++] = c;
   }
   return 0;
@@ -823,9 +780,9 @@ static int policy_unique(ld *L, const rt_actor_spec *sp, const cJSON *p) {
       return scn_errf(L->err, L->d, p,
                       "a recovery policy without \"fiber\" (for every fiber) "
                       "is already given above");
-    return scn_errf(L->err, L->d, get(p, "fiber"),
+    return scn_errf(L->err, L->d, ld_get(p, "fiber"),
                     "a recovery policy for fiber \"%s\" is already given above",
-                    quote(q, sizeof q, n->fiber_name));
+                    ld_quote(q, sizeof q, n->fiber_name));
   }
   return 0;
 }
@@ -833,21 +790,21 @@ static int policy_unique(ld *L, const rt_actor_spec *sp, const cJSON *p) {
 static int one_policy(ld *L, rt_actor_spec *sp, const cJSON *p, const char *what) {
   rt_recovery_policy *po = &sp->policies[sp->n_policies];
   int prog = -1, act = 0;
-  if (obj_fields(L, p, what, policy_fields) < 0 || get_program(L, p, "fiber", &prog) < 0)
+  if (ld_obj_fields(L, p, what, policy_fields) < 0 || ld_get_program(L, p, "fiber", &prog) < 0)
     return -1;
   if (prog >= 0) memcpy(po->fiber_name, L->sc->programs[prog].name, sizeof po->fiber_name);
-  if (need(L, p, "action") < 0 || get_enum(L, p, "action", action_opts, &act) < 0) return -1;
+  if (ld_need(L, p, "action") < 0 || ld_get_enum(L, p, "action", action_opts, &act) < 0) return -1;
   po->action = (rt_recover_action)act;
-  if (get_dur(L, p, "hook_time", 0, &po->hook_us) < 0 || policy_unique(L, sp, p) < 0) return -1;
+  if (ld_get_dur(L, p, "hook_time", 0, &po->hook_us) < 0 || policy_unique(L, sp, p) < 0) return -1;
   sp->n_policies++;
   return 0;
 }
 
 static int actor_recovery(ld *L, const cJSON *a, rt_actor_spec *sp) {
-  const cJSON *arr = get(a, "recovery"), *p;
+  const cJSON *arr = ld_get(a, "recovery"), *p;
   char what[32];
   if (!arr) return 0;
-  if (arr_len(L, arr, "recovery", 0, RT_MAX_POLICIES, "policies") < 0) return -1;
+  if (ld_arr_len(L, arr, "recovery", 0, RT_MAX_POLICIES, "policies") < 0) return -1;
   cJSON_ArrayForEach(p, arr) {
     snprintf(what, sizeof what, "recovery[%d]", sp->n_policies);
     if (one_policy(L, sp, p, what) < 0) return -1;
@@ -882,11 +839,11 @@ static scn_stale *new_stale(ld *L, const cJSON *node, uint32_t owner) {
 static int stale_toolrun(ld *L, const cJSON *t, uint32_t owner, const char *what) {
   scn_stale *s;
   int st = RT_TR_RUNNING, cs = 0;
-  if (obj_fields(L, t, what, stale_tr_fields) < 0 || !(s = new_stale(L, t, owner))) return -1;
+  if (ld_obj_fields(L, t, what, stale_tr_fields) < 0 || !(s = new_stale(L, t, owner))) return -1;
   s->is_toolrun = 1;
-  if (need(L, t, "child") < 0 || get_actor(L, t, "child", &s->child) < 0) return -1;
-  if (get_enum(L, t, "status", tr_status_opts, &st) < 0 ||
-      get_enum(L, t, "child_status", child_status_opts, &cs) < 0)
+  if (ld_need(L, t, "child") < 0 || ld_get_actor(L, t, "child", &s->child) < 0) return -1;
+  if (ld_get_enum(L, t, "status", tr_status_opts, &st) < 0 ||
+      ld_get_enum(L, t, "child_status", child_status_opts, &cs) < 0)
     return -1;
   s->status = (rt_toolrun_status)st;
   s->child_status = cs;
@@ -894,11 +851,11 @@ static int stale_toolrun(ld *L, const cJSON *t, uint32_t owner, const char *what
 }
 
 static int stale_fiber(ld *L, const cJSON *f, uint32_t owner, const char *what) {
-  const cJSON *snap = get(f, "snapshot");
+  const cJSON *snap = ld_get(f, "snapshot");
   scn_stale *s;
   int64_t pc = -1;
-  if (obj_fields(L, f, what, stale_fiber_fields) < 0 || !(s = new_stale(L, f, owner))) return -1;
-  if (need(L, f, "program") < 0 || get_program(L, f, "program", &s->program) < 0) return -1;
+  if (ld_obj_fields(L, f, what, stale_fiber_fields) < 0 || !(s = new_stale(L, f, owner))) return -1;
+  if (ld_need(L, f, "program") < 0 || ld_get_program(L, f, "program", &s->program) < 0) return -1;
   if (snap && !cJSON_IsNull(snap) && !cJSON_IsNumber(snap))
     return scn_errf(L->err, L->d, snap,
                     "\"snapshot\": expected a step index or null, found %s", scn_type_name(snap));
@@ -912,11 +869,11 @@ static int stale_fiber(ld *L, const cJSON *f, uint32_t owner, const char *what) 
 /* One of the stale arrays: each element through fn. */
 static int stale_list(ld *L, const cJSON *st, const char *key, uint32_t owner,
                       int (*fn)(ld *, const cJSON *, uint32_t, const char *)) {
-  const cJSON *arr = get(st, key), *e;
+  const cJSON *arr = ld_get(st, key), *e;
   char what[48];
   int k = 0;
   if (!arr) return 0;
-  if (arr_len(L, arr, key, 0, SCN_MAX_STALE, "rows") < 0) return -1;
+  if (ld_arr_len(L, arr, key, 0, SCN_MAX_STALE, "rows") < 0) return -1;
   cJSON_ArrayForEach(e, arr) {
     snprintf(what, sizeof what, "%s[%d]", key, k++);
     if (fn(L, e, owner, what) < 0) return -1;
@@ -925,9 +882,9 @@ static int stale_list(ld *L, const cJSON *st, const char *key, uint32_t owner,
 }
 
 static int actor_stale(ld *L, const cJSON *a, uint32_t i) {
-  const cJSON *st = get(a, "stale");
+  const cJSON *st = ld_get(a, "stale");
   if (!st) return 0;
-  if (obj_fields(L, st, "stale", stale_fields) < 0) return -1;
+  if (ld_obj_fields(L, st, "stale", stale_fields) < 0) return -1;
   if (stale_list(L, st, "tool_runs", i, stale_toolrun) < 0) return -1;
   return stale_list(L, st, "fibers", i, stale_fiber);
 }
@@ -935,7 +892,7 @@ static int actor_stale(ld *L, const cJSON *a, uint32_t i) {
 static int load_actor(ld *L, const cJSON *a, uint32_t i) {
   rt_actor_spec *sp = &L->sc->actors[i];
   snprintf(sp->cls, sizeof sp->cls, "Agent");
-  if (get_text(L, a, "class", sp->cls, sizeof sp->cls, 0) < 0) return -1;
+  if (ld_get_text(L, a, "class", sp->cls, sizeof sp->cls, 0) < 0) return -1;
   if (actor_times(L, a, sp) < 0 || actor_stuck(L, a, sp) < 0 || actor_onstart_run(L, a, sp) < 0)
     return -1;
   if (actor_children(L, a, i) < 0 || actor_recovery(L, a, sp) < 0) return -1;
@@ -985,502 +942,6 @@ static int load_actors(ld *L) {
   return 0;
 }
 
-/* ---- workload ------------------------------------------------------------ */
-
-static const char *const work_all[] = {
-    "request", "fiber", "tool_run", "actor", "entry", "work", "at", "every", "until",
-    "executor_turn", "thread_writers", "tools", "adapter", "fail", "cancel", "duplicate_ppm",
-    "writers", "runs", "store", "step", "chat", "chunks", "chunk_every", "schedule",
-    "cancel_schedule", "callback", "delay", "interval", "keep_alive", "for", NULL};
-static const char *const work_req[] = {"request", "entry", "at", "every", "until", NULL};
-static const char *const work_fib[] = {"fiber", "actor", "at", "every", "until", NULL};
-static const char *const work_tr[] = {"tool_run", "actor", "work", "at", "every", "until", NULL};
-static const char *const work_ex[] = {"executor_turn", "tools", "adapter", "fail", "cancel",
-                                      "duplicate_ppm", "at", "every", "until", NULL};
-static const char *const work_chat[] = {"chat", "chunks", "chunk_every", "at", "every",
-                                        "until", NULL};
-static const char *const work_sch[] = {"schedule", "callback", "delay", "interval", "at",
-                                       "every", "until", NULL};
-static const char *const work_csch[] = {"cancel_schedule", "callback", "at", "every", "until",
-                                        NULL};
-static const char *const work_ka[] = {"keep_alive", "for", "at", "every", "until", NULL};
-static const char *const work_th[] = {"thread_writers", "writers", "runs", "tools", "store",
-                                      "fail", "step", "at", "every", "until", NULL};
-
-/* The kinds of workload items: the field that names each, and its fields. */
-static const struct {
-  const char *key;
-  scn_work_kind kind;
-  const char *const *fields;
-} work_kinds[] = {{"request", SCN_W_REQUEST, work_req},
-                  {"fiber", SCN_W_FIBER, work_fib},
-                  {"tool_run", SCN_W_TOOLRUN, work_tr},
-                  {"executor_turn", SCN_W_EXEC_TURN, work_ex},   /* seed 002 */
-                  {"thread_writers", SCN_W_THREAD, work_th},     /* seed 004 */
-                  {"chat", SCN_W_CHAT, work_chat},               /* seed 000 Layer 3 */
-                  {"schedule", SCN_W_SCHEDULE, work_sch},        /* reference A.10 */
-                  {"cancel_schedule", SCN_W_CANCEL_SCHEDULE, work_csch},
-                  {"keep_alive", SCN_W_KEEPALIVE, work_ka}};     /* reference A.3 */
-#define N_WORK_KINDS (int)(sizeof work_kinds / sizeof work_kinds[0])
-static const opt entry_opts[] = {{"fetch", RT_ENTRY_FETCH}, {"ws", RT_ENTRY_WS},
-                                 {"alarm", RT_ENTRY_ALARM}, {"setName", RT_ENTRY_SETNAME},
-                                 {"rpc", RT_ENTRY_RPC}, {NULL, 0}};
-
-/* The kind names for messages: "request", "fiber", ... or "thread_writers". */
-static const char *work_kind_list(char *buf, size_t cap) {
-  size_t o = 0;
-  for (int k = 0; k < N_WORK_KINDS && o < cap; k++)
-    o += (size_t)snprintf(buf + o, cap - o, "%s\"%s\"",
-                          k == 0 ? "" : k == N_WORK_KINDS - 1 ? " or " : ", ", work_kinds[k].key);
-  return buf;
-}
-
-/* Which kind item w is (exactly one of the work_kinds keys). */
-static int work_kind(ld *L, const cJSON *w, scn_work_kind *kind) {
-  const cJSON *seen = NULL;
-  char names[256];
-  int k, which = -1;
-  for (k = 0; k < N_WORK_KINDS; k++) {
-    const cJSON *m = get(w, work_kinds[k].key);
-    if (!m) continue;
-    if (seen)
-      return key_errf(L, m, "a workload item has exactly one of %s; this one has \"%s\" and "
-                      "\"%s\"", work_kind_list(names, sizeof names), seen->string, m->string);
-    seen = m;
-    which = k;
-  }
-  if (which < 0)
-    return scn_errf(L->err, L->d, w, "a workload item needs one of %s",
-                    work_kind_list(names, sizeof names));
-  *kind = work_kinds[which].kind;
-  return scn_check_fields(L->d, w, work_kinds[which].fields, L->err);
-}
-
-/* "at" (default 0), "every" (default once), "until" (default the end). */
-static int work_times(ld *L, const cJSON *w, scn_work *out) {
-  const cJSON *until = get(w, "until");
-  char q[96], qa[96];
-  out->until_us = L->sc->duration_us;
-  if (get_time(L, w, "at", 0, &out->at_us) < 0 || get_dur(L, w, "every", 1, &out->every_us) < 0)
-    return -1;
-  if (!until) return 0;
-  if (!get(w, "every"))
-    return scn_errf(L->err, L->d, until, "\"until\": only allowed with \"every\"");
-  if (get_time(L, w, "until", 0, &out->until_us) < 0) return -1;
-  if (out->until_us < out->at_us)
-    return scn_errf(L->err, L->d, until, "\"until\": \"%s\" is before \"at\" (\"%s\")",
-                    quote(q, sizeof q, until->valuestring),
-                    quote(qa, sizeof qa, get(w, "at")->valuestring));
-  return 0;
-}
-
-static int work_toolrun(ld *L, const cJSON *w, scn_work *out) {
-  if (get_actor(L, w, "tool_run", &out->child) < 0) return -1;
-  if (need(L, w, "actor") < 0 || get_actor(L, w, "actor", &out->actor) < 0) return -1;
-  if (out->child == out->actor)
-    return scn_errf(L->err, L->d, get(w, "tool_run"),
-                    "\"tool_run\": an actor cannot run itself as a tool");
-  return need(L, w, "work") < 0 ? -1 : get_dur(L, w, "work", 0, &out->work_us);
-}
-
-/* {"executor_turn": actor, "tools", "adapter", "fail", "cancel", "duplicate_ppm"}
-** (seed 002; rt_exec_turn_spec). */
-static const opt phase_opts[] = {{"started", RT_PH_STARTED}, {"llm-complete", RT_PH_LLM_COMPLETE},
-                                 {"tool-dispatched", RT_PH_TOOL_DISPATCHED},
-                                 {"tool-received", RT_PH_TOOL_RECEIVED},
-                                 {"settled", RT_PH_SETTLED}, {NULL, 0}};
-
-static int work_exec(ld *L, const cJSON *w, scn_work *out) {
-  rt_exec_turn_spec *t = &out->exec;
-  int64_t tools = 1, ppm = 0;
-  rt_exec_turn_default(t);
-  if (get_actor(L, w, "executor_turn", &out->actor) < 0 ||
-      scn_get_int(L->d, w, "tools", 0, RT_EXEC_MAX_TOOLS, &tools, L->err) < 0 ||
-      get_enum(L, w, "adapter", adapter_opts, &t->adapter) < 0 ||
-      get_enum(L, w, "fail", phase_opts, &t->fail_phase) < 0 ||
-      get_dur(L, w, "cancel", 1, &t->cancel_after_us) < 0 ||
-      scn_get_int(L->d, w, "duplicate_ppm", 0, MAX_PPM, &ppm, L->err) < 0)
-    return -1;
-  t->tools = (int)tools;
-  t->dup_ppm = (uint32_t)ppm;
-  return 0;
-}
-
-/* {"thread_writers": actor, "writers", "runs", "tools", "store", "fail",
-** "step"} (seed 004; rt_thread_spec). */
-static const opt reason_opts[] = {{"UserMessage", RT_CK_USER_MESSAGE},
-                                  {"AssistantTurnCommitted", RT_CK_ASSISTANT_TURN_COMMITTED},
-                                  {"ToolResultsCommitted", RT_CK_TOOL_RESULTS_COMMITTED},
-                                  {"RunFinished", RT_CK_RUN_FINISHED}, {NULL, 0}};
-
-static int work_thread(ld *L, const cJSON *w, scn_work *out) {
-  rt_thread_spec *t = &out->thread;
-  int64_t writers, runs, tools;
-  rt_thread_spec_default(t);
-  writers = t->writers, runs = t->runs, tools = t->tools;
-  if (get_actor(L, w, "thread_writers", &out->actor) < 0 ||
-      scn_get_int(L->d, w, "writers", 1, RT_THREAD_MAX_WRITERS, &writers, L->err) < 0 ||
-      scn_get_int(L->d, w, "runs", 1, 100, &runs, L->err) < 0 ||
-      scn_get_int(L->d, w, "tools", 0, RT_EXEC_MAX_TOOLS, &tools, L->err) < 0 ||
-      get_enum(L, w, "store", store_opts, &t->store) < 0 ||
-      get_enum(L, w, "fail", reason_opts, &t->fail_reason) < 0 ||
-      get_dur(L, w, "step", 1000, &t->step_max_us) < 0)
-    return -1;
-  t->writers = (int)writers;
-  t->runs = (int)runs;
-  t->tools = (int)tools;
-  return 0;
-}
-
-/* {"chat": actor, "chunks": N, "chunk_every": "200ms"}: a user message
-** whose reply streams N chunks (seed 000 Layer 3; rt_chat_at). */
-static int work_chat_item(ld *L, const cJSON *w, scn_work *out) {
-  int64_t n = 20;
-  out->chunk_every_us = 200000;
-  if (get_actor(L, w, "chat", &out->actor) < 0 ||
-      scn_get_int(L->d, w, "chunks", 1, RT_CHAT_MAX_CHUNKS, &n, L->err) < 0 ||
-      get_dur(L, w, "chunk_every", 1, &out->chunk_every_us) < 0)
-    return -1;
-  out->chunks = (int)n;
-  return 0;
-}
-
-/* {"schedule": actor, "callback": name, "delay" | "interval"},
-** {"cancel_schedule": actor, "callback": name}, {"keep_alive": actor,
-** "for": duration}: the SDK's schedule API and keepAliveWhile. */
-static int work_sched(ld *L, const cJSON *w, scn_work *out) {
-  const char *key = out->kind == SCN_W_SCHEDULE ? "schedule"
-                    : out->kind == SCN_W_KEEPALIVE ? "keep_alive" : "cancel_schedule";
-  const char *cb = NULL;
-  if (get_actor(L, w, key, &out->actor) < 0) return -1;
-  if (out->kind == SCN_W_KEEPALIVE)
-    return need(L, w, "for") < 0 ? -1 : get_dur(L, w, "for", 0, &out->work_us);
-  if (need(L, w, "callback") < 0 || scn_get_string(L->d, w, "callback", &cb, L->err) < 0)
-    return -1;
-  if (!*cb || strlen(cb) >= sizeof out->callback)
-    return scn_errf(L->err, L->d, get(w, "callback"),
-                    "\"callback\": expected a name of 1 to %zu characters", sizeof out->callback - 1);
-  snprintf(out->callback, sizeof out->callback, "%s", cb);
-  if (out->kind != SCN_W_SCHEDULE) return 0;
-  if (get(w, "delay") && get(w, "interval"))
-    return scn_errf(L->err, L->d, get(w, "interval"),
-                    "a schedule has \"delay\" (schedule) or \"interval\" (scheduleEvery), not both");
-  return get_dur(L, w, "delay", 0, &out->delay_us) < 0 ||
-                 get_dur(L, w, "interval", 1000000, &out->interval_us) < 0
-             ? -1
-             : 0;
-}
-
-static int work_item(ld *L, const cJSON *w, const char *what, scn_work *out) {
-  int e = RT_ENTRY_FETCH;
-  memset(out, 0, sizeof *out);
-  out->program = -1;
-  if (obj_fields(L, w, what, work_all) < 0 || work_kind(L, w, &out->kind) < 0) return -1;
-  if (out->kind == SCN_W_REQUEST) {
-    if (get_actor(L, w, "request", &out->actor) < 0 ||
-        get_enum(L, w, "entry", entry_opts, &e) < 0)
-      return -1;
-    out->entry = (rt_entry)e;
-  } else if (out->kind == SCN_W_FIBER) {
-    if (get_program(L, w, "fiber", &out->program) < 0 || need(L, w, "actor") < 0 ||
-        get_actor(L, w, "actor", &out->actor) < 0)
-      return -1;
-  } else if (out->kind == SCN_W_TOOLRUN && work_toolrun(L, w, out) < 0) {
-    return -1;
-  } else if ((out->kind == SCN_W_EXEC_TURN && work_exec(L, w, out) < 0) ||
-             (out->kind == SCN_W_THREAD && work_thread(L, w, out) < 0) ||
-             (out->kind == SCN_W_CHAT && work_chat_item(L, w, out) < 0) ||
-             (out->kind >= SCN_W_SCHEDULE && work_sched(L, w, out) < 0)) {
-    return -1;
-  }
-  return work_times(L, w, out);
-}
-
-static int load_workload(ld *L) {
-  const cJSON *arr = get(L->root, "workload"), *w;
-  char what[32];
-  if (!arr) return 0;
-  if (arr_len(L, arr, "workload", 0, SCN_MAX_WORK, "items") < 0) return -1;
-  cJSON_ArrayForEach(w, arr) {
-    snprintf(what, sizeof what, "workload[%d]", L->sc->n_work);
-    if (work_item(L, w, what, &L->sc->work[L->sc->n_work]) < 0) return -1;
-    L->sc->n_work++;
-  }
-  return 0;
-}
-
-/* ---- faults -------------------------------------------------------------- */
-
-static const char *const flt_all[] = {
-    "kind", "actor", "at", "rate", "until", "mode", "delay", "count", "ppm", NULL};
-static const char *const f_plain[] = {"kind", "at", "rate", "until", NULL};
-static const char *const f_evict[] = {"kind", "actor", "at", "rate", "until", NULL};
-static const char *const f_stuck[] = {
-    "kind", "actor", "mode", "delay", "at", "rate", "until", NULL};
-static const char *const f_storage[] = {
-    "kind", "actor", "count", "ppm", "at", "rate", "until", NULL};
-static const char *const f_delay[] = {"kind", "delay", "at", "rate", "until", NULL};
-static const char *const f_drop[] = {"kind", "ppm", "at", "rate", "until", NULL};
-static const char *const f_gate[] = {"kind", "actor", "delay", "at", "rate", "until", NULL};
-static const opt mode_opts[] = {{"never_answers", RT_STUCK_NEVER_ANSWERS}, {"late", RT_STUCK_LATE},
-                                {"startup", RT_STUCK_STARTUP}, {NULL, 0}};
-
-/* The fields a fault of kind k may have. */
-static const char *const *fault_fields(int k) {
-  switch (k) {
-    case FLT_EVICT: return f_evict;
-    case FLT_STUCK_CHILD: return f_stuck;
-    case FLT_STORAGE_FAIL: return f_storage;
-    case FLT_RPC_DELAY: case FLT_ALARM_DELAY: return f_delay;
-    case FLT_RPC_DROP: return f_drop;
-    case FLT_GATE_TIMEOUT: return f_gate;
-    case FLT_STREAM_CUT: return f_evict; /* kind, actor (optional), when */
-    default: return f_plain;
-  }
-}
-
-/* "kind" through flt_kind_parse. */
-static int fault_kind(ld *L, const cJSON *f, int *kind) {
-  const char *s;
-  list l = {{0}, 0, 0};
-  int k;
-  if (need(L, f, "kind") < 0 || scn_get_string(L->d, f, "kind", &s, L->err) < 0) return -1;
-  *kind = flt_kind_parse(s);
-  if (*kind > 0) return 0;
-  for (k = 1; k < FLT_KIND_COUNT; k++) list_add(&l, flt_kind_name((flt_kind)k));
-  return bad_value(L, get(f, "kind"), "kind", s, &l);
-}
-
-/* "rate": "N/d" or "N/h" with N in 1..MAX_RATE, as a count per day. */
-static int get_rate(ld *L, const cJSON *f, int64_t *per_day) {
-  const cJSON *m = get(f, "rate");
-  const char *s = cJSON_IsString(m) ? m->valuestring : NULL, *p = s;
-  char q[96];
-  int64_t n = 0;
-  if (!s)
-    return scn_errf(L->err, L->d, m,
-                    "\"rate\": expected a rate such as \"2/d\" or \"5/h\", found %s",
-                    scn_type_name(m));
-  for (; *p >= '0' && *p <= '9' && p - s < 9; p++) n = n * 10 + (*p - '0');
-  if (p == s || p[0] != '/' || (p[1] != 'd' && p[1] != 'h') || p[2] != '\0')
-    return scn_errf(L->err, L->d, m,
-                    "\"rate\": invalid rate \"%s\"; expected a count per day or per hour such as "
-                    "\"2/d\" or \"5/h\"", quote(q, sizeof q, s));
-  if (n < 1 || n > MAX_RATE)
-    return scn_errf(L->err, L->d, m,
-                    "\"rate\": \"%s\" is out of range (the count must be between 1 and %d)",
-                    quote(q, sizeof q, s), MAX_RATE);
-  *per_day = p[1] == 'h' ? n * 24 : n;
-  return 0;
-}
-
-/* When: "at" (fixed), or "rate" with an optional "until". */
-static int fault_when(ld *L, const cJSON *f, scn_fault *out) {
-  const cJSON *at = get(f, "at"), *rate = get(f, "rate"), *until = get(f, "until");
-  if (at && rate)
-    return scn_errf(L->err, L->d, rate, "give either \"at\" or \"rate\", not both");
-  if (!at && !rate)
-    return scn_errf(L->err, L->d, f,
-                    "a fault needs \"at\" (a time such as \"3s\") or \"rate\" (such as \"2/d\")");
-  if (until && !rate)
-    return scn_errf(L->err, L->d, until, "\"until\": only allowed with \"rate\"");
-  if (at) return get_time(L, f, "at", 0, &out->at_us);
-  if (get_rate(L, f, &out->per_day) < 0) return -1;
-  return get_time(L, f, "until", 1, &out->until_us) < 0 ? -1 : 0;
-}
-
-/* Reads a required "delay" (> 0). */
-static int need_delay(ld *L, const cJSON *f, scn_fault *out) {
-  if (need(L, f, "delay") < 0) return -1;
-  return get_dur(L, f, "delay", 1, &out->delay_us);
-}
-
-static int fault_stuck(ld *L, const cJSON *f, scn_fault *out) {
-  int mode = 0;
-  if (need(L, f, "actor") < 0 || get_actor(L, f, "actor", &out->actor) < 0) return -1;
-  if (need(L, f, "mode") < 0 || get_enum(L, f, "mode", mode_opts, &mode) < 0) return -1;
-  out->stuck = (rt_stuck)mode;
-  if (mode == RT_STUCK_LATE && !get(f, "delay"))
-    return scn_errf(L->err, L->d, get(f, "mode"),
-                    "\"mode\": \"late\" needs \"delay\" (how late the answers come)");
-  if (mode == RT_STUCK_LATE) return need_delay(L, f, out);
-  if (get(f, "delay"))
-    return scn_errf(L->err, L->d, get(f, "delay"), "\"delay\": only used with \"mode\": \"late\"");
-  return 0;
-}
-
-static int fault_storage(ld *L, const cJSON *f, scn_fault *out) {
-  int64_t v = 1;
-  if (get_actor(L, f, "actor", &out->actor) < 0) return -1;
-  if (get(f, "count") && get(f, "ppm"))
-    return scn_errf(L->err, L->d, get(f, "ppm"), "give either \"count\" or \"ppm\", not both");
-  if (get(f, "actor") && get(f, "ppm"))
-    return scn_errf(L->err, L->d, get(f, "actor"),
-                    "\"actor\": not used with \"ppm\" (the chance applies to every commit)");
-  if (scn_get_int(L->d, f, "count", 1, MAX_COUNT, &v, L->err) < 0) return -1;
-  out->count = get(f, "ppm") ? 0 : (int)v;
-  v = 0;
-  if (scn_get_int(L->d, f, "ppm", 1, MAX_PPM, &v, L->err) < 0) return -1;
-  out->ppm = (uint32_t)v;
-  return 0;
-}
-
-/* The kind-specific fields. */
-static int fault_params(ld *L, const cJSON *f, scn_fault *out) {
-  int64_t v = 0;
-  switch (out->kind) {
-    case FLT_EVICT:
-    case FLT_STREAM_CUT: return get_actor(L, f, "actor", &out->actor) < 0 ? -1 : 0;
-    case FLT_STUCK_CHILD: return fault_stuck(L, f, out);
-    case FLT_STORAGE_FAIL: return fault_storage(L, f, out);
-    case FLT_RPC_DELAY: case FLT_ALARM_DELAY: return need_delay(L, f, out);
-    case FLT_RPC_DROP:
-      if (need(L, f, "ppm") < 0 || scn_get_int(L->d, f, "ppm", 1, MAX_PPM, &v, L->err) < 0)
-        return -1;
-      out->ppm = (uint32_t)v;
-      return 0;
-    case FLT_GATE_TIMEOUT:
-      if (need(L, f, "actor") < 0 || get_actor(L, f, "actor", &out->actor) < 0) return -1;
-      return need_delay(L, f, out);
-    default: return 0;
-  }
-}
-
-static int fault_item(ld *L, const cJSON *f, const char *what, scn_fault *out) {
-  int k = 0;
-  if (obj_fields(L, f, what, flt_all) < 0 || fault_kind(L, f, &k) < 0) return -1;
-  if (scn_check_fields(L->d, f, fault_fields(k), L->err) < 0) return -1;
-  memset(out, 0, sizeof *out);
-  out->kind = (flt_kind)k;
-  out->actor = RT_NO_ACTOR;
-  out->at_us = -1;
-  if (fault_when(L, f, out) < 0) return -1;
-  return fault_params(L, f, out);
-}
-
-static int load_faults(ld *L) {
-  const cJSON *arr = get(L->root, "faults"), *f;
-  char what[32];
-  if (!arr) return 0;
-  if (arr_len(L, arr, "faults", 0, SCN_MAX_FAULTS, "faults") < 0) return -1;
-  cJSON_ArrayForEach(f, arr) {
-    snprintf(what, sizeof what, "faults[%d]", L->sc->n_faults);
-    if (fault_item(L, f, what, &L->sc->faults[L->sc->n_faults]) < 0) return -1;
-    L->sc->n_faults++;
-  }
-  return 0;
-}
-
-/* ---- expectations and cases ------------------------------------------- */
-
-static const char *const expect_fields[] = {"hold", "violate", NULL};
-static const char *const case_fields[] = {"name", "runtime", "expect", NULL};
-
-/* One invariant name of a hold/violate list into *mask. */
-static int one_invariant(ld *L, const cJSON *n, const char *key, uint32_t other,
-                         uint32_t *mask) {
-  list l = {{0}, 0, 0};
-  char q[96];
-  int v = chk_invariant_parse(n->valuestring), k;
-  if (v < 0) {
-    for (k = 0; k < CHK_INVARIANT_COUNT; k++) list_add(&l, chk_invariant_name((chk_invariant)k));
-    return scn_errf(L->err, L->d, n, "unknown invariant \"%s\"; expected one of: %s",
-                    quote(q, sizeof q, n->valuestring), l.s);
-  }
-  if (*mask & (1u << v))
-    return scn_errf(L->err, L->d, n, "invariant \"%s\" is listed twice in \"%s\"",
-                    n->valuestring, key);
-  if (other & (1u << v))
-    return scn_errf(L->err, L->d, n, "invariant \"%s\" is in both \"hold\" and \"violate\"",
-                    n->valuestring);
-  *mask |= 1u << v;
-  return 0;
-}
-
-static int inv_list(ld *L, const cJSON *ex, const char *key, uint32_t other, uint32_t *mask) {
-  const cJSON *arr = get(ex, key), *n;
-  char what[32];
-  int k = 0;
-  if (!arr) return 0;
-  if (!cJSON_IsArray(arr))
-    return scn_errf(L->err, L->d, arr,
-                    "\"%s\": expected an array of invariant names such as [\"no_wedge\"], found %s",
-                    key, scn_type_name(arr));
-  cJSON_ArrayForEach(n, arr) {
-    snprintf(what, sizeof what, "%s[%d]", key, k++);
-    if (scn_expect_type(L->d, n, cJSON_String, what, L->err) < 0 ||
-        one_invariant(L, n, key, other, mask) < 0)
-      return -1;
-  }
-  return 0;
-}
-
-/* "hold: a, b; violate: c" in file order. */
-static void expect_text(const cJSON *ex, scn_case *c) {
-  static const char *const keys[] = {"hold", "violate"};
-  size_t o = 0, cap = sizeof c->expect_text;
-  int k;
-  c->expect_text[0] = '\0';
-  for (k = 0; k < 2; k++) {
-    const cJSON *arr = get(ex, keys[k]), *n;
-    if (cJSON_GetArraySize(arr) == 0 || o >= cap) continue;
-    o += (size_t)snprintf(c->expect_text + o, cap - o, "%s%s:", o ? "; " : "", keys[k]);
-    cJSON_ArrayForEach(n, arr) {
-      if (o >= cap) return;
-      o += (size_t)snprintf(c->expect_text + o, cap - o, "%s %s", n == arr->child ? "" : ",",
-                            n->valuestring);
-    }
-  }
-}
-
-static int load_expect(ld *L, const cJSON *ex, scn_case *c) {
-  if (obj_fields(L, ex, "expect", expect_fields) < 0) return -1;
-  if (inv_list(L, ex, "hold", 0, &c->hold_mask) < 0 ||
-      inv_list(L, ex, "violate", c->hold_mask, &c->violate_mask) < 0)
-    return -1;
-  expect_text(ex, c);
-  return 0;
-}
-
-static int load_case(ld *L, const cJSON *o, int i, const char *what) {
-  scn_case *c = &L->sc->cases[i];
-  const cJSON *rt = get(o, "runtime"), *ex = get(o, "expect");
-  char q[96];
-  int k;
-  if (obj_fields(L, o, what, case_fields) < 0) return -1;
-  if (need(L, o, "name") < 0 || get_text(L, o, "name", c->label, sizeof c->label, 0) < 0)
-    return -1;
-  for (k = 0; k < i; k++)
-    if (strcmp(L->sc->cases[k].label, c->label) == 0)
-      return scn_errf(L->err, L->d, get(o, "name"), "duplicate case name \"%s\"",
-                      quote(q, sizeof q, c->label));
-  c->cfg = L->base;
-  if (rt && load_runtime(L, rt, &c->cfg) < 0) return -1;
-  return ex ? load_expect(L, ex, c) : 0;
-}
-
-static int load_cases(ld *L) {
-  scn_scenario *sc = L->sc;
-  const cJSON *ex = get(L->root, "expect"), *cs = get(L->root, "cases"), *o;
-  char what[32];
-  if (ex && cs)
-    return key_errf(L, cs, "give either \"expect\" or \"cases\", not both "
-                    "(each case has its own \"expect\")");
-  if (!cs) {
-    sc->n_cases = 1;
-    snprintf(sc->cases[0].label, sizeof sc->cases[0].label, "default");
-    sc->cases[0].cfg = L->base;
-    return ex ? load_expect(L, ex, &sc->cases[0]) : 0;
-  }
-  if (arr_len(L, cs, "cases", 1, SCN_MAX_CASES, "cases") < 0) return -1;
-  cJSON_ArrayForEach(o, cs) {
-    snprintf(what, sizeof what, "cases[%d]", sc->n_cases);
-    if (load_case(L, o, sc->n_cases, what) < 0) return -1;
-    sc->n_cases++;
-  }
-  return 0;
-}
-
 /* ---- entry points --------------------------------------------------------- */
 
 /* The cloudflare profile's platform life: code-update restarts at 2 a day
@@ -1499,9 +960,9 @@ static int load_root(ld *L) {
   if (scn_check_fields(L->d, L->root, top_fields, L->err) < 0) return -1;
   if (load_header(L) < 0 || load_base(L) < 0 || load_checks(L) < 0) return -1;
   if (load_actor_ids(L) < 0 || load_programs(L) < 0 || load_actors(L) < 0) return -1;
-  if (load_workload(L) < 0 || load_faults(L) < 0) return -1;
+  if (ld_load_workload(L) < 0 || ld_load_faults(L) < 0) return -1;
   profile_faults(L);
-  return load_cases(L);
+  return ld_load_cases(L);
 }
 
 static void put_err(char *err, size_t errlen, const char *msg) {
