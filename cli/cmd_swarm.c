@@ -52,7 +52,7 @@ static const char swarm_usage[] =
     "  --strategy S       fifo | random | pct (default: the file's; fifo files use random)\n"
     "  --seed-base S      first seed (default: each file's seed)\n"
     "  --case NAME        run only the case NAME\n"
-    "  --shard I/N        run shard I (1-based) of N: the seeds base+k with k %% N == I-1\n"
+    "  --shard I/N        run shard I (1-based) of N: the seeds base+k with k % N == I-1\n"
     "                     (default: from SLURM_ARRAY_TASK_ID/COUNT or JOB_COMPLETION_INDEX)\n"
     "  --shard-count N    shard count for JOB_COMPLETION_INDEX (or REVENANT_SHARD_COUNT)\n"
     "  --timeout D        wall-time limit of one seed; the worker is killed (default 60s)\n"
