@@ -144,6 +144,9 @@ static void chk_alarm_fire(chk_set *c, chk_actor *a, const sim_rec *r,
                chk__secs(t1, sizeof t1, r->t_us));
 }
 
+/* A lease taken by the alarm handler itself does not count as something
+** else keeping the actor busy: re-taking it on every wake is how the
+** heartbeat becomes perpetual (#1703/#1704). */
 static void chk_keepalive(chk_actor *a, const sim_rec *r, uint64_t idx) {
   a->refs = r->a;
   if (r->a > 0) {
@@ -151,7 +154,7 @@ static void chk_keepalive(chk_actor *a, const sim_rec *r, uint64_t idx) {
       a->acquire_idx = idx;
       a->acquire_t = r->t_us;
     }
-    chk_fire_reset(a);
+    if (!(a->in_alarm && r->b > 0)) chk_fire_reset(a);
   } else {
     a->release_idx = idx;
   }
@@ -206,6 +209,10 @@ void chk__actor_record(chk_set *c, const sim_rec *r, uint64_t idx) {
     case RT_EV_ACTOR_DEATH:
       chk_idle_death(c, a, r, idx);
       a->refs = 0;
+      a->in_alarm = 0;
+      break;
+    case RT_EV_ALARM_DONE:
+      a->in_alarm = 0;
       break;
     case RT_EV_FIBER_START:
       chk_fire_reset(a);
@@ -215,6 +222,7 @@ void chk__actor_record(chk_set *c, const sim_rec *r, uint64_t idx) {
       break;
     case RT_EV_ALARM_FIRE:
       chk_alarm_fire(c, a, r, idx);
+      a->in_alarm = 1;
       break;
     default:
       break;

@@ -178,6 +178,7 @@ typedef struct chk_actor {
   uint64_t release_idx;             /* the last record that left refs at 0 */
   int active;                       /* fibers running in this life */
   int fire_streak;                  /* fires with refs 0 and nothing running */
+  int in_alarm;                     /* between an ALARM_FIRE and its ALARM_DONE */
   int64_t fire_t0;
   uint64_t fire_first_idx;
   uint64_t fire_last_idx[4];

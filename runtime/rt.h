@@ -136,6 +136,10 @@ typedef struct rt_actor_spec {
   int n_policies;
   uint32_t children[RT_MAX_CHILDREN];
   int n_children;
+  int64_t on_alarm_keepalive_us;    /* > 0: the user's onAlarm runs
+                                       keepAliveWhile(fn) with fn taking this
+                                       long: a lease re-taken on every wake
+                                       (#1703/#1704) */
   int on_start_tool_run;            /* 1: the user onStart calls runAgentTool */
   uint32_t on_start_child;          /* ... on this child */
   int64_t on_start_work_us;         /* ... which works this long */

@@ -488,12 +488,22 @@ void rt__alarm_arrived(rt_world *w, uint32_t a, const rt_msg *msg) {
   m->alarm_cut = sim_after(w->s, w->cfg.alarm_limit_us, m->dom, alarm_cut, w, a);
 }
 
+static void onalarm_release(sim *s, void *ctx, uint64_t arg) {
+  (void)s;
+  rt__keepalive_release((rt_world *)ctx, (uint32_t)arg); /* keepAliveWhile's finally */
+}
+
 void rt__alarm_handle(rt_world *w, uint32_t a, const rt_msg *msg) {
   rt_mem *m = w->actors[a].mem;
   int64_t ids[16], iv[16];
   char names[16][48];
   m->alarm_active = 1;
   m->current_alarm = *msg;
+  int64_t hold = w->actors[a].spec.on_alarm_keepalive_us;
+  if (hold > 0) { /* the user's onAlarm takes a lease (#1703/#1704) */
+    rt__keepalive_acquire(w, a);
+    sim_after(w->s, hold, m->dom, onalarm_release, w, a);
+  }
   int n = rt__due_schedules(w, a, w->s->now_us / 1000000, ids, iv, names, 16);
   for (int i = 0; i < n; i++) {
     rt__emit(w, RT_EV_SCHEDULE_RUN, a, ids[i], 0, 0, names[i]);

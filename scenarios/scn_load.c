@@ -501,7 +501,7 @@ static int load_checks(ld *L) {
 static const char *const actor_fields[] = {
     "id", "class", "children", "on_start", "on_start_throws", "serve", "inspect_time",
     "stuck", "stuck_delay", "recovery", "stale", "provider", "chat_recovery",
-    "on_start_tool_run", NULL};
+    "on_start_tool_run", "on_alarm_keep_alive", NULL};
 
 static int actor_id(ld *L, const cJSON *a, uint32_t i) {
   scn_scenario *sc = L->sc;
@@ -718,7 +718,8 @@ static int actor_times(ld *L, const cJSON *a, rt_actor_spec *sp) {
   int v = RT_THROW_NEVER;
   if (ld_get_dur(L, a, "on_start", 0, &sp->on_start_us) < 0 ||
       ld_get_dur(L, a, "serve", 0, &sp->serve_us) < 0 ||
-      ld_get_dur(L, a, "inspect_time", 0, &sp->child_inspect_us) < 0)
+      ld_get_dur(L, a, "inspect_time", 0, &sp->child_inspect_us) < 0 ||
+      ld_get_dur(L, a, "on_alarm_keep_alive", 1000, &sp->on_alarm_keepalive_us) < 0)
     return -1;
   if (ld_get_enum(L, a, "on_start_throws", throws_opts, &v) < 0) return -1;
   sp->on_start_throws = (rt_onstart_throw)v;

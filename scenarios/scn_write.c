@@ -420,6 +420,7 @@ static void put_actor(FILE *f, const scn_scenario *sc, uint32_t ai) {
   if (a->on_start_throws) m_str(&o, "on_start_throws", NAME(throws_names, a->on_start_throws));
   if (a->serve_us) m_dur(&o, "serve", a->serve_us);
   if (a->child_inspect_us) m_dur(&o, "inspect_time", a->child_inspect_us);
+  if (a->on_alarm_keepalive_us) m_dur(&o, "on_alarm_keep_alive", a->on_alarm_keepalive_us);
   if (a->stuck) m_str(&o, "stuck", NAME(stuck_names, a->stuck));
   if (a->stuck == RT_STUCK_LATE) m_dur(&o, "stuck_delay", a->stuck_delay_us);
   if (a->on_start_tool_run) {

@@ -19,6 +19,7 @@
 #include "sim/sim_trace.h"
 
 #define S(x) ((int64_t)(x) * 1000000)  /* seconds -> µs */
+#define MS(x) ((int64_t)(x) * 1000)   /* milliseconds -> µs */
 #define MIN(x) (S(x) * 60)
 
 /* ---- fixture ------------------------------------------------------------ */
@@ -785,6 +786,39 @@ static void test_keepalive_alarm_reasons_to_fire(void **state) {
   assert_violation(expect(f, 1), CHK_KEEPALIVE_HOLDS, 2, S(8010) + S(30) * 21);
 }
 
+/* #1703/#1704: the alarm handler itself re-takes a short lease on every
+** wake. Leases taken inside an alarm invocation do not reset the streak;
+** the same lease taken by a request does. */
+static void lease_fires(fx *f, int64_t t0, int n) {
+  for (int i = 0; i < n; i++) {
+    int64_t t = t0 + S(30) * i;
+    rec(f, t, RT_EV_ALARM_FIRE, 2, t, 0, 0, NULL);
+    rec(f, t, RT_EV_KEEPALIVE, 2, 1, 1, 0, NULL);
+    rec(f, t, RT_EV_ALARM_DONE, 2, 1, 0, 0, NULL);
+    rec(f, t + MS(200), RT_EV_KEEPALIVE, 2, 0, -1, 0, NULL);
+  }
+}
+
+static void test_keepalive_lease_retaken_in_alarm(void **state) {
+  fx *f = *state;
+  wake(f, S(1), 2);
+  lease_fires(f, S(30), 25);
+  assert_violation(expect(f, 1), CHK_KEEPALIVE_HOLDS, 2, S(30) + S(30) * 21);
+}
+
+static void test_keepalive_lease_from_requests(void **state) {
+  fx *f = *state;
+  wake(f, S(1), 2);
+  for (int i = 0; i < 25; i++) { /* a client keeps using it: not idle */
+    int64_t t = S(30) + S(30) * i;
+    rec(f, t, RT_EV_ALARM_FIRE, 2, t, 0, 0, NULL);
+    rec(f, t, RT_EV_ALARM_DONE, 2, 1, 0, 0, NULL);
+    rec(f, t + S(1), RT_EV_KEEPALIVE, 2, 1, 1, 0, NULL);
+    rec(f, t + S(2), RT_EV_KEEPALIVE, 2, 0, -1, 0, NULL);
+  }
+  expect(f, 0);
+}
+
 /* ---- effects_once ------------------------------------------------------- */
 
 static void test_effects_twice_across_resume(void **state) {
@@ -1022,6 +1056,8 @@ int main(void) {
     T(test_keepalive_idle_without_ref),
     T(test_keepalive_alarm_forever),
     T(test_keepalive_alarm_reasons_to_fire),
+    T(test_keepalive_lease_retaken_in_alarm),
+    T(test_keepalive_lease_from_requests),
     T(test_effects_twice_across_resume),
     T(test_effects_once_clean),
     T(test_terminal_rewrite_caught),
