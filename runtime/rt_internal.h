@@ -234,6 +234,10 @@ int rt__deliver_at(rt_world *w, uint32_t a, rt_msg *m, int64_t at_us);
 /* rt_storage.c */
 int rt__db_open(rt_world *w, uint32_t a);
 void rt__db_close(rt_db *d);
+/* A fiber snapshot as stored: {"pc":N}, the program counter after the
+** stash; and back (-1 for NULL or anything else). */
+void rt__snapshot_text(char *buf, size_t n, int pc);
+int rt__snapshot_pc(const unsigned char *snap);
 sqlite3_stmt *rt__prepare(rt_world *w, uint32_t a, const char *q); /* ad hoc; caller finalizes */
 void rt__db_park(rt_world *w, rt_db *d); /* idle actor: keep only an image */
 int rt__w_fiber_insert(rt_world *w, uint32_t a, int64_t id, const char *name);

@@ -106,7 +106,7 @@ static void row_read(sqlite3_stmt *st, lf_row *r) {
   r->status = status_parse(sqlite3_column_text(st, 1));
   r->retry = sqlite3_column_int(st, 2);
   r->max_retries = sqlite3_column_int(st, 3);
-  if (!snap || sscanf((const char *)snap, "{\"pc\":%d}", &r->snapshot) != 1) r->snapshot = -1;
+  r->snapshot = rt__snapshot_pc(snap);
   snprintf(r->method, sizeof r->method, "%s", (const char *)sqlite3_column_text(st, 5));
 }
 
@@ -158,7 +158,7 @@ int rt__legacy_stash(rt_world *w, uint32_t a, int64_t id, int pc) {
   sqlite3_stmt *st;
   char snap[48];
   if (rt__txn_join(w, a) || !(st = lstmt(w, a, L_STASH))) return -1;
-  snprintf(snap, sizeof snap, "{\"pc\":%d}", pc);
+  rt__snapshot_text(snap, sizeof snap, pc);
   sqlite3_bind_text(st, 1, snap, -1, SQLITE_TRANSIENT);
   sqlite3_bind_int64(st, 2, w->s->now_us / 1000);
   sqlite3_bind_int64(st, 3, id);
@@ -323,7 +323,7 @@ void rt__legacy_end(rt_world *w, uint32_t a, rt_fiber *f, int ok) {
     return;
   }
   f->live = 0;
-  snprintf(result, sizeof result, "{\"pc\":%d}", f->pc);
+  rt__snapshot_text(result, sizeof result, f->pc);
   int changed = set_status(w, a, f->id, RT_LF_RUNNING, RT_LF_COMPLETED, 0, result, &r);
   if (!alive(w, a, m)) return;
   rt__keepalive_release(w, a);         /* stop the heartbeat */

@@ -410,7 +410,7 @@ int rt__w_stash(rt_world *w, uint32_t a, int64_t id, int pc) {
   sqlite3_stmt *st;
   char snap[48];
   if (txn_join(w, a) || !(st = stmt(w, a, ST_RUN_STASH))) return -1;
-  snprintf(snap, sizeof snap, "{\"pc\":%d}", pc);
+  rt__snapshot_text(snap, sizeof snap, pc);
   sqlite3_bind_text(st, 1, snap, -1, SQLITE_TRANSIENT);
   sqlite3_bind_int64(st, 2, id);
   int rc = sqlite3_step(st);
@@ -505,7 +505,9 @@ int rt__w_schedule_time(rt_world *w, uint32_t a, int64_t id, int64_t time_s) {
   return txn_wrote(w, a, RT_W_SCHEDULE, id, sqlite3_step(st));
 }
 
-static int parse_pc(const unsigned char *snap) {
+void rt__snapshot_text(char *buf, size_t n, int pc) { snprintf(buf, n, "{\"pc\":%d}", pc); }
+
+int rt__snapshot_pc(const unsigned char *snap) {
   int pc;
   if (!snap || sscanf((const char *)snap, "{\"pc\":%d}", &pc) != 1) return -1;
   return pc;
@@ -518,7 +520,7 @@ int rt__load_orphans(rt_world *w, uint32_t a, rt_orphan *out, int cap) {
   while (n < cap && sqlite3_step(st) == SQLITE_ROW) {
     out[n].id = sqlite3_column_int64(st, 0);
     snprintf(out[n].name, sizeof out[n].name, "%s", sqlite3_column_text(st, 1));
-    out[n].snapshot = parse_pc(sqlite3_column_text(st, 2));
+    out[n].snapshot = rt__snapshot_pc(sqlite3_column_text(st, 2));
     n++;
   }
   sqlite3_reset(st);
