@@ -29,21 +29,22 @@ static void rpt_text_field(FILE *f, const rpt_run *r, const rpt__fval *fv) {
   char buf[32], key[32];
   size_t kl = strlen(fv->key);
   snprintf(key, sizeof key, "%s", fv->key);
-  if ((fv->type == RPT_F_US || fv->type == RPT_F_AT) && kl > 3 && kl < sizeof key &&
+  if ((fv->type == RT_F_US || fv->type == RT_F_AT) && kl > 3 && kl < sizeof key &&
       strcmp(key + kl - 3, "_us") == 0)
     key[kl - 3] = 0;
   const char *name;
   switch (fv->type) {
-  case RPT_F_INT: fprintf(f, " %s=%" PRId64, key, fv->v); break;
-  case RPT_F_US: case RPT_F_AT: fprintf(f, " %s=%s", key, rpt__fmt_s(buf, sizeof buf, fv->v)); break;
-  case RPT_F_BOOL: fprintf(f, " %s=%s", key, fv->v ? "yes" : "no"); break;
-  case RPT_F_STR: fprintf(f, " %s=\"%s\"", key, fv->str); break;
-  case RPT_F_ACTOR:
+  case RT_F_INT: fprintf(f, " %s=%" PRId64, key, fv->v); break;
+  case RT_F_US: case RT_F_AT: fprintf(f, " %s=%s", key, rpt__fmt_s(buf, sizeof buf, fv->v)); break;
+  case RT_F_BOOL: fprintf(f, " %s=%s", key, fv->v ? "yes" : "no"); break;
+  case RT_F_STR: fprintf(f, " %s=\"%s\"", key, fv->str); break;
+  case RT_F_JSON: fprintf(f, " %s=%s", key, fv->str); break;
+  case RT_F_ACTOR:
     fprintf(f, " %s=%s", key,
             fv->v >= 0 && fv->v <= (int64_t)RT_NO_ACTOR ? rpt__actor(r, (uint32_t)fv->v, buf) : "?");
     break;
   default:
-    name = rpt__enum_name(fv->type, fv->v);
+    name = rt_schema_enum_name(fv->type, fv->v);
     if (name) fprintf(f, " %s=%s", key, name);
     else fprintf(f, " %s=%" PRId64, key, fv->v);
   }
@@ -52,7 +53,7 @@ static void rpt_text_field(FILE *f, const rpt_run *r, const rpt__fval *fv) {
 /* "t=95.000s actor kind field=value..." (no newline). */
 static void rpt_text_rec(FILE *f, const rpt_run *r, const sim_rec *rec) {
   char tb[32], ab[24], kb[24];
-  rpt__fval fv[RPT__MAX_FIELDS];
+  rpt__fval fv[RT_FIELDS];
   fprintf(f, "t=%s %s %s", rpt__fmt_s(tb, sizeof tb, rec->t_us),
           rpt__actor(r, rec->actor, ab), rpt__kind_name(rec->kind, kb));
   int n = rpt__decode(r->trace, rec, fv);
@@ -165,7 +166,7 @@ static void rpt_wait_line(FILE *f, const rpt_run *r, const rpt_wait *w, int64_t 
     break;
   case RPT_W_REQ:
     fprintf(f, "      request  %s request %" PRId64 " (%s) unanswered since t=%s (%s)\n", who,
-            w->id, rpt_or(rpt__enum_name(RPT_F_ENTRY, w->x), "?"), t1, d1);
+            w->id, rpt_or(rt_schema_enum_name(RT_F_ENTRY, w->x), "?"), t1, d1);
     break;
   default:
     fprintf(f, "      alarm    %s alarm armed for t=%s", who, t1);

@@ -223,7 +223,7 @@ static void test_text_failure(void **state) {
   assert_contains(s, "variant: toolrun=gated heartbeat=alarm");
   assert_contains(s, "violation 1/1: no_wedge  actor parent  t=100.000s");
   assert_contains(s, "2 gate resets in a row without progress");
-  assert_contains(s, "t=95.000s parent fiber_recovered fiber=7 snapshot=3 action=resume name=\"research\"\n");
+  assert_contains(s, "t=95.000s parent fiber_recovered fiber=7 pc=3 action=resume name=\"research\"\n");
   assert_contains(s, "t=90.000s parent actor_death cause=gate_reset incarnation=2\n");
   assert_contains(s, "t=90.000s parent gate_timeout held=30.000s ceiling=30.000s message=\"A call to");
   assert_contains(s, "who waits on whom at t=100.000s:");
@@ -338,7 +338,7 @@ static void test_json_results(void **state) {
   assert_str_item(v, "actor", "parent");
   assert_num_item(v, "t_us", 100e6);
   const cJSON *c2 = cJSON_GetArrayItem(get(v, "chain"), 2);
-  static const char *const c_keys[] = {"index", "t_us", "kind", "actor", "fiber", "snapshot",
+  static const char *const c_keys[] = {"index", "t_us", "kind", "actor", "fiber", "pc",
                                        "action", "name"};
   assert_keys(c2, c_keys, 8);
   assert_num_item(c2, "index", (double)x->i_recovered);
