@@ -60,6 +60,51 @@ static void rpt_text_rec(FILE *f, const rpt_run *r, const sim_rec *rec) {
   for (int i = 0; i < n; i++) rpt_text_field(f, r, &fv[i]);
 }
 
+void rpt_record_text(FILE *f, const rpt_run *r, const sim_rec *rec) {
+  rpt_text_rec(f, r, rec);
+  fputc('\n', f);
+}
+
+/* ---- facts ------------------------------------------------------------ */
+
+#define RPT_FACT_QUOTE 300
+
+/* One failed fact: its name and line, the quote, what was found, and the
+** nearest candidate records. */
+static void rpt_text_fact(FILE *f, const rpt_run *r, const chk_fact *fa,
+                          const chk_fact_result *res, const rpt_colors *c) {
+  char ab[24], kb[24];
+  size_t n = strlen(fa->json);
+  fprintf(f, "  %sfact \"%s\"%s failed (%s:%d): %s\n", c->bad, fa->name, c->off,
+          rpt_or(r->scenario_file, "-"), fa->line, res->msg);
+  fprintf(f, "    %.*s%s\n", (int)(n > RPT_FACT_QUOTE ? RPT_FACT_QUOTE : n), fa->json,
+          n > RPT_FACT_QUOTE ? "..." : "");
+  if (fa->form == CHK_FACT_END) return;
+  int step = fa->form == CHK_FACT_SEQUENCE && res->found < fa->n_pat ? (int)res->found : 0;
+  const chk_fact_pat *p = &fa->pat[step];
+  const char *who = p->actor == UINT32_MAX ? "any actor" : rpt__actor(r, p->actor, ab);
+  if (res->n_near == 0) {
+    fprintf(f, "    no %s records on %s\n", rpt__kind_name(p->kind, kb), who);
+    return;
+  }
+  fprintf(f, "    %s %s records on %s:\n", res->near_matches ? "matching" : "nearest",
+          rpt__kind_name(p->kind, kb), who);
+  for (int i = 0; i < res->n_near; i++) {
+    fputs("      ", f);
+    rpt_text_rec(f, r, &res->near[i]);
+    fputc('\n', f);
+  }
+}
+
+static void rpt_text_facts(FILE *f, const rpt_run *r, int verbose, const rpt_colors *c) {
+  for (int i = 0; i < chk_facts_count(r->facts); i++) {
+    const chk_fact_result *res = chk_facts_result(r->facts, i);
+    const chk_fact *fa = chk_facts_fact(r->facts, i);
+    if (!res->passed) rpt_text_fact(f, r, fa, res, c);
+    else if (verbose) fprintf(f, "  fact \"%s\" holds: %s\n", fa->name, res->msg);
+  }
+}
+
 /* ---- who waits on whom ---------------------------------------------- */
 
 enum { RPT_W_GATE, RPT_W_RPC, RPT_W_REQ, RPT_W_ALARM, RPT_W_COUNT };
@@ -258,6 +303,7 @@ void rpt_text_run(FILE *f, const rpt_run *r, int verbose, int color) {
     if (r->expect && *r->expect) fprintf(f, "  expected: %s\n", r->expect);
     if (r->variant && *r->variant) fprintf(f, "  variant: %s\n", r->variant);
   }
+  rpt_text_facts(f, r, verbose, &c);
   if (verbose) {
     rpt_text_figures(f, r);
     fprintf(f, "  %swall %.3fs%s\n", c.dim, r->wall_s, c.off);

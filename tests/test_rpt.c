@@ -315,7 +315,7 @@ static void test_json_results(void **state) {
   static const char *const top[] = {"schema", "runs", "summary"};
   static const char *const run_keys[] = {"scenario", "file", "seed", "strategy", "variant",
                                          "passed", "expect", "failure", "trace_hash", "events",
-                                         "end_us", "figures", "violations", "replay"};
+                                         "end_us", "figures", "violations", "facts", "replay"};
   assert_keys(doc, top, 3);
   assert_str_item(doc, "schema", "revenant.results/1");
   const cJSON *r0 = cJSON_GetArrayItem(get(doc, "runs"), 0);
@@ -632,8 +632,8 @@ static void test_repro(void **state) {
   if (!doc) fail_msg("repro does not parse:\n%s", s);
   free(s);
   static const char *const keys[] = {"revenant_repro", "scenario", "seed", "strategy",
-                                     "variant", "trace_hash", "expect", "faults"};
-  assert_keys(doc, keys, 8);
+                                     "variant", "trace_hash", "expect", "failed_facts", "faults"};
+  assert_keys(doc, keys, 9);
   assert_num_item(doc, "revenant_repro", 1);
   assert_str_item(get(doc, "scenario"), "name", "gated_wedge");
   assert_str_item(get(doc, "scenario"), "duration", "200s");
