@@ -19,9 +19,9 @@
 #include "sim/sim_trace.h"
 
 #define CHK_FACT_MAX_WHERE 6
-#define CHK_FACT_MAX_STEPS 8
+#define CHK_FACT_MAX_STEPS 6
 #define CHK_FACT_NEAR 4
-#define CHK_FACT_STR 128
+#define CHK_FACT_STR 256
 #define CHK_FACT_JSON 1024
 #define CHK_FACT_NAME 96
 #define CHK_FACT_NO_MAX INT64_MAX
