@@ -115,6 +115,8 @@ static void test_match_conditions(void **st) {
       {"{\"fact\": \"t\", \"match\": {\"kind\": \"alarm_set\", \"where\": {\"at_us\": \"31s\"}}, \"count\": {\"min\": 1}}", 1, NULL},
       {"{\"fact\": \"t2\", \"match\": {\"kind\": \"alarm_set\", \"where\": {\"at_us\": {\"min\": \"11s\", \"max\": \"11.001s\"}}}, \"count\": 2}", 1, NULL},
       {"{\"fact\": \"t3\", \"match\": {\"kind\": \"schedule_set\", \"where\": {\"at_us\": \"none\", \"callback\": \"poll\"}}, \"count\": 1}", 1, NULL},
+      /* a time field named without its _us suffix, as revenant trace prints it */
+      {"{\"fact\": \"t4\", \"match\": {\"kind\": \"alarm_fire\", \"where\": {\"at\": \"11s\"}}, \"count\": 1}", 1, NULL},
       /* presence */
       {"{\"fact\": \"p\", \"match\": {\"kind\": \"onstart_end\", \"where\": {\"error\": {\"present\": false}}}, \"count\": 3}", 1, NULL},
       {"{\"fact\": \"p2\", \"match\": {\"kind\": \"onstart_end\", \"where\": {\"error\": {\"present\": true}}}}", 0, NULL},
@@ -216,6 +218,61 @@ static void test_swarm_keeps_robust_facts(void **st) {
   scn_free(&g_sc);
 }
 
+/* ---- the new records are deterministic ----------------------------------- */
+
+typedef struct kind_count {
+  uint64_t n[RT_EV_KIND_COUNT];
+} kind_count;
+
+static void count_kinds(void *ctx, const sim_rec *r, uint64_t idx) {
+  kind_count *k = ctx;
+  (void)idx;
+  if (r->kind < RT_EV_KIND_COUNT) k->n[r->kind]++;
+}
+
+/* Two runs of a scenario that emits every record added for facts (hook
+** begin/end with the snapshot, onStart end, schedule rows, stash values,
+** write tables and names) give the same hash, and the records are there. */
+static void test_new_records_deterministic(void **st) {
+  char text[4096], err[1024];
+  uint64_t hash[2];
+  kind_count k[2];
+  (void)st;
+  snprintf(text, sizeof text, base, "");
+  if (scn_load_text("d.json", text, strlen(text), &g_sc, err, sizeof err)) fail_msg("%s", err);
+  for (int i = 0; i < 2; i++) {
+    scn_result r;
+    memset(&k[i], 0, sizeof k[i]);
+    scn_run_opts o = {.observer = count_kinds, .observer_ctx = &k[i]};
+    assert_int_equal(scn_run_case_ex(&g_sc, 0, g_sc.seed, g_sc.strategy, &o, &r), 0);
+    hash[i] = r.trace_hash;
+    scn_result_free(&r);
+  }
+  assert_true(hash[0] == hash[1]);
+  assert_memory_equal(&k[0], &k[1], sizeof k[0]);
+  assert_int_equal(k[0].n[RT_EV_HOOK_BEGIN], 1);
+  assert_int_equal(k[0].n[RT_EV_HOOK_END], 1);
+  assert_int_equal(k[0].n[RT_EV_ONSTART_END], 3);
+  assert_true(k[0].n[RT_EV_SCHEDULE_SET] >= 2);
+  assert_int_equal(k[0].n[RT_EV_STASH], 11);
+  scn_free(&g_sc);
+}
+
+/* A stash value lives in the string table and is folded into the hash:
+** two traces that differ only in it have different hashes. */
+static void test_stash_value_in_hash(void **st) {
+  sim_trace t[2];
+  const char *v[2] = {"{\"pc\":4}", "{\"pc\":5}"};
+  (void)st;
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(sim_trace_init(&t[i]), 0);
+    sim_rec r = {1000, RT_EV_STASH, 0, 3, 4, 1, sim_trace_intern(&t[i], v[i]), 0};
+    sim_trace_append(&t[i], &r);
+  }
+  assert_true(t[0].hash != t[1].hash);
+  for (int i = 0; i < 2; i++) sim_trace_free(&t[i]);
+}
+
 /* ---- the engine alone, on hand-made records ----------------------------- */
 
 static void rec(sim_trace *t, int64_t at_s, uint32_t kind, uint32_t actor, int64_t a) {
@@ -278,6 +335,8 @@ int main(void) {
       cmocka_unit_test(test_case_masks),
       cmocka_unit_test(test_swarm_keeps_robust_facts),
       cmocka_unit_test(test_nearest_candidates),
+      cmocka_unit_test(test_new_records_deterministic),
+      cmocka_unit_test(test_stash_value_in_hash),
   };
   return cmocka_run_group_tests_name("facts", tests, NULL, NULL) != 0;
 }
