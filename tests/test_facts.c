@@ -218,6 +218,32 @@ static void test_swarm_keeps_robust_facts(void **st) {
   scn_free(&g_sc);
 }
 
+/* scn_write writes the facts back where they were: top level for every
+** case, each case's own under it; loading the text gives the same facts. */
+static void test_write_keeps_facts(void **st) {
+  static scn_scenario back;
+  char err[1024];
+  (void)st;
+  const char *files[] = {"scenarios/examples/alarm-wake.json", "scenarios/examples/recovery-drop.json"};
+  for (int k = 0; k < 2; k++) {
+    if (scn_load(files[k], &g_sc, err, sizeof err)) fail_msg("%s", err);
+    char *text = scn_write_string(&g_sc);
+    assert_non_null(text);
+    if (scn_load_text("back.json", text, strlen(text), &back, err, sizeof err))
+      fail_msg("%s\n%s", err, text);
+    assert_int_equal(back.n_facts, g_sc.n_facts);
+    uint32_t all = (1u << g_sc.n_cases) - 1;
+    for (int i = 0; i < g_sc.n_facts; i++) {
+      assert_string_equal(back.facts[i].name, g_sc.facts[i].name);
+      assert_string_equal(back.facts[i].json, g_sc.facts[i].json);
+      assert_int_equal(back.facts[i].case_mask & all, g_sc.facts[i].case_mask & all);
+    }
+    free(text);
+    scn_free(&back);
+    scn_free(&g_sc);
+  }
+}
+
 /* ---- the new records are deterministic ----------------------------------- */
 
 typedef struct kind_count {
@@ -337,6 +363,7 @@ int main(void) {
       cmocka_unit_test(test_nearest_candidates),
       cmocka_unit_test(test_new_records_deterministic),
       cmocka_unit_test(test_stash_value_in_hash),
+      cmocka_unit_test(test_write_keeps_facts),
   };
   return cmocka_run_group_tests_name("facts", tests, NULL, NULL) != 0;
 }
