@@ -175,8 +175,11 @@ static void raise_budget(lua_State *L, rt_lua *x, lua_Debug *ar) {
   if (ar && lua_getinfo(L, "Sl", ar) && ar->currentline > 0)
     lua_pushfstring(L, "%s:%d: instruction budget of %I exceeded", ar->short_src,
                     ar->currentline, (lua_Integer)x->budget);
-  else
+  else {
+    luaL_where(L, 1); /* charged by C code: the Lua function calling it */
     lua_pushfstring(L, "instruction budget of %I exceeded", (lua_Integer)x->budget);
+    lua_concat(L, 2);
+  }
   lua_error(L);
 }
 

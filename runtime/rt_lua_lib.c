@@ -15,6 +15,8 @@
 
 #include "runtime/rt_lua_internal.h"
 
+/* What a caught error costs (message, unwinding), in instructions. */
+#define CAUGHT_ERROR_COST 100
 #define NAMES_KEY "rt_lua.names"
 #define LOADED_KEY "rt_lua.loaded"
 
@@ -462,6 +464,7 @@ static int finish_pcall(lua_State *L, int status, lua_KContext extra) {
   if (status == LUA_ERRMEM && x->in_script && !x->abort) x->abort = RT_LUA_ERR_MEMORY;
   if (status != LUA_OK && status != LUA_YIELD) {
     if (x->abort) return lua_error(L);
+    rt__lua_charge(L, CAUGHT_ERROR_COST);
     lua_pushboolean(L, 0);
     lua_pushvalue(L, -2);
     return 2;
@@ -469,8 +472,24 @@ static int finish_pcall(lua_State *L, int status, lua_KContext extra) {
   return lua_gettop(L) - (int)extra;
 }
 
+/* A pcall recovers without keeping C frames, so Lua's C-call limit does
+** not bound recursion through pcall; a stack that deep makes every
+** collection step slow (it walks the whole stack). Refuse pcall beyond
+** PCALL_DEPTH_MAX call levels (stock Lua stops non-yieldable pcall nesting
+** near 200 C levels too); lua_getstack costs min(depth, limit) steps. */
+#define PCALL_DEPTH_MAX 256
+
+static void check_depth(lua_State *L) {
+  lua_Debug ar;
+  if (lua_getstack(L, PCALL_DEPTH_MAX, &ar)) {
+    rt__lua_charge(L, PCALL_DEPTH_MAX); /* the walk above */
+    luaL_error(L, "pcall: more than %d nested calls (runaway recursion?)", PCALL_DEPTH_MAX);
+  }
+}
+
 static int sb_pcall(lua_State *L) {
   luaL_checkany(L, 1);
+  check_depth(L);
   lua_pushboolean(L, 1);
   lua_insert(L, 1);
   int status = lua_pcallk(L, lua_gettop(L) - 2, LUA_MULTRET, 0, 0, finish_pcall);
@@ -480,6 +499,7 @@ static int sb_pcall(lua_State *L) {
 static int sb_xpcall(lua_State *L) {
   int n = lua_gettop(L);
   luaL_checktype(L, 2, LUA_TFUNCTION);
+  check_depth(L);
   lua_pushboolean(L, 1);
   lua_pushvalue(L, 1);
   lua_rotate(L, 3, 2);

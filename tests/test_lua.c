@@ -343,6 +343,11 @@ static void test_endless_loop_hits_the_budget(void **st) {
         RT_LUA_ERR_BUDGET, "instruction budget", NULL);
   fails(x, "while true do coroutine.wrap(function() for i = 1, 10 do end end)() end",
         RT_LUA_ERR_BUDGET, "instruction budget", NULL);
+  /* Recursion through pcall is bounded (a caught error reports it). */
+  const char *log = ok(x, &h, "local depth, err = 0, nil\n"
+                              "local function f() depth = depth + 1 local ok, e = pcall(f) if not ok and not err then err = e end end\n"
+                              "f() print(depth < 200, err)");
+  assert_string_equal(log, "true\tt.lua:2: pcall: more than 256 nested calls (runaway recursion?)\n");
   /* Work done in C is charged too: sorting and ordered next. */
   fails(x, "local t = {} for i = 1, 20000 do t[i] = -i end table.sort(t)", RT_LUA_ERR_BUDGET,
         "instruction budget", NULL);
