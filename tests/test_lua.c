@@ -370,6 +370,9 @@ static void test_allocation_bomb_hits_the_cap(void **st) {
         RT_LUA_ERR_MEMORY, "memory cap", NULL);
   fails(x, "local s = 'x' while true do local ok = pcall(function() s = s .. s end) end",
         RT_LUA_ERR_MEMORY, "memory cap", NULL);
+  /* coroutine.wrap turns a memory error into an ordinary one: still fatal. */
+  fails(x, "local t = {} while true do pcall(coroutine.wrap(function() "
+           "t[#t+1] = string.rep('z', 10000) .. #t end)) end", RT_LUA_ERR_MEMORY, "memory cap", NULL);
   assert_true(rt_lua_mem_used(x) <= cap + (1u << 20));
   /* Garbage below the cap is fine: the collector keeps up. */
   assert_string_equal(ok(x, &h, "local n = 0 for i = 1, 20000 do local t = {i, string.rep('y', 100)} n = n + #t end print(n)"),
