@@ -150,8 +150,10 @@ static void date_call(sqlite3_context *c, int argc, sqlite3_value **v) {
   for (int i = 0; i < n; i++) {
     if (i == f->tpos && (i >= argc || is_now(v[i])))
       sqlite3_bind_text(st, i + 1, now, -1, SQLITE_TRANSIENT);
-    else
+    else if (i < argc)
       sqlite3_bind_value(st, i + 1, v[i]);
+    else
+      sqlite3_bind_null(st, i + 1); /* strftime() without a format */
   }
   if (sqlite3_step(st) == SQLITE_ROW) sqlite3_result_value(c, sqlite3_column_value(st, 0));
   else sqlite3_result_error(c, sqlite3_errmsg(s->helper), -1);

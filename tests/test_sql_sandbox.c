@@ -115,6 +115,7 @@ static void test_now_is_the_virtual_clock(void **st) {
   assert_string_equal(q(f, "SELECT unixepoch('now')"), "1767225601");
   assert_string_equal(q(f, "SELECT strftime('%Y %H:%M:%f', 'now')"), "2026 00:00:01.500");
   assert_string_equal(q(f, "SELECT strftime('%s')"), "1767225601");
+  assert_string_equal(q(f, "SELECT strftime() IS NULL"), "1");
   assert_string_equal(q(f, "SELECT printf('%.6f', julianday('now'))"), "2461041.500017");
   assert_string_equal(q(f, "SELECT datetime('now', '+1 day', 'start of day')"), "2026-01-02 00:00:00");
   assert_string_equal(q(f, "SELECT CURRENT_TIMESTAMP"), "2026-01-01 00:00:01");
