@@ -92,7 +92,10 @@ rt_lua *rt_lua_new(const rt_lua_config *cfg, char *err, size_t errlen);
 void rt_lua_free(rt_lua *x);
 
 /* The main thread, for the host to push functions and arguments and to
-** read globals. Host pushes must stay small (they run unprotected). */
+** read globals. Host pushes must stay small (they run unprotected). A light
+** C function the host adds after rt_lua_new is numbered when a script first
+** shows or orders it; put host functions in a table made by a closure or
+** register them before the first callback if their order matters. */
 lua_State *rt_lua_L(rt_lua *x);
 
 /* Compiles a text chunk named `name` (shown in errors as name:line) and

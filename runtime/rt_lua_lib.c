@@ -839,6 +839,27 @@ static void install_libs(lua_State *L, int g) {
   lua_setfield(L, g, "revenant");
 }
 
+/* The light C functions a script can reach only as a library's return
+** value (ipairs' and utf8.codes' iterators): named and numbered now, so
+** that no unnumbered function is ever met in a pairs key set. */
+static void name_iterators(lua_State *L, int names) {
+  static const char *const calls[][2] = {
+      {"return ipairs({})", "ipairs.iterator"},
+      {"return utf8.codes('')", "utf8.codes.iterator"},
+      {"return utf8.codes('', true)", "utf8.codes.iterator_lax"}};
+  for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+    if (luaL_loadstring(L, calls[i][0]) != LUA_OK) lua_error(L);
+    lua_call(L, 0, 1);
+    if (lua_tocfunction(L, -1)) {
+      rt__lua_serial(L, -1);
+      lua_pushstring(L, calls[i][1]);
+      lua_rawset(L, names);
+    } else {
+      lua_pop(L, 1);
+    }
+  }
+}
+
 /* Names every function and library reachable from _G ("print",
 ** "string.format", "string") for tostring, walking in the defined key
 ** order so that light C functions also get their serials in that order. */
@@ -876,6 +897,7 @@ static void name_builtins(lua_State *L, int g) {
     }
   }
   lua_pop(L, 1);
+  name_iterators(L, names);
   lua_setfield(L, LUA_REGISTRYINDEX, NAMES_KEY);
 }
 

@@ -139,6 +139,7 @@ static void test_tostring_shows_serials_not_addresses(void **st) {
       "print(tostring(a), tostring(b), tostring(f), tostring(co))\n"
       "print(string.format('%s|%p|%10p|%p', a, b, a, 1))\n"
       "print(tostring(print), tostring(string.format), tostring(string))\n"
+      "print(tostring(ipairs({})), tostring(utf8.codes('')))\n"
       "print(a)\n"
       "print(tostring(setmetatable({}, {__tostring = function() return 'mine' end})))\n"
       "print(tostring(setmetatable({}, {__name = 'Account'})):match('^Account: #%d+$') ~= nil)\n");
@@ -156,7 +157,8 @@ static void test_tostring_shows_serials_not_addresses(void **st) {
   snprintf(want2, sizeof want2, "table: #%d|#%d|%10s|(null)", na, nb, id);
   assert_string_equal(line2, want2);
   assert_non_null(strstr(log, "function: builtin: print\tfunction: builtin: string.format\t"
-                              "table: builtin: string\n"));
+                              "table: builtin: string\n"
+                              "function: builtin: ipairs.iterator\tfunction: builtin: utf8.codes.iterator\n"));
   assert_non_null(strstr(log, "\nmine\ntrue\n"));
   fails(x, "return string.format('%p', 'abc')", RT_LUA_ERR_RUN, "'%p' of a string is refused", NULL);
   rt_lua_free(x);
