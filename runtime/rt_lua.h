@@ -93,9 +93,9 @@ void rt_lua_free(rt_lua *x);
 
 /* The main thread, for the host to push functions and arguments and to
 ** read globals. Host pushes must stay small (they run unprotected). A light
-** C function the host adds after rt_lua_new is numbered when a script first
-** shows or orders it; put host functions in a table made by a closure or
-** register them before the first callback if their order matters. */
+** C function the host adds after rt_lua_new gets its serial only when a
+** script first shows or orders it; push host functions as C closures (with
+** an upvalue) to number them when they are made. */
 lua_State *rt_lua_L(rt_lua *x);
 
 /* Compiles a text chunk named `name` (shown in errors as name:line) and
