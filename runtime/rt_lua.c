@@ -257,6 +257,12 @@ static int setup(lua_State *L) {
     lua_pop(L, 1);
   }
   rt__lua_lib_install(L);
+  /* luaL_traceback names a C function by searching the loaded-modules
+  ** table with lua_next, in hash order: with an alias (g = string.rep) the
+  ** name it prints would change between processes. Without the table it
+  ** names functions by their call site (global 'g', field 'rep'). */
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
   return 0;
 }
 
