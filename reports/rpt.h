@@ -50,6 +50,8 @@ typedef struct rpt_run {
   const rpt_figure *figures;
   size_t n_figures;
   const chk_facts *facts;        /* the case's facts and verdicts; may be NULL */
+  const uint32_t *probes;        /* RT_PROBE_COUNT counts of the probes the run
+                                    reached (rt_events.h); may be NULL */
   const char *replay;            /* the command that replays this run */
   double wall_s;                 /* wall seconds of the run (report only) */
 } rpt_run;

@@ -152,6 +152,9 @@ static cJSON *rpt_json_run(rpt_jb *b, const rpt_run *r) {
   for (size_t i = 0; vs && r->violations && i < r->n_violations; i++)
     rpt_jadd(b, vs, NULL, rpt_json_violation(b, r, &r->violations[i]));
   rpt_json_facts(b, o, r, 0);
+  cJSON *pr = r->probes ? rpt_jadd(b, o, "probes", cJSON_CreateArray()) : NULL;
+  for (int p = 0; pr && p < RT_PROBE_COUNT; p++)
+    if (r->probes[p]) rpt_jadd(b, pr, NULL, cJSON_CreateString(rt_probe_name(p)));
   rpt_jstr(b, o, "replay", r->replay);
   return o;
 }

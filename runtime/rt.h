@@ -278,6 +278,10 @@ void rt_set_rpc_faults(rt_world *w, int64_t extra_latency_us, uint32_t drop_ppm)
 /* Delays every alarm delivery by extra_us from now on (alarm_delay). */
 void rt_set_alarm_delay(rt_world *w, int64_t extra_us);
 
+/* How often the run reached probe p (an rt_probe, rt_events.h) so far; 0
+** for an unknown p. */
+uint32_t rt_probe_hits(const rt_world *w, int p);
+
 /* Number of durable write boundaries passed so far (every RT_EV_WRITE). */
 uint64_t rt_write_count(const rt_world *w);
 

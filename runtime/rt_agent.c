@@ -94,6 +94,7 @@ void rt__alarm_failed(rt_world *w, uint32_t a, const rt_msg *m) {
   if (ac->mem) ac->mem->alarm_active = 0;
   rt__emit(w, RT_EV_ALARM_DONE, a, 0, 0, 0, NULL);
   if (ac->alarm_retries >= w->cfg.alarm_retry_max) {
+    RT_PROBE(w, a, RT_PROBE_ALARM_RETRIES_EXHAUSTED);
     ac->alarm_retries = 0;
     alarm_arm(w, a, -1);
     return;
@@ -297,6 +298,7 @@ static void hook_end(rt_world *w, uint32_t a, const rt_orphan *o, rt_cb_outcome 
 
 void rt__hook_cut(rt_world *w, uint32_t a, rt_mem *m, rt_cb_outcome how) {
   if (!m->recovery_in_progress || m->orphan_idx >= m->n_orphans) return;
+  if (how == RT_CB_TIMED_OUT) RT_PROBE(w, a, RT_PROBE_GATE_RESET_IN_HOOK);
   const rt_orphan *o = &m->orphans[m->orphan_idx];
   sim_emit(w->s, RT_EV_HOOK_END, a, o->id, how, w->s->now_us - m->hook_began,
            rt__str(w, o->name), 0);
@@ -360,6 +362,7 @@ int rt__check_run_fibers(rt_world *w, uint32_t a, int source) {
   rt_mem *m = w->actors[a].mem;
   rt_orphan rows[RT_MAX_ORPHANS];
   if (m->recovery_in_progress) {
+    RT_PROBE(w, a, RT_PROBE_RECOVERY_REENTRY);
     rt__emit(w, RT_EV_RECOVERY_REENTRY, a, source, 0, 0, NULL);
     return -1;
   }
@@ -432,6 +435,7 @@ void rt__startup_begin(rt_world *w, uint32_t a, rt_entry entry) {
   rt__emit(w, RT_EV_STARTUP_BEGIN, a, entry, 0, 0, NULL);
   rt__gate_acquire(w, a, "startup");
   if (w->actors[a].poisoned) { /* workerd #6850: the SDK throws before recovery */
+    RT_PROBE(w, a, RT_PROBE_STARTUP_POISONED);
     startup_fail(w, a, RT_MSG_NO_NAME);
     return;
   }
@@ -440,6 +444,7 @@ void rt__startup_begin(rt_world *w, uint32_t a, rt_entry entry) {
 
 void rt__callbacks_cut(rt_world *w, uint32_t a, rt_mem *m, rt_death_cause cause) {
   rt_cb_outcome how = cause == RT_DEATH_GATE_RESET ? RT_CB_TIMED_OUT : RT_CB_CUT;
+  if (m->phase == SU_ONSTART && how == RT_CB_TIMED_OUT) RT_PROBE(w, a, RT_PROBE_GATE_RESET_IN_ONSTART);
   if (m->phase == SU_ONSTART)
     rt__emit(w, RT_EV_ONSTART_END, a, how, w->s->now_us - m->onstart_began, 0, NULL);
   rt__hook_cut(w, a, m, how);

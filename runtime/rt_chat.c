@@ -494,6 +494,7 @@ static void up_tick(sim *s, void *ctx, uint64_t idx) {
   chat_up *u = &cw->ups[idx];
   (void)s;
   if (u->attached && !up_turn(w, u)) {
+    RT_PROBE(w, u->actor, RT_PROBE_UPSTREAM_SEVERED);
     u->attached = 0;
     up_emit(w, u, RT_UP_SEVERED);
   }

@@ -283,8 +283,38 @@ typedef enum rt_event_kind {
                               onFiberRecovered called with the orphan row */
   RT_EV_HOOK_END,          /* fiber id, rt_cb_outcome, duration_us, name, error : the hook ended */
   RT_EV_SCHEDULE_SET,      /* schedule id, at_us or -1 (row deleted), interval_us, callback, - */
+  /* probes (issue #16; docs/trace.md "Probes") */
+  RT_EV_PROBE,             /* rt_probe, -, -, probe name, - : its first hit in this run */
   RT_EV_KIND_COUNT
 } rt_event_kind;
+
+/* Probes: rare situations the runtime marks where it reaches them (the idea
+** of FoundationDB's CODE_PROBE). Each hit is one RT_EV_PROBE record; a swarm
+** counts the runs that reached each probe, and a scenario may require some
+** (expect.reach). Append new probes at the end: the names are the contract. */
+typedef enum rt_probe {
+  RT_PROBE_COMMIT_WINDOW_DEATH = 0, /* an actor died with a turn's writes not yet committed */
+  RT_PROBE_RECOVERY_REENTRY,        /* a recovery scan while a hook still runs (guard dropped it) */
+  RT_PROBE_RECONCILE_IN_FLIGHT,     /* tool-run reconciliation requested while one is in flight */
+  RT_PROBE_GATE_RESET_IN_HOOK,      /* a gate reset cut a running onFiberRecovered hook */
+  RT_PROBE_GATE_RESET_IN_ONSTART,   /* a gate reset cut the running user onStart */
+  RT_PROBE_INSPECT_TIMEOUT,         /* a child inspection lost its race against the 2 s timer */
+  RT_PROBE_INSPECT_DEADLINE,        /* the reconciliation's total budget ran out before a row */
+  RT_PROBE_ALARM_RETRIES_EXHAUSTED, /* a failed alarm past its last retry is dropped */
+  RT_PROBE_LATE_REPLY,              /* a reply found no call: the caller died or gave up on it */
+  RT_PROBE_STORAGE_FAIL_COMMIT,     /* a turn's commit failed: the output gate broke */
+  RT_PROBE_REPLY_HELD,              /* a successful reply withheld by a broken output gate */
+  RT_PROBE_WAITERS_FAILED,          /* requests held by the gate failed with the actor's death */
+  RT_PROBE_ALARM_CUT,               /* the actor died inside its alarm handler */
+  RT_PROBE_STARTUP_POISONED,        /* workerd #6850: startup threw before recovery */
+  RT_PROBE_UPSTREAM_SEVERED,        /* chat: a generation outlived the turn reading it */
+  RT_PROBE_COUNT
+} rt_probe;
+
+/* Stable name of a probe ("commit_window_death"), "?" if unknown; and the
+** probe of a name, -1 if none. */
+const char *rt_probe_name(int probe);
+int rt_probe_find(const char *name);
 
 /* Stable lower-case name of a kind ("fiber_start"), "?" if unknown. */
 const char *rt_event_name(uint32_t kind);

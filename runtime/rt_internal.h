@@ -203,7 +203,14 @@ struct rt_world {
   struct rt_exec *exec;     /* checkpoint executor state (rt_executor.c) */
   struct rt_thr *thr;       /* thread store state (rt_thread.c) */
   struct rt_chat_world *chat; /* chat: upstream generations (rt_chat.c) */
+  uint32_t probe_hits[RT_PROBE_COUNT]; /* RT_PROBE hits this run */
 };
+
+/* Marks that the runtime reached probe p (an rt_probe) on actor a: counts
+** the hit, and the first hit of the run is one RT_EV_PROBE record. Put it inside the branch of the rare situation, so it
+** costs nothing when the situation does not occur. */
+#define RT_PROBE(w, a, p) rt__probe((w), (a), (p))
+void rt__probe(rt_world *w, uint32_t a, rt_probe p);
 
 /* rt_world.c */
 rt_mem *rt__wake(rt_world *w, uint32_t a, rt_entry entry);

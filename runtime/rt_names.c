@@ -9,6 +9,7 @@
 #include "runtime/rt_events.h"
 
 #include <stddef.h>
+#include <string.h>
 
 static const char *const rt_event_names[RT_EV_KIND_COUNT] = {
   [RT_EV_NONE] = "none",
@@ -77,6 +78,25 @@ static const char *const rt_event_names[RT_EV_KIND_COUNT] = {
   [RT_EV_HOOK_BEGIN] = "hook_begin",
   [RT_EV_HOOK_END] = "hook_end",
   [RT_EV_SCHEDULE_SET] = "schedule_set",
+  [RT_EV_PROBE] = "probe",
+};
+
+static const char *const rt_probe_names[] = {
+  [RT_PROBE_COMMIT_WINDOW_DEATH] = "commit_window_death",
+  [RT_PROBE_RECOVERY_REENTRY] = "recovery_reentry",
+  [RT_PROBE_RECONCILE_IN_FLIGHT] = "reconcile_in_flight",
+  [RT_PROBE_GATE_RESET_IN_HOOK] = "gate_reset_in_hook",
+  [RT_PROBE_GATE_RESET_IN_ONSTART] = "gate_reset_in_onstart",
+  [RT_PROBE_INSPECT_TIMEOUT] = "inspect_timeout",
+  [RT_PROBE_INSPECT_DEADLINE] = "inspect_deadline",
+  [RT_PROBE_ALARM_RETRIES_EXHAUSTED] = "alarm_retries_exhausted",
+  [RT_PROBE_LATE_REPLY] = "late_reply",
+  [RT_PROBE_STORAGE_FAIL_COMMIT] = "storage_fail_commit",
+  [RT_PROBE_REPLY_HELD] = "reply_held",
+  [RT_PROBE_WAITERS_FAILED] = "waiters_failed",
+  [RT_PROBE_ALARM_CUT] = "alarm_cut",
+  [RT_PROBE_STARTUP_POISONED] = "startup_poisoned",
+  [RT_PROBE_UPSTREAM_SEVERED] = "upstream_severed",
 };
 
 static const char *const rt_death_names[] = {
@@ -140,6 +160,14 @@ static const char *rt_name_in(const char *const *tab, size_t n, long long v) {
 
 const char *rt_event_name(uint32_t kind) {
   return RT_NAME_IN(rt_event_names, (long long)kind);
+}
+
+const char *rt_probe_name(int probe) { return RT_NAME_IN(rt_probe_names, probe); }
+
+int rt_probe_find(const char *name) {
+  for (int p = 0; name && p < RT_PROBE_COUNT; p++)
+    if (strcmp(rt_probe_names[p], name) == 0) return p;
+  return -1;
 }
 
 const char *rt_death_name(int cause) { return RT_NAME_IN(rt_death_names, cause); }

@@ -93,6 +93,8 @@ static const rt_field rt_fields[RT_EV_KIND_COUNT][RT_FIELDS] = {
   [RT_EV_HOOK_BEGIN] = {I_("fiber"), I_("pc"), T_("created_at_us"), S_("name"), J_("snapshot")},
   [RT_EV_HOOK_END] = {I_("fiber"), E_("outcome", RT_F_CBOUTCOME), U_("duration_us"), S_("name"), S_("error")},
   [RT_EV_SCHEDULE_SET] = {I_("schedule"), T_("at_us"), U_("interval_us"), S_("callback"), N_},
+  /* probes (issue #16) */
+  [RT_EV_PROBE] = {I_("id"), N_, N_, S_("probe"), N_},
 };
 
 static const rt_field rt_unknown[RT_FIELDS] = {I_("a"), I_("b"), I_("c"), S_("s"), S_("s2")};

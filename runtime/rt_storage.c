@@ -340,6 +340,7 @@ void rt__commit_now(rt_world *w, uint32_t a) {
   if (!d->txn_open) return;
   if (commit_fails(w, ac)) {
     rt__emit(w, RT_EV_STORAGE_FAIL, a, d->txn_id, SQLITE_IOERR, 0, NULL);
+    RT_PROBE(w, a, RT_PROBE_STORAGE_FAIL_COMMIT);
     rt__rollback(w, a, "storage_fail");
     storage_broken(w, a);
     return;

@@ -156,6 +156,7 @@ void rt__toolrun_schedule_recovery(rt_world *w, uint32_t a) {
   rt_mem *m = w->actors[a].mem;
   if (w->cfg.toolrun == RT_TOOLRUN_UNSNAPSHOTTED) /* runIds undefined: every open row */
     m->n_snapshot = rt__load_open_toolruns(w, a, m->snapshot, RT_MAX_ROWS);
+  if (m->toolrun_recovery) RT_PROBE(w, a, RT_PROBE_RECONCILE_IN_FLIGHT);
   if (m->toolrun_recovery || m->n_snapshot == 0) return; /* single-flight; [] → done */
   m->toolrun_recovery = 1;
   m->n_deferred = m->n_snapshot;
@@ -175,6 +176,7 @@ static void deferred_next(rt_world *w, uint32_t a) {
       continue;
     }
     if (m->recovery_deadline && w->s->now_us >= m->recovery_deadline) {
+      RT_PROBE(w, a, RT_PROBE_INSPECT_DEADLINE);
       rt__emit(w, RT_EV_TOOLRUN_INSPECT, a, run, 2, 0, NULL);
       rt__finish_toolrun(w, a, run, RT_TR_INTERRUPTED, RT_MSG_TR_TIMED_OUT);
       m->deferred_idx++;
@@ -197,6 +199,7 @@ void rt__inspect_timeout(sim *s, void *ctx, uint64_t arg) {
   (void)s;
   if (!c) return;
   c->live = 0; /* the loser is not cancelled: a late reply finds no call */
+  RT_PROBE(w, a, RT_PROBE_INSPECT_TIMEOUT);
   rt__emit(w, RT_EV_TOOLRUN_INSPECT, a, c->key, 2, 0, NULL);
   rt__finish_toolrun(w, a, c->key, RT_TR_INTERRUPTED, RT_MSG_TR_TIMED_OUT);
   m->deferred_idx++;

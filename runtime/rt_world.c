@@ -116,6 +116,16 @@ void rt__emit(rt_world *w, uint32_t kind, uint32_t a, int64_t x, int64_t y,
 
 int64_t rt__new_id(rt_world *w) { return w->next_id++; }
 
+/* Only the first hit of a run is a record: a wedged actor can reach a probe
+** tens of thousands of times (issue-1595), and a swarm counts runs. */
+void rt__probe(rt_world *w, uint32_t a, rt_probe p) {
+  if (++w->probe_hits[p] == 1) rt__emit(w, RT_EV_PROBE, a, p, 0, 0, rt_probe_name(p));
+}
+
+uint32_t rt_probe_hits(const rt_world *w, int p) {
+  return p >= 0 && p < RT_PROBE_COUNT ? w->probe_hits[p] : 0;
+}
+
 int rt__needs_init(rt_entry e) { return e != RT_ENTRY_RPC; }
 
 /* ---- small growable arrays -------------------------------------------- */
@@ -248,13 +258,16 @@ void rt_kill_actor(rt_world *w, uint32_t a, rt_death_cause cause) {
   rt_mem *m = ac->mem;
   if (!m) return;
   rt__callbacks_cut(w, a, m, cause);
+  if (ac->store.txn_open) RT_PROBE(w, a, RT_PROBE_COMMIT_WINDOW_DEATH);
   rt__rollback(w, a, rt_death_name(cause));
   sim_domain_kill(w->s, m->dom);
   ac->mem = NULL;
   rt__emit(w, RT_EV_ACTOR_DEATH, a, cause, m->incarnation, 0, NULL);
   const char *err = death_message(cause);
+  if (m->n_waiters > 0) RT_PROBE(w, a, RT_PROBE_WAITERS_FAILED);
   for (int i = 0; i < m->n_waiters; i++) rt__fail_msg(w, a, &m->waiters[i], err);
   for (int i = 0; i < m->n_serving; i++) rt__fail_msg(w, a, &m->serving[i], err);
+  if (m->alarm_active) RT_PROBE(w, a, RT_PROBE_ALARM_CUT);
   if (m->alarm_active) rt__alarm_failed(w, a, &m->current_alarm);
   if (cause == RT_DEATH_IDLE) rt__db_park(w, &ac->store);
   mem_free(m);
@@ -281,6 +294,7 @@ void rt_world_note_sigkill(rt_world *w) {
   for (uint32_t a = 0; a < w->n_actors; a++) {
     rt_actor *ac = &w->actors[a];
     if (!ac->mem) continue;
+    if (ac->store.txn_open) RT_PROBE(w, a, RT_PROBE_COMMIT_WINDOW_DEATH);
     if (ac->store.txn_open)
       rt__emit(w, RT_EV_TXN_ROLLBACK, a, ac->store.txn_id, ac->store.txn_writes, 0, "sigkill");
     rt__emit(w, RT_EV_ACTOR_DEATH, a, RT_DEATH_SIGKILL, ac->mem->incarnation, 0, NULL);
@@ -377,6 +391,7 @@ void rt__send_reply(rt_world *w, uint32_t from, const rt_msg *call, int ok,
 static void reply_arrive(rt_world *w, const rt_msg *r) {
   rt_mem *m = w->actors[r->to].mem;
   rt_call *c = m ? rt__find_call(m, r->id) : NULL;
+  if (!c) RT_PROBE(w, r->to, RT_PROBE_LATE_REPLY);
   if (!c) return;
   rt__emit(w, RT_EV_RPC_REPLY, r->to, r->id, r->arg, r->arg2, NULL);
   if (c->purpose == CALL_FIBER_STEP)
@@ -423,6 +438,7 @@ void rt__request_done(rt_world *w, uint32_t a, const rt_msg *m, int ok, const ch
   int64_t lat = w->s->now_us - m->arrived_us;
   rt_mem *mem = w->actors[a].mem;
   if (ok && mem && mem->storage_broken) { /* the output gate holds the reply */
+    RT_PROBE(w, a, RT_PROBE_REPLY_HELD);
     ok = 0;
     err = death_message(RT_DEATH_STORAGE);
   }

@@ -76,6 +76,8 @@ typedef struct scn_case {
   uint32_t hold_mask;      /* invariants that must hold */
   uint32_t violate_mask;   /* invariants that must be violated */
   char expect_text[192];
+  uint64_t reach_mask;     /* expect.reach: probes (1 << rt_probe) a swarm of this
+                              case must reach in at least one run */
 } scn_case;
 
 typedef struct scn_scenario {
@@ -136,6 +138,8 @@ typedef struct scn_result {
   int n_figures;
   const char *figure_names[8];
   const char *figure_units[8];
+  uint32_t probes[RT_PROBE_COUNT]; /* RT_EV_PROBE records of each probe: 1 if the run
+                                      reached it (a sigkill run: one per generation) */
 } scn_result;
 
 /* Runs case `ci` of the scenario with the given seed and strategy; fills

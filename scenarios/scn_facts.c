@@ -92,6 +92,16 @@ void scn__facts_judge(scn_result *res) {
   }
 }
 
+static void probe_seen(void *ctx, const sim_rec *r, uint64_t index) {
+  scn_result *res = ctx;
+  (void)index;
+  if (r->kind == RT_EV_PROBE && r->a >= 0 && r->a < RT_PROBE_COUNT) res->probes[r->a]++;
+}
+
+int scn__probes_begin(scn_result *res) {
+  return sim_trace_observe(&res->s->trace, probe_seen, res);
+}
+
 int scn__observe(const scn_run_opts *o, scn_result *res) {
   if (o->trace_out) *o->trace_out = &res->s->trace;
   return sim_trace_observe(&res->s->trace, o->observer, o->observer_ctx);

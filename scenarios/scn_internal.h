@@ -39,6 +39,9 @@ void scn__facts_end(rt_world *w, scn_result *res);
 ** failed fact; call after scn__judge. */
 void scn__facts_judge(scn_result *res);
 
+/* Counts the run's probe records into res->probes. 0 or -1. */
+int scn__probes_begin(scn_result *res);
+
 /* Registers o->observer on res's trace (and fills o->trace_out). 0 or -1. */
 int scn__observe(const scn_run_opts *o, scn_result *res);
 

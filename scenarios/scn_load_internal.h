@@ -36,6 +36,7 @@ typedef struct ld {
   const char *duration_text;  /* the "duration" string, for messages */
   rt_config base;             /* profile + top-level "runtime" */
   int cloudflare;             /* "profile": "cloudflare" was given */
+  uint64_t shared_reach;      /* a top-level expect.reach beside "cases" */
   const cJSON *actor_nodes[SCN_MAX_ACTORS];
   const cJSON *child_nodes[SCN_MAX_ACTORS][RT_MAX_CHILDREN];
 } ld;

@@ -394,7 +394,7 @@ int ld_load_faults(ld *L) {
 
 /* ---- expectations and cases ------------------------------------------- */
 
-static const char *const expect_fields[] = {"hold", "violate", "facts", NULL};
+static const char *const expect_fields[] = {"hold", "violate", "facts", "reach", NULL};
 static const char *const case_fields[] = {"name", "runtime", "expect", NULL};
 
 /* One invariant name of a hold/violate list into *mask. */
@@ -454,28 +454,68 @@ static void expect_text(const cJSON *ex, scn_case *c) {
   }
 }
 
+/* "reach": probe names (rt_probe_name) into *mask, with a did-you-mean. */
+static int reach_list(ld *L, const cJSON *ex, uint64_t *mask) {
+  const cJSON *arr = ld_get(ex, "reach"), *n;
+  const char *names[RT_PROBE_COUNT + 1];
+  char what[32], q[96];
+  int k = 0;
+  if (!arr) return 0;
+  if (!cJSON_IsArray(arr))
+    return scn_errf(L->err, L->d, arr,
+                    "\"reach\": expected an array of probe names such as "
+                    "[\"commit_window_death\"], found %s", scn_type_name(arr));
+  for (int p = 0; p < RT_PROBE_COUNT; p++) names[p] = rt_probe_name(p);
+  names[RT_PROBE_COUNT] = NULL;
+  cJSON_ArrayForEach(n, arr) {
+    snprintf(what, sizeof what, "reach[%d]", k++);
+    if (scn_expect_type(L->d, n, cJSON_String, what, L->err) < 0) return -1;
+    int p = rt_probe_find(n->valuestring);
+    if (p < 0) {
+      const char *best = scn_suggest(n->valuestring, names);
+      list l = {{0}, 0, 0};
+      if (best)
+        return scn_errf(L->err, L->d, n, "unknown probe \"%s\"; did you mean \"%s\"?",
+                        ld_quote(q, sizeof q, n->valuestring), best);
+      for (int i = 0; names[i]; i++) ld_list_add(&l, names[i]);
+      return scn_errf(L->err, L->d, n, "unknown probe \"%s\"; expected one of: %s",
+                      ld_quote(q, sizeof q, n->valuestring), l.s);
+    }
+    if (*mask & (1ull << p))
+      return scn_errf(L->err, L->d, n, "probe \"%s\" is listed twice in \"reach\"",
+                      n->valuestring);
+    *mask |= 1ull << p;
+  }
+  return 0;
+}
+
 /* An expectation; its facts apply to the cases in case_mask. */
 static int load_expect(ld *L, const cJSON *ex, scn_case *c, uint32_t case_mask) {
   const cJSON *facts = ld_get(ex, "facts");
   if (ld_obj_fields(L, ex, "expect", expect_fields) < 0) return -1;
   if (inv_list(L, ex, "hold", 0, &c->hold_mask) < 0 ||
-      inv_list(L, ex, "violate", c->hold_mask, &c->violate_mask) < 0)
+      inv_list(L, ex, "violate", c->hold_mask, &c->violate_mask) < 0 ||
+      reach_list(L, ex, &c->reach_mask) < 0)
     return -1;
   expect_text(ex, c);
   return facts ? ld_load_facts(L, facts, case_mask) : 0;
 }
 
-/* A top-level "expect" beside "cases" may hold only facts (for every case). */
+/* A top-level "expect" beside "cases" may hold only facts and reach (for
+** every case). */
 static int shared_facts(ld *L, const cJSON *ex) {
   const cJSON *m;
+  uint64_t reach = 0;
   if (ld_obj_fields(L, ex, "expect", expect_fields) < 0) return -1;
   cJSON_ArrayForEach(m, ex) {
-    if (strcmp(m->string, "facts") != 0)
+    if (strcmp(m->string, "facts") != 0 && strcmp(m->string, "reach") != 0)
       return ld_key_errf(L, m, "give either \"expect\" or \"cases\", not both "
                          "(each case has its own \"expect\"; a top-level \"expect\" beside "
-                         "\"cases\" may hold only \"facts\")");
+                         "\"cases\" may hold only \"facts\" and \"reach\")");
   }
-  return ld_load_facts(L, ld_get(ex, "facts"), 0xffffffffu);
+  if (reach_list(L, ex, &reach) < 0) return -1;
+  L->shared_reach = reach;
+  return ld_get(ex, "facts") ? ld_load_facts(L, ld_get(ex, "facts"), 0xffffffffu) : 0;
 }
 
 static int load_case(ld *L, const cJSON *o, int i, const char *what) {
@@ -491,6 +531,7 @@ static int load_case(ld *L, const cJSON *o, int i, const char *what) {
       return scn_errf(L->err, L->d, ld_get(o, "name"), "duplicate case name \"%s\"",
                       ld_quote(q, sizeof q, c->label));
   c->cfg = L->base;
+  c->reach_mask = L->shared_reach;
   if (rt && ld_load_runtime(L, rt, &c->cfg) < 0) return -1;
   return ex ? load_expect(L, ex, c, 1u << i) : 0;
 }
@@ -499,7 +540,7 @@ int ld_load_cases(ld *L) {
   scn_scenario *sc = L->sc;
   const cJSON *ex = ld_get(L->root, "expect"), *cs = ld_get(L->root, "cases"), *o;
   char what[32];
-  if (ex && cs && (!cJSON_IsObject(ex) || !ld_get(ex, "facts")))
+  if (ex && cs && (!cJSON_IsObject(ex) || (!ld_get(ex, "facts") && !ld_get(ex, "reach"))))
     return ld_key_errf(L, cs, "give either \"expect\" or \"cases\", not both "
                     "(each case has its own \"expect\")");
   if (!cs) {

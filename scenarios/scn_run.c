@@ -153,7 +153,7 @@ static int assemble(const scn_scenario *sc, int ci, const scn_run_opts *o, rt_wo
   chk_params p = sc->params;
   p.enabled_mask = 0xffffffffu;
   res->checks = chk_new(&res->s->trace, &p);
-  if (!res->checks || scn__facts_begin(sc, ci, o, res) ||
+  if (!res->checks || scn__facts_begin(sc, ci, o, res) || scn__probes_begin(res) ||
       (o->observer && scn__observe(o, res)) ||
       scn__add_actors(sc, w, res) || scn__seed_stale(sc, w) || scn__plan_workload(sc, w, 0) ||
       flt_plan(w, sc->faults, o->without_faults ? 0 : sc->n_faults, sc->duration_us) < 0) {

@@ -251,7 +251,7 @@ int scn__run_sigkill(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy
   for (uint32_t i = 0; i < res->n_actors; i++) res->actor_names[i] = strdup(sc->actors[i].id);
   if (res->checks)
     chk_set_actor_names(res->checks, (const char *const *)res->actor_names, res->n_actors);
-  if (res->checks && (scn__facts_begin(sc, ci, o, res) ||
+  if (res->checks && (scn__facts_begin(sc, ci, o, res) || scn__probes_begin(res) ||
                       (o->observer && scn__observe(o, res)))) {
     scn__set_failure(res, "out of memory");
     return -1;

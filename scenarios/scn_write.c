@@ -612,6 +612,17 @@ static void put_facts(wobj *e, const scn_scenario *sc, uint32_t mask) {
   fputc(']', e->f);
 }
 
+/* "reach": [...] probe names, in probe order. */
+static void put_reach(wobj *o, uint64_t mask) {
+  if (!mask) return;
+  key(o, "reach");
+  fputc('[', o->f);
+  wobj arr = {o->f, 0};
+  for (int p = 0; p < RT_PROBE_COUNT; p++)
+    if (mask & (1ull << p)) m_str(&arr, NULL, rt_probe_name(p));
+  fputc(']', o->f);
+}
+
 static void expect_body(FILE *f, const scn_case *c, const scn_scenario *sc, uint32_t mask,
                         int with_facts) {
   wobj e = {f, 0};
@@ -619,6 +630,7 @@ static void expect_body(FILE *f, const scn_case *c, const scn_scenario *sc, uint
   if (c) {
     put_inv_list(&e, "hold", c->hold_mask);
     put_inv_list(&e, "violate", c->violate_mask);
+    put_reach(&e, c->reach_mask);
   }
   if (with_facts) put_facts(&e, sc, mask);
   fputc('}', f);
@@ -626,7 +638,8 @@ static void expect_body(FILE *f, const scn_case *c, const scn_scenario *sc, uint
 
 static void put_cases(wobj *top, const scn_scenario *sc, const rt_config *base) {
   if (sc->n_cases == 1 && strcmp(sc->cases[0].label, "default") == 0) {
-    if (sc->cases[0].hold_mask || sc->cases[0].violate_mask || has_facts(sc, 0)) {
+    if (sc->cases[0].hold_mask || sc->cases[0].violate_mask || sc->cases[0].reach_mask ||
+        has_facts(sc, 0)) {
       top_key(top, "expect");
       expect_body(top->f, &sc->cases[0], sc, 0, 1);
     }
@@ -648,7 +661,7 @@ static void put_cases(wobj *top, const scn_scenario *sc, const rt_config *base) 
       runtime_body(top->f, base, &c->cfg);
     }
     uint32_t bit = i < 32 ? 1u << i : 0;
-    if (c->hold_mask || c->violate_mask || (bit && has_facts(sc, bit))) {
+    if (c->hold_mask || c->violate_mask || c->reach_mask || (bit && has_facts(sc, bit))) {
       key(&o, "expect");
       expect_body(top->f, c, sc, bit, bit != 0);
     }
