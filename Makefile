@@ -33,7 +33,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 LIB      := $(BUILD)/librevenant.a
 BIN      := revenant
 
-.PHONY: all deps test demo bench asan install clean valgrind
+.PHONY: all deps test demo bench asan coverage install clean valgrind
 # Keep the objects of test and bench binaries (no "rm" after the summary line).
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -56,7 +56,7 @@ deps:
 ifeq ($(PKG_LIBS),)
 # Libraries not found at parse time: install them, then run the goal again
 # in a fresh make that sees their pkg-config flags.
-all test demo bench asan install valgrind: deps
+all test demo bench asan coverage install valgrind: deps
 	@pkg-config --exists $(PKGS) || { echo "revenant: pkg-config still cannot find $(PKGS)"; exit 1; }
 	@$(MAKE) --no-print-directory $@
 else
@@ -94,6 +94,23 @@ asan:
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	  BIN=build-asan/revenant REVENANT=build-asan/revenant test
 
+# coverage: `make test` built with gcov in build-cov (counters reset first),
+# then gcovr's summary over runtime/ as `name: value %` (docs/bench.md).
+# gcovr comes from Debian like the other dependencies.
+coverage:
+	@command -v gcovr >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "revenant: installing gcovr with apt-get"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcovr) >&2 || exit 1; \
+	  else echo "revenant: run: sudo apt-get install gcovr"; exit 1; fi; }
+	@mkdir -p build-cov && find build-cov -name '*.gcda' -delete
+	$(MAKE) --no-print-directory BUILD=build-cov OPT="-O0 -g --coverage" LDFLAGS=--coverage \
+	  BIN=build-cov/revenant REVENANT=build-cov/revenant test
+	@gcovr -r . --object-directory build-cov --filter 'runtime/' --exclude-unreachable-branches \
+	  --print-summary -o build-cov/coverage.txt > build-cov/summary.txt
+	@sed -n 's/^lines: *\([0-9.]*\)%.*/runtime_line_coverage: \1 %/p; s/^branches: *\([0-9.]*\)%.*/runtime_branch_coverage: \1 %/p' build-cov/summary.txt
+	@echo "per file: build-cov/coverage.txt"
+
 valgrind: all $(TEST_BIN)
 	@for t in $(TEST_BIN); do \
 	  valgrind -q --error-exitcode=99 --leak-check=full $$t >/dev/null 2>$(BUILD)/vg.log || { cat $(BUILD)/vg.log; echo "valgrind: $$t failed"; exit 1; }; \
@@ -107,6 +124,6 @@ install: all
 endif
 
 clean:
-	rm -rf build build-asan $(BIN)
+	rm -rf build build-asan build-cov $(BIN)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d)
