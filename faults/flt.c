@@ -130,6 +130,14 @@ static void fire(sim *s, void *ctx, uint64_t arg) {
 
 static sim_rng kind_rng[FLT_KIND_COUNT];
 
+/* The after_write fault of the current run (rt_on_write keeps one hook). */
+static flt_ctx write_fault;
+
+static void fire_write(void *ctx) {
+  (void)ctx;
+  flt_apply(write_fault.w, &write_fault.f);
+}
+
 /* Exponential inter-arrival time with the given mean, from r. */
 static int64_t draw_gap(sim_rng *r, int64_t mean_us) {
   double u = (double)(sim_rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
@@ -186,6 +194,12 @@ int flt_plan_window(rt_world *w, const flt_fault *faults, int n, int64_t duratio
   for (int i = 0; i < n; i++) {
     const flt_fault *f = &faults[i];
     sim_rng *r = &kind_rng[f->kind];
+    if (f->after_write) { /* a worker after a real SIGKILL counts writes anew: whole runs only */
+      write_fault = (flt_ctx){w, *f};
+      if (from_us == 0) rt_on_write(w, f->after_write, fire_write, NULL);
+      planned++;
+      continue;
+    }
     if (f->at_us >= 0) {
       if (schedule(w, f, f->at_us, r, &win)) return -1;
       planned++;

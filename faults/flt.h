@@ -43,6 +43,10 @@ typedef struct flt_fault {
   rt_stuck stuck;      /* stuck_child mode */
   int count;           /* storage_fail: commits to fail (default 1) */
   uint32_t ppm;        /* rpc_drop: chance per call, or storage_fail per commit */
+  uint64_t after_write;/* crash, restart: fire right after the k-th durable write
+                          of the run, inside its turn's commit window, instead of
+                          at a time (at_us -1, per_day 0); 0: not used. One such
+                          fault per run (the last one listed) */
 } flt_fault;
 
 /* Plans every fault of the list on world w for a run of duration_us:

@@ -953,7 +953,7 @@ static void profile_faults(ld *L) {
   if (!L->cloudflare || sc->n_faults >= SCN_MAX_FAULTS) return;
   for (int i = 0; i < sc->n_faults; i++)
     if (sc->faults[i].kind == FLT_RESTART) return;
-  flt_fault f = {FLT_RESTART, RT_NO_ACTOR, -1, 2, 0, 0, RT_STUCK_NONE, 0, 0};
+  flt_fault f = {FLT_RESTART, RT_NO_ACTOR, -1, 2, 0, 0, RT_STUCK_NONE, 0, 0, 0};
   sc->faults[sc->n_faults++] = f;
 }
 

@@ -26,6 +26,7 @@
 #define MAX_RATE 100000
 #define MAX_PPM 1000000
 #define MAX_COUNT 1000000
+#define MAX_AFTER_WRITE 1000000 /* a fault's "after_write" */
 
 /* Loader state: the document, the error sink and the scenario being filled. */
 typedef struct ld {

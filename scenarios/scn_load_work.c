@@ -233,8 +233,9 @@ int ld_load_workload(ld *L) {
 /* ---- faults -------------------------------------------------------------- */
 
 static const char *const flt_all[] = {
-    "kind", "actor", "at", "rate", "until", "mode", "delay", "count", "ppm", NULL};
+    "kind", "actor", "at", "rate", "until", "mode", "delay", "count", "ppm", "after_write", NULL};
 static const char *const f_plain[] = {"kind", "at", "rate", "until", NULL};
+static const char *const f_proc[] = {"kind", "at", "rate", "until", "after_write", NULL};
 static const char *const f_evict[] = {"kind", "actor", "at", "rate", "until", NULL};
 static const char *const f_stuck[] = {
     "kind", "actor", "mode", "delay", "at", "rate", "until", NULL};
@@ -256,6 +257,7 @@ static const char *const *fault_fields(int k) {
     case FLT_RPC_DROP: return f_drop;
     case FLT_GATE_TIMEOUT: return f_gate;
     case FLT_STREAM_CUT: return f_evict; /* kind, actor (optional), when */
+    case FLT_CRASH: case FLT_RESTART: return f_proc;
     default: return f_plain;
   }
 }
@@ -295,9 +297,20 @@ static int get_rate(ld *L, const cJSON *f, int64_t *per_day) {
   return 0;
 }
 
-/* When: "at" (fixed), or "rate" with an optional "until". */
+/* When: "at" (fixed), "rate" with an optional "until", or (crash, restart)
+** "after_write": right after the k-th durable write. */
 static int fault_when(ld *L, const cJSON *f, scn_fault *out) {
   const cJSON *at = ld_get(f, "at"), *rate = ld_get(f, "rate"), *until = ld_get(f, "until");
+  const cJSON *aw = ld_get(f, "after_write");
+  int64_t k = 0;
+  if (aw && (at || rate))
+    return scn_errf(L->err, L->d, aw, "give one of \"at\", \"rate\" or \"after_write\"");
+  if (aw) {
+    if (until) return scn_errf(L->err, L->d, until, "\"until\": only allowed with \"rate\"");
+    if (scn_get_int(L->d, f, "after_write", 1, MAX_AFTER_WRITE, &k, L->err) < 0) return -1;
+    out->after_write = (uint64_t)k;
+    return 0;
+  }
   if (at && rate)
     return scn_errf(L->err, L->d, rate, "give either \"at\" or \"rate\", not both");
   if (!at && !rate)

@@ -144,7 +144,7 @@ static void decide_on_violation(void *ctx, const chk_violation *v) {
     sim_request_stop(d->s);
 }
 
-static const flt_fault crash_fault = {FLT_CRASH, RT_NO_ACTOR, 0, 0, 0, 0, RT_STUCK_NONE, 0, 0};
+static const flt_fault crash_fault = {FLT_CRASH, RT_NO_ACTOR, 0, 0, 0, 0, RT_STUCK_NONE, 0, 0, 0};
 
 static void crash_now(void *ctx) { flt_apply((rt_world *)ctx, &crash_fault); }
 

@@ -552,7 +552,9 @@ static void put_fault(FILE *f, const scn_scenario *sc, const scn_fault *ft) {
   fputs("    {", f);
   m_str(&o, "kind", flt_kind_name(ft->kind));
   put_fault_params(&o, sc, ft);
-  if (ft->at_us >= 0) {
+  if (ft->after_write) {
+    m_int(&o, "after_write", (int64_t)ft->after_write);
+  } else if (ft->at_us >= 0) {
     m_dur(&o, "at", ft->at_us);
   } else {
     put_rate(&o, ft->per_day);

@@ -63,7 +63,7 @@ static void crash_cb(sim *s, void *ctx, uint64_t arg) {
 }
 
 static void cut_cb(sim *s, void *ctx, uint64_t arg) {
-  static flt_fault cut = {FLT_STREAM_CUT, 0, 0, 0, 0, 0, RT_STUCK_NONE, 0, 0};
+  static flt_fault cut = {FLT_STREAM_CUT, 0, 0, 0, 0, 0, RT_STUCK_NONE, 0, 0, 0};
   (void)s;
   cut.actor = (uint32_t)arg;
   flt_apply(ctx, &cut);

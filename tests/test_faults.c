@@ -54,7 +54,7 @@ static const sim_rec *first(uint32_t kind) {
 }
 
 static flt_fault fault(flt_kind k, uint32_t actor, int64_t at) {
-  flt_fault f = {k, actor, at, 0, 0, 0, RT_STUCK_NONE, 0, 0};
+  flt_fault f = {k, actor, at, 0, 0, 0, RT_STUCK_NONE, 0, 0, 0};
   return f;
 }
 

@@ -135,6 +135,32 @@ static void test_reach_loaded_and_written(void **st) {
   scn_free(&sc);
 }
 
+/* Crashes where they hurt (#16 item 4): in a file where only a crash inside
+** a commit window loses work, the swarm's fault mixes over 200 seeds draw
+** write-boundary crashes that lose it (effects_once) and reach the probe;
+** uniform per-day crashes alone found 2 such seeds (both storage failures). */
+static void test_mix_crashes_at_write_boundaries(void **st) {
+  static scn_scenario base, m;
+  char err[512];
+  int lost = 0, reached = 0, at_write = 0;
+  (void)st;
+  assert_int_equal(scn_load("tests/corpus/swarm/commit-window.json", &base, err, sizeof err), 0);
+  for (uint64_t seed = 1; seed <= 200; seed++) {
+    scn_mix mix;
+    scn_result res;
+    scn_copy(&m, &base);
+    scn_swarm_mix(&m, seed, &mix);
+    for (int i = 0; i < m.n_faults; i++) at_write += m.faults[i].after_write > 0;
+    assert_int_equal(scn_run_case(&m, 0, seed, SIM_RANDOM, &res), 0);
+    lost += !res.passed && strstr(res.failure, "effects_once") != NULL;
+    reached += res.probes[RT_PROBE_COMMIT_WINDOW_DEATH] > 0;
+    scn_result_free(&res);
+  }
+  scn_free(&base);
+  if (lost < 10 || reached < lost || at_write < 50)
+    fail_msg("lost %d, reached %d, write-boundary faults %d", lost, reached, at_write);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_library_reaches_probes),
@@ -142,6 +168,7 @@ int main(void) {
     cmocka_unit_test(test_probes_deterministic),
     cmocka_unit_test(test_probe_names),
     cmocka_unit_test(test_reach_loaded_and_written),
+    cmocka_unit_test(test_mix_crashes_at_write_boundaries),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
