@@ -58,8 +58,11 @@ typedef struct rpt_run {
 
 /* Writes the terminal report of one run to f. Always one line
 **   PASS <name> seed=0x2a <strategy> <events> events <end> hash=0x<16 hex>
-** (FAIL for a failed run). A failed run adds the failure text, the
-** expectation, the variant, each violation (invariant, actor, time,
+** (FAIL for a failed run); a passed run with (expected) violations ends
+** " no_wedge, recovery_finishes violated as expected". A failed run adds
+** the failure text, the expectation, the variant, each violation (the
+** repeats of one invariant on one actor merged into one with a count:
+** invariant, actor, time,
 ** message and its chain of trace records decoded per kind), a "who waits
 ** on whom" block for no_wedge / recovery_finishes violations, and the
 ** replay command. verbose=1 adds the figures and wall time, and a one-line

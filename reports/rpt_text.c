@@ -284,15 +284,45 @@ static void rpt_text_figures(FILE *f, const rpt_run *r) {
 }
 
 /* The one line of a run: PASS/FAIL, scenario, [case] unless the run's
-** variant is "default" or absent, seed, strategy, events, end, hash. */
+** variant is "default" or absent, seed, strategy, events, end, hash; a
+** passed run with violations (expected ones) ends "X, Y violated as
+** expected" (the invariants, in invariant order). */
 static void rpt_text_header(FILE *f, const rpt_run *r, const rpt_colors *c) {
   char dur[32];
   int show_case = r->variant && *r->variant && strcmp(r->variant, "default") != 0;
-  fprintf(f, "%s%s%s %s%s%s%s seed=0x%" PRIx64 " %s %" PRIu64 " events %s hash=0x%016" PRIx64 "\n",
+  uint64_t seen = 0;
+  fprintf(f, "%s%s%s %s%s%s%s seed=0x%" PRIx64 " %s %" PRIu64 " events %s hash=0x%016" PRIx64,
           r->passed ? c->ok : c->bad, r->passed ? "PASS" : "FAIL", c->off,
           rpt_or(r->scenario_name, "(unnamed)"), show_case ? " [" : "",
           show_case ? r->variant : "", show_case ? "]" : "", r->seed, rpt_or(r->strategy, "-"),
           r->events, rpt__fmt_dur(dur, sizeof dur, r->end_us), r->trace_hash);
+  for (size_t i = 0; r->passed && r->violations && i < r->n_violations; i++)
+    if (r->violations[i].inv < 64) seen |= 1ull << r->violations[i].inv;
+  for (int inv = 0, n = 0; inv < 64 && seen; inv++)
+    if (seen & (1ull << inv)) fprintf(f, "%s%s", n++ ? ", " : " ", rpt__inv_name(inv));
+  fputs(seen ? " violated as expected\n" : "\n", f);
+}
+
+/* How many violations from i on repeat violation i's (invariant, actor),
+** and the time of the last of them. */
+static size_t rpt_text_repeats(const rpt_run *r, size_t i, int64_t *last_us) {
+  size_t n = 0;
+  *last_us = r->violations[i].t_us;
+  for (size_t k = i + 1; k < r->n_violations; k++) {
+    const chk_violation *v = &r->violations[k];
+    if (v->inv != r->violations[i].inv || v->actor != r->violations[i].actor) continue;
+    n++;
+    *last_us = v->t_us;
+  }
+  return n;
+}
+
+/* 1 if an earlier violation has violation i's (invariant, actor). */
+static int rpt_text_seen_before(const rpt_run *r, size_t i) {
+  for (size_t k = 0; k < i; k++)
+    if (r->violations[k].inv == r->violations[i].inv && r->violations[k].actor == r->violations[i].actor)
+      return 1;
+  return 0;
 }
 
 void rpt_text_run(FILE *f, const rpt_run *r, int verbose, int color) {
@@ -310,21 +340,31 @@ void rpt_text_run(FILE *f, const rpt_run *r, int verbose, int color) {
     rpt_text_figures(f, r);
     fprintf(f, "  %swall %.3fs%s\n", c.dim, r->wall_s, c.off);
   }
-  size_t nv = r->violations ? r->n_violations : 0;
+  /* Violations of the same invariant on the same actor are shown once,
+  ** with how often they repeat and when the last one was. */
+  size_t nv = r->violations ? r->n_violations : 0, shown = 0;
   for (size_t i = 0; i < nv; i++) {
     const chk_violation *v = &r->violations[i];
+    char ab[24], tb[32];
+    int64_t last;
+    if (rpt_text_seen_before(r, i)) continue;
+    size_t again = rpt_text_repeats(r, i, &last);
     if (r->passed) {
       if (!verbose) break;
-      char ab[24], tb[32];
-      fprintf(f, "  violation (expected): %s actor %s t=%s\n", rpt__inv_name(v->inv),
+      fprintf(f, "  violation (expected): %s actor %s t=%s", rpt__inv_name(v->inv),
               rpt__actor(r, v->actor, ab), rpt__fmt_s(tb, sizeof tb, v->t_us));
+      if (again) fprintf(f, " (and %zu more, the last at t=%s)", again, rpt__fmt_s(tb, sizeof tb, last));
+      fputc('\n', f);
       continue;
     }
-    if (i == RPT_TEXT_MAX_VIOLATIONS) {
-      fprintf(f, "  ... and %zu more violations (see --json)\n", nv - i);
+    if (shown++ == RPT_TEXT_MAX_VIOLATIONS) {
+      fprintf(f, "  ... and more violations (see --json)\n");
       break;
     }
     rpt_text_violation(f, r, v, i, &c);
+    if (again)
+      fprintf(f, "    the same violation %zu more times on this actor, the last at t=%s\n", again,
+              rpt__fmt_s(tb, sizeof tb, last));
   }
   if (!r->passed && r->replay && *r->replay) fprintf(f, "  %sreplay:%s %s\n", c.hi, c.off, r->replay);
 }

@@ -255,17 +255,51 @@ static void test_text_pass_one_line(void **state) {
   r.events = 1234;
   char *s = render_text(&r, 0, 0);
   assert_string_equal(s, "PASS gated_wedge <&> \"q\" 'a' [toolrun=gated heartbeat=alarm] "
-                         "seed=0x2a random 1234 events 7d0h hash=0x00000000deadbeef\n");
+                         "seed=0x2a random 1234 events 7d0h hash=0x00000000deadbeef "
+                         "no_wedge violated as expected\n");
   free(s);
   r.variant = "default"; /* the case of a file without "cases" is not shown */
   s = render_text(&r, 0, 0);
   assert_string_equal(s, "PASS gated_wedge <&> \"q\" 'a' seed=0x2a random 1234 events 7d0h "
+                         "hash=0x00000000deadbeef no_wedge violated as expected\n");
+  free(s);
+  size_t nv = r.n_violations;
+  r.n_violations = 0; /* nothing violated: the line ends at the hash */
+  s = render_text(&r, 0, 0);
+  assert_string_equal(s, "PASS gated_wedge <&> \"q\" 'a' seed=0x2a random 1234 events 7d0h "
                          "hash=0x00000000deadbeef\n");
   free(s);
+  r.n_violations = nv;
   s = render_text(&r, 1, 0);
   assert_contains(s, "violation (expected): no_wedge actor parent t=100.000s");
   assert_contains(s, "figures: gate_timeouts=1");
   assert_not_contains(s, "chain:");
+  free(s);
+}
+
+/* The same invariant violated on the same actor again and again is shown
+** once, with the count and the time of the last one; another actor's is
+** shown apart. */
+static void test_text_merges_repeated_violations(void **state) {
+  fx *x = *state;
+  chk_violation v[4];
+  rpt_run r = x->run;
+  for (int i = 0; i < 4; i++) v[i] = x->v[0];
+  v[1].t_us = 150 * S_;
+  v[2].actor = 1;
+  v[3].t_us = 190 * S_;
+  r.violations = v;
+  r.n_violations = 4;
+  char *s = render_text(&r, 0, 0);
+  assert_contains(s, "violation 1/4: no_wedge  actor parent  t=100.000s");
+  assert_contains(s, "the same violation 2 more times on this actor, the last at t=190.000s");
+  assert_contains(s, "violation 3/4: no_wedge  actor");
+  assert_not_contains(s, "violation 2/4");
+  assert_not_contains(s, "violation 4/4");
+  free(s);
+  r.passed = 1;
+  s = render_text(&r, 1, 0);
+  assert_contains(s, "violation (expected): no_wedge actor parent t=100.000s (and 2 more, the last at t=190.000s)");
   free(s);
 }
 
@@ -701,6 +735,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_text_failure),
       cmocka_unit_test(test_text_pass_one_line),
+      cmocka_unit_test(test_text_merges_repeated_violations),
       cmocka_unit_test(test_text_without_trace),
       cmocka_unit_test(test_summary_line),
       cmocka_unit_test(test_json_results),
