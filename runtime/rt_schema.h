@@ -34,6 +34,9 @@ typedef enum rt_ftype {
   RT_F_CHATMODE,   /* rt_chat_mode */
   RT_F_STREAM,     /* rt_chat_stream_status */
   RT_F_UPSTREAM,   /* rt_chat_upstream_phase */
+  RT_F_EXECSTATE,  /* rt_exec_turn_state */
+  RT_F_ADAPTER,    /* rt_exec_adapter */
+  RT_F_RUNSTATE,   /* rt_thread_run_state */
   RT_F_STR,        /* interned string (s or s2) */
   RT_F_JSON,       /* interned string holding one JSON value (s or s2) */
   RT_F_TYPE_COUNT

@@ -15,6 +15,7 @@
 static const char *const fact_fields[] = {"fact", "robust", "match", "count", "sequence",
                                           "eventually", "end", NULL};
 static const char *const pat_fields[] = {"kind", "actor", "where", "from", "to", NULL};
+static const char *const step_fields[] = {"kind", "actor", "where", "from", "to", "within", NULL};
 static const char *const ev_fields[] = {"actor", "fiber", "by", NULL};
 static const char *const end_fields[] = {"actor", "table", "where", "rows", "alarm",
                                          "keepalive_refs", "effect", "count", NULL};
@@ -225,12 +226,35 @@ static int where_cond(ld *L, uint32_t kind, const cJSON *m, chk_fact_cond *c) {
 
 /* ---- patterns and counts ------------------------------------------------------ */
 
-static int load_pat(ld *L, const cJSON *o, const char *what, chk_fact_pat *p) {
+/* A sequence step's "within": a duration (the most time since the previous
+** step's record) or {"min": D, "max": D}. */
+static int load_within(ld *L, const cJSON *o, int step, chk_fact_pat *p) {
+  const cJSON *w = ld_get(o, "within");
+  chk_fact_cond c;
+  p->gap_min_us = 0;
+  p->gap_max_us = INT64_MAX;
+  if (!w) return 0;
+  if (step == 0)
+    return ld_key_errf(L, w, "\"within\" goes on a later step: it bounds the time since the "
+                       "previous step's record");
+  if (is_range(w)) {
+    if (range_value(L, w, "within", RT_F_US, &c) < 0) return -1;
+    p->gap_min_us = c.lo == INT64_MIN ? 0 : c.lo;
+    p->gap_max_us = c.hi;
+    return 0;
+  }
+  return time_node(L, w, "within", RT_F_US, &p->gap_max_us);
+}
+
+/* A record pattern (fields: the names it may have). */
+static int load_pat(ld *L, const cJSON *o, const char *what, const char *const *fields,
+                    chk_fact_pat *p) {
   const cJSON *w = ld_get(o, "where"), *m;
-  if (ld_obj_fields(L, o, what, pat_fields) < 0 || ld_need(L, o, "kind") < 0) return -1;
+  if (ld_obj_fields(L, o, what, fields) < 0 || ld_need(L, o, "kind") < 0) return -1;
   if (find_kind(L, ld_get(o, "kind"), &p->kind) < 0 || opt_actor(L, o, &p->actor) < 0) return -1;
   p->from_us = 0;
   p->to_us = INT64_MAX;
+  p->gap_max_us = INT64_MAX;
   if (ld_get_time(L, o, "from", 0, &p->from_us) < 0 || ld_get_time(L, o, "to", 0, &p->to_us) < 0)
     return -1;
   if (p->from_us > p->to_us)
@@ -280,7 +304,9 @@ static int form_sequence(ld *L, const cJSON *seq, chk_fact *f) {
   f->form = CHK_FACT_SEQUENCE;
   cJSON_ArrayForEach(o, seq) {
     snprintf(what, sizeof what, "sequence[%d]", f->n_pat);
-    if (load_pat(L, o, what, &f->pat[f->n_pat]) < 0) return -1;
+    if (load_pat(L, o, what, step_fields, &f->pat[f->n_pat]) < 0 ||
+        load_within(L, o, f->n_pat, &f->pat[f->n_pat]) < 0)
+      return -1;
     f->n_pat++;
   }
   return 0;
@@ -298,6 +324,7 @@ static int form_eventually(ld *L, const cJSON *ev, chk_fact *f) {
   f->count_max = CHK_FACT_NO_MAX;
   p->kind = RT_EV_FIBER_DONE;
   p->to_us = INT64_MAX;
+  p->gap_max_us = INT64_MAX;
   if (find_actor_node(L, ld_get(ev, "actor"), &p->actor) < 0) return -1;
   if (ld_get_time(L, ev, "by", 0, &p->to_us) < 0) return -1;
   chk_fact_cond *ok = &p->where[0], *name = &p->where[1];
@@ -314,6 +341,7 @@ static int end_effect(ld *L, const cJSON *e, chk_fact *f) {
   f->n_pat = 1;
   p->kind = RT_EV_EFFECT;
   p->to_us = INT64_MAX;
+  p->gap_max_us = INT64_MAX;
   if (opt_actor(L, e, &p->actor) < 0) return -1;
   p->where[0] = (chk_fact_cond){.slot = 3, .op = CHK_COND_EQ, .key = "effect"};
   if (text_node(L, ld_get(e, "effect"), "effect", p->where[0].str, sizeof p->where[0].str) < 0)
@@ -472,7 +500,7 @@ static int fact_form(ld *L, const cJSON *o, chk_fact *f) {
   if (!strcmp(got->string, "end")) return form_end(L, got, f);
   f->form = CHK_FACT_MATCH;
   f->n_pat = 1;
-  if (load_pat(L, got, "match", &f->pat[0]) < 0) return -1;
+  if (load_pat(L, got, "match", pat_fields, &f->pat[0]) < 0) return -1;
   return load_count(L, cnt, "count", &f->count_min, &f->count_max);
 }
 
