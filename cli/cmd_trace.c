@@ -95,7 +95,9 @@ static int tr_term_ok(const tr_ctx *c, const tr_term *tm, const sim_rec *r) {
       const int64_t ints[3] = {r->a, r->b, r->c};
       for (int i = 0; i < tm->n_alts; i++) {
         int64_t v;
-        if (!scn_parse_duration(tm->alts[i], &v) && v == ints[slot]) return 1;
+        if (f[slot].type == RT_F_AT && !strcmp(tm->alts[i], "none")) v = -1;
+        else if (scn_parse_duration(tm->alts[i], &v)) continue;
+        if (v == ints[slot]) return 1;
       }
       return 0;
     }

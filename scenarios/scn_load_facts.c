@@ -35,6 +35,12 @@ static int unknown_name(ld *L, const cJSON *node, const char *what, const char *
                   ld_quote(q, sizeof q, name), l.s);
 }
 
+/* "a" or "an" before rt_schema_type_word(t). */
+static const char *article(rt_ftype t) {
+  const char *w = rt_schema_type_word(t);
+  return strchr("aeiou", w[0]) ? "an" : "a";
+}
+
 static int need_string(ld *L, const cJSON *node, const char *what) {
   return scn_expect_type(L->d, node, cJSON_String, what, L->err);
 }
@@ -92,8 +98,8 @@ static int time_node(ld *L, const cJSON *node, const char *key, rt_ftype t, int6
     return 0;
   }
   if (!cJSON_IsString(node) || scn_parse_duration(node->valuestring, out) < 0)
-    return scn_errf(L->err, L->d, node, "\"%s\" is a %s: expected a duration string such as \"32s\"%s",
-                    key, rt_schema_type_word(t), t == RT_F_AT ? " (or \"none\")" : "");
+    return scn_errf(L->err, L->d, node, "\"%s\" is %s %s: expected a duration string such as \"32s\"%s",
+                    key, article(t), rt_schema_type_word(t), t == RT_F_AT ? " (or \"none\")" : "");
   return 0;
 }
 
@@ -171,8 +177,8 @@ static int is_range(const cJSON *v) {
 static int range_value(ld *L, const cJSON *v, const char *key, rt_ftype t, chk_fact_cond *c) {
   const cJSON *mn = ld_get(v, "min"), *mx = ld_get(v, "max");
   if (t != RT_F_INT && t != RT_F_US && t != RT_F_AT)
-    return scn_errf(L->err, L->d, v, "\"%s\" is a %s: a range {\"min\", \"max\"} needs an integer, "
-                    "time or duration field", key, rt_schema_type_word(t));
+    return scn_errf(L->err, L->d, v, "\"%s\" is %s %s: a range {\"min\", \"max\"} needs an "
+                    "integer, time or duration field", key, article(t), rt_schema_type_word(t));
   c->op = CHK_COND_RANGE;
   c->lo = INT64_MIN;
   c->hi = INT64_MAX;
@@ -186,37 +192,55 @@ static int range_value(ld *L, const cJSON *v, const char *key, rt_ftype t, chk_f
   return 0;
 }
 
+/* "unknown field "x" of alarm_set; did you mean ...?" (or the list) at the
+** key of member m. what: "field" or "column"; owner: the kind or table. */
+static int unknown_member(ld *L, const cJSON *m, const char *what, const char *owner,
+                          const char *const *names) {
+  const char *best = scn_suggest(m->string, names);
+  list l = {{0}, 0, 0};
+  char q[96];
+  if (!names[0])
+    return ld_key_errf(L, m, "unknown %s \"%s\": %s records have no fields", what,
+                       ld_quote(q, sizeof q, m->string), owner);
+  if (best)
+    return ld_key_errf(L, m, "unknown %s \"%s\" of %s; did you mean \"%s\"?", what,
+                       ld_quote(q, sizeof q, m->string), owner, best);
+  for (int i = 0; names[i]; i++) ld_list_add(&l, names[i]);
+  return ld_key_errf(L, m, "unknown %s \"%s\" of %s; expected one of: %s", what,
+                     ld_quote(q, sizeof q, m->string), owner, l.s);
+}
+
+/* The slot of field key of kind; a time or duration field may be named
+** without its "_us" suffix, as `revenant trace` prints it ("at"). */
+static int field_slot(uint32_t kind, const char *key) {
+  char with_us[40];
+  int slot = rt_schema_slot(kind, key);
+  if (slot >= 0 || strlen(key) + 4 > sizeof with_us) return slot;
+  snprintf(with_us, sizeof with_us, "%s_us", key);
+  slot = rt_schema_slot(kind, with_us);
+  if (slot < 0) return -1;
+  rt_ftype t = rt_schema_fields(kind)[slot].type;
+  return t == RT_F_US || t == RT_F_AT ? slot : -1;
+}
+
 /* One member of "where" of a record pattern of kind. */
 static int where_cond(ld *L, uint32_t kind, const cJSON *m, chk_fact_cond *c) {
   const rt_field *f = rt_schema_fields(kind);
   const char *names[RT_FIELDS + 1];
-  int n = 0, slot = rt_schema_slot(kind, m->string);
+  int n = 0, slot = field_slot(kind, m->string);
   if (slot < 0) {
     for (int i = 0; i < RT_FIELDS; i++)
       if (f[i].key) names[n++] = f[i].key;
     names[n] = NULL;
-    char what[64];
-    snprintf(what, sizeof what, "field of %s", rt_event_name(kind));
-    if (n == 0)
-      return ld_key_errf(L, m, "unknown field \"%s\": %s records have no fields", m->string,
-                         rt_event_name(kind));
-    const char *best = scn_suggest(m->string, names);
-    list l = {{0}, 0, 0};
-    char q[96];
-    if (best)
-      return ld_key_errf(L, m, "unknown %s \"%s\"; did you mean \"%s\"?", what,
-                         ld_quote(q, sizeof q, m->string), best);
-    for (int i = 0; names[i]; i++) ld_list_add(&l, names[i]);
-    return ld_key_errf(L, m, "unknown %s \"%s\"; expected one of: %s", what,
-                       ld_quote(q, sizeof q, m->string), l.s);
+    return unknown_member(L, m, "field", rt_event_name(kind), names);
   }
   rt_ftype t = f[slot].type;
   c->slot = (uint8_t)slot;
   snprintf(c->key, sizeof c->key, "%s", m->string);
   if (is_presence(m)) {
     if (slot < 3)
-      return scn_errf(L->err, L->d, m, "\"%s\" is a %s: {\"present\": ...} needs a string or "
-                      "JSON field", m->string, rt_schema_type_word(t));
+      return scn_errf(L->err, L->d, m, "\"%s\" is %s %s: {\"present\": ...} needs a string or "
+                      "JSON field", m->string, article(t), rt_schema_type_word(t));
     c->op = cJSON_IsTrue(m->child) ? CHK_COND_PRESENT : CHK_COND_ABSENT;
     return 0;
   }
@@ -358,19 +382,7 @@ static int end_column(ld *L, int ti, const cJSON *m, chk_fact_end *e) {
   names[n] = NULL;
   int c = 0;
   while (c < n && strcmp(cols[c].name, m->string) != 0) c++;
-  if (c == n) {
-    char what[80];
-    snprintf(what, sizeof what, "column of %s", rt_schema_table_name(ti));
-    const char *best = scn_suggest(m->string, names);
-    list l = {{0}, 0, 0};
-    char q[96];
-    if (best)
-      return ld_key_errf(L, m, "unknown %s \"%s\"; did you mean \"%s\"?", what,
-                         ld_quote(q, sizeof q, m->string), best);
-    for (int i = 0; names[i]; i++) ld_list_add(&l, names[i]);
-    return ld_key_errf(L, m, "unknown %s \"%s\"; expected one of: %s", what,
-                       ld_quote(q, sizeof q, m->string), l.s);
-  }
+  if (c == n) return unknown_member(L, m, "column", rt_schema_table_name(ti), names);
   if (k >= CHK_FACT_MAX_WHERE)
     return ld_key_errf(L, m, "\"where\": at most %d columns", CHK_FACT_MAX_WHERE);
   snprintf(e->cols[k], sizeof e->cols[k], "%s", m->string);
