@@ -114,6 +114,17 @@ int rt_schema_slot(uint32_t kind, const char *key) {
   return -1;
 }
 
+int rt_schema_slot_loose(uint32_t kind, const char *key) {
+  char with_us[40];
+  int slot = rt_schema_slot(kind, key);
+  if (slot >= 0 || !key || strlen(key) + 4 > sizeof with_us) return slot;
+  snprintf(with_us, sizeof with_us, "%s_us", key);
+  slot = rt_schema_slot(kind, with_us);
+  if (slot < 0) return -1;
+  rt_ftype t = rt_schema_fields(kind)[slot].type;
+  return t == RT_F_US || t == RT_F_AT ? slot : -1;
+}
+
 static const char *known(const char *s) { return (s && strcmp(s, "?") != 0) ? s : NULL; }
 
 static const char *small_name(int64_t v, const char *const *names, int64_t lo, int64_t hi) {

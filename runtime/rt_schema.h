@@ -60,6 +60,10 @@ int rt_schema_kind(const char *name);
 /* The slot (0..4) of field key of kind, or -1 when kind has no such field. */
 int rt_schema_slot(uint32_t kind, const char *key);
 
+/* Same, but a time or duration field may also be named without its "_us"
+** suffix, as the text form prints it ("at" for "at_us"). */
+int rt_schema_slot_loose(uint32_t kind, const char *key);
+
 /* 1 if t is an enumerated type (its values have names). */
 int rt_schema_is_enum(rt_ftype t);
 

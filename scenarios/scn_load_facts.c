@@ -210,24 +210,11 @@ static int unknown_member(ld *L, const cJSON *m, const char *what, const char *o
                      ld_quote(q, sizeof q, m->string), owner, l.s);
 }
 
-/* The slot of field key of kind; a time or duration field may be named
-** without its "_us" suffix, as `revenant trace` prints it ("at"). */
-static int field_slot(uint32_t kind, const char *key) {
-  char with_us[40];
-  int slot = rt_schema_slot(kind, key);
-  if (slot >= 0 || strlen(key) + 4 > sizeof with_us) return slot;
-  snprintf(with_us, sizeof with_us, "%s_us", key);
-  slot = rt_schema_slot(kind, with_us);
-  if (slot < 0) return -1;
-  rt_ftype t = rt_schema_fields(kind)[slot].type;
-  return t == RT_F_US || t == RT_F_AT ? slot : -1;
-}
-
 /* One member of "where" of a record pattern of kind. */
 static int where_cond(ld *L, uint32_t kind, const cJSON *m, chk_fact_cond *c) {
   const rt_field *f = rt_schema_fields(kind);
   const char *names[RT_FIELDS + 1];
-  int n = 0, slot = field_slot(kind, m->string);
+  int n = 0, slot = rt_schema_slot_loose(kind, m->string);
   if (slot < 0) {
     for (int i = 0; i < RT_FIELDS; i++)
       if (f[i].key) names[n++] = f[i].key;

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "checks/chk_facts.h"
+#include "runtime/rt_schema.h"
 #include "runtime/rt_events.h"
 #include "scenarios/scn.h"
 
@@ -299,6 +300,32 @@ static void test_stash_value_in_hash(void **st) {
   for (int i = 0; i < 2; i++) sim_trace_free(&t[i]);
 }
 
+/* docs/trace.md has a row for every kind, naming each of its fields. */
+static void test_trace_doc_lists_every_field(void **st) {
+  static char doc[1 << 17];
+  (void)st;
+  FILE *f = fopen("docs/trace.md", "rb");
+  assert_non_null(f);
+  size_t n = fread(doc, 1, sizeof doc - 1, f);
+  fclose(f);
+  doc[n] = 0;
+  for (uint32_t k = 1; k < RT_EV_KIND_COUNT; k++) {
+    char head[64];
+    snprintf(head, sizeof head, "| `%s` |", rt_event_name(k));
+    const char *row = strstr(doc, head);
+    if (!row) fail_msg("docs/trace.md has no row for %s", rt_event_name(k));
+    const char *end = strchr(row, '\n');
+    const rt_field *fd = rt_schema_fields(k);
+    for (int i = 0; i < RT_FIELDS; i++) {
+      char key[48];
+      if (!fd[i].key) continue;
+      snprintf(key, sizeof key, "`%s`", fd[i].key);
+      const char *at = strstr(row, key);
+      if (!at || at > end) fail_msg("docs/trace.md: %s lacks field %s", rt_event_name(k), fd[i].key);
+    }
+  }
+}
+
 /* ---- the engine alone, on hand-made records ----------------------------- */
 
 static void rec(sim_trace *t, int64_t at_s, uint32_t kind, uint32_t actor, int64_t a) {
@@ -364,6 +391,7 @@ int main(void) {
       cmocka_unit_test(test_new_records_deterministic),
       cmocka_unit_test(test_stash_value_in_hash),
       cmocka_unit_test(test_write_keeps_facts),
+      cmocka_unit_test(test_trace_doc_lists_every_field),
   };
   return cmocka_run_group_tests_name("facts", tests, NULL, NULL) != 0;
 }
