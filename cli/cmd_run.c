@@ -162,6 +162,7 @@ static void fill_rpt(run_record *rec, const scn_scenario *sc, int ci, double wal
   r->violations = chk_violation_count(res->checks) ? chk_violation_at(res->checks, 0) : NULL;
   r->n_violations = chk_violation_count(res->checks);
   r->trace = &res->s->trace;
+  r->facts = res->facts;
   r->actor_names = (const char *const *)res->actor_names;
   r->n_actors = res->n_actors;
   r->figures = rec->figs;
