@@ -140,12 +140,23 @@ static void observe_match(const sim_trace *t, fstate *f, const sim_rec *r, uint6
   }
 }
 
+/* How far r lies outside the gap a sequence step allows after the
+** previous step's record (0 inside). */
+static uint64_t gap_miss(const fstate *f, const chk_fact_pat *p, const sim_rec *r) {
+  if (f->count == 0) return 0;
+  int64_t gap = r->t_us - f->last_t;
+  if (gap < p->gap_min_us) return (uint64_t)(p->gap_min_us - gap);
+  if (gap > p->gap_max_us) return (uint64_t)(gap - p->gap_max_us);
+  return 0;
+}
+
 static void observe_sequence(const sim_trace *t, fstate *f, const sim_rec *r, uint64_t idx) {
   const chk_fact *fa = f->fact;
   if (f->count >= fa->n_pat) return;
   const chk_fact_pat *p = &fa->pat[f->count];
   if (!same_subject(p, r)) return;
-  uint64_t d = distance(t, p, r);
+  uint64_t d = distance(t, p, r), g = gap_miss(f, p, r);
+  if (g) d += (1ULL << 40) + (g < (1ULL << 40) ? g : (1ULL << 40) - 1);
   if (d == 0) {
     f->count++;
     f->last_t = r->t_us;

@@ -19,9 +19,9 @@
 #include "sim/sim_trace.h"
 
 #define CHK_FACT_MAX_WHERE 6
-#define CHK_FACT_MAX_STEPS 8
+#define CHK_FACT_MAX_STEPS 6
 #define CHK_FACT_NEAR 4
-#define CHK_FACT_STR 128
+#define CHK_FACT_STR 256
 #define CHK_FACT_JSON 1024
 #define CHK_FACT_NAME 96
 #define CHK_FACT_NO_MAX INT64_MAX
@@ -47,6 +47,8 @@ typedef struct chk_fact_pat {
   uint32_t kind;
   uint32_t actor;             /* UINT32_MAX: any actor */
   int64_t from_us, to_us;     /* inclusive window; to_us INT64_MAX: the end */
+  int64_t gap_min_us, gap_max_us; /* sequence steps after the first: the time since
+                                 the previous step's record (max INT64_MAX: any) */
   chk_fact_cond where[CHK_FACT_MAX_WHERE];
   int n_where;
 } chk_fact_pat;

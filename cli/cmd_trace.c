@@ -88,14 +88,16 @@ static int tr_term_ok(const tr_ctx *c, const tr_term *tm, const sim_rec *r) {
   else if (!strcmp(tm->key, "actor"))
     snprintf(buf, sizeof buf, "%s", r->actor < c->sc->n_actors ? c->sc->actors[r->actor].id : "-");
   else {
-    int slot = rt_schema_slot(r->kind, tm->key);
+    int slot = rt_schema_slot_loose(r->kind, tm->key);
     if (slot < 0) return 0;
     const rt_field *f = rt_schema_fields(r->kind);
     if (f[slot].type == RT_F_US || f[slot].type == RT_F_AT) {
       const int64_t ints[3] = {r->a, r->b, r->c};
       for (int i = 0; i < tm->n_alts; i++) {
         int64_t v;
-        if (!scn_parse_duration(tm->alts[i], &v) && v == ints[slot]) return 1;
+        if (f[slot].type == RT_F_AT && !strcmp(tm->alts[i], "none")) v = -1;
+        else if (scn_parse_duration(tm->alts[i], &v)) continue;
+        if (v == ints[slot]) return 1;
       }
       return 0;
     }
@@ -127,7 +129,7 @@ static int tr_known(const tr_ctx *c, const tr_term *tm) {
   }
   if (strcmp(tm->key, "kind") && strcmp(tm->key, "actor")) {
     for (uint32_t k = 1; k < RT_EV_KIND_COUNT; k++)
-      if (rt_schema_slot(k, tm->key) >= 0) return 0;
+      if (rt_schema_slot_loose(k, tm->key) >= 0) return 0;
     fprintf(stderr, "revenant trace: --filter: no record kind has a field \"%s\" (docs/trace.md)\n",
             tm->key);
     return -1;

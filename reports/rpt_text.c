@@ -35,7 +35,9 @@ static void rpt_text_field(FILE *f, const rpt_run *r, const rpt__fval *fv) {
   const char *name;
   switch (fv->type) {
   case RT_F_INT: fprintf(f, " %s=%" PRId64, key, fv->v); break;
-  case RT_F_US: case RT_F_AT: fprintf(f, " %s=%s", key, rpt__fmt_s(buf, sizeof buf, fv->v)); break;
+  case RT_F_US: case RT_F_AT:
+    fprintf(f, " %s=%s", key, fv->type == RT_F_AT && fv->v < 0 ? "none" : rpt__fmt_s(buf, sizeof buf, fv->v));
+    break;
   case RT_F_BOOL: fprintf(f, " %s=%s", key, fv->v ? "yes" : "no"); break;
   case RT_F_STR: fprintf(f, " %s=\"%s\"", key, fv->str); break;
   case RT_F_JSON: fprintf(f, " %s=%s", key, fv->str); break;

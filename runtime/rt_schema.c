@@ -66,7 +66,7 @@ static const rt_field rt_fields[RT_EV_KIND_COUNT][RT_FIELDS] = {
   [RT_EV_STORAGE_FAIL] = {I_("txn"), I_("sqlite_code"), N_, N_, N_},
   [RT_EV_LEGACY_FIBER] = {I_("fiber"), E_("status", RT_F_LFSTATUS), I_("retries"), S_("method"), N_},
   /* checkpoint executor (seed 002) */
-  [RT_EV_EXEC_TURN] = {I_("turn"), I_("state"), I_("adapter"), S_("reason"), N_},
+  [RT_EV_EXEC_TURN] = {I_("turn"), E_("state", RT_F_EXECSTATE), E_("adapter", RT_F_ADAPTER), S_("reason"), N_},
   [RT_EV_EXEC_CHECKPOINT] = {I_("turn"), I_("phase"), I_("timestamp_ms"), S_("phase_name"), S_("delivery")},
   [RT_EV_EXEC_ACK] = {I_("turn"), B_("ok"), I_("phase"), S_("error"), N_},
   [RT_EV_EXEC_RESTORE] = {I_("turn"), I_("count"), I_("purpose"), N_, N_},
@@ -78,7 +78,7 @@ static const rt_field rt_fields[RT_EV_KIND_COUNT][RT_FIELDS] = {
   [RT_EV_THREAD_DELETE] = {I_("thread"), I_("scope"), I_("call"), S_("path"), N_},
   [RT_EV_THREAD_MSG] = {I_("thread"), I_("role"), I_("call"), N_, N_},
   [RT_EV_THREAD_COMMIT] = {I_("thread"), I_("version"), I_("run"), S_("error"), N_},
-  [RT_EV_THREAD_RUN] = {I_("thread"), I_("run"), I_("state"), S_("error"), N_},
+  [RT_EV_THREAD_RUN] = {I_("thread"), I_("run"), E_("state", RT_F_RUNSTATE), S_("error"), N_},
   /* durable chat turns (seed 000 Layer 3) */
   [RT_EV_CHAT_TURN] = {I_("request"), I_("message"), E_("mode", RT_F_CHATMODE), S_("answers"), N_},
   [RT_EV_CHAT_RESUME] = {I_("request"), I_("interrupted"), I_("schedule"), S_("callback"), N_},
@@ -114,6 +114,17 @@ int rt_schema_slot(uint32_t kind, const char *key) {
   return -1;
 }
 
+int rt_schema_slot_loose(uint32_t kind, const char *key) {
+  char with_us[40];
+  int slot = rt_schema_slot(kind, key);
+  if (slot >= 0 || !key || strlen(key) + 4 > sizeof with_us) return slot;
+  snprintf(with_us, sizeof with_us, "%s_us", key);
+  slot = rt_schema_slot(kind, with_us);
+  if (slot < 0) return -1;
+  rt_ftype t = rt_schema_fields(kind)[slot].type;
+  return t == RT_F_US || t == RT_F_AT ? slot : -1;
+}
+
 static const char *known(const char *s) { return (s && strcmp(s, "?") != 0) ? s : NULL; }
 
 static const char *small_name(int64_t v, const char *const *names, int64_t lo, int64_t hi) {
@@ -139,11 +150,14 @@ const char *rt_schema_enum_name(rt_ftype t, int64_t v) {
     case RT_F_CHATMODE: return known(rt_chat_mode_name(iv));
     case RT_F_STREAM: return known(rt_chat_stream_status_name(iv));
     case RT_F_UPSTREAM: return known(rt_chat_upstream_phase_name(iv));
+    case RT_F_EXECSTATE: return known(rt_exec_turn_state_name(iv));
+    case RT_F_ADAPTER: return known(rt_exec_adapter_name(iv));
+    case RT_F_RUNSTATE: return known(rt_thread_run_state_name(iv));
     default: return NULL;
   }
 }
 
-int rt_schema_is_enum(rt_ftype t) { return t >= RT_F_DEATH && t <= RT_F_UPSTREAM; }
+int rt_schema_is_enum(rt_ftype t) { return t >= RT_F_DEATH && t < RT_F_STR; }
 
 /* Every enum above has its values in 0..31. */
 #define RT_ENUM_MAX 32

@@ -34,6 +34,9 @@ typedef enum rt_ftype {
   RT_F_CHATMODE,   /* rt_chat_mode */
   RT_F_STREAM,     /* rt_chat_stream_status */
   RT_F_UPSTREAM,   /* rt_chat_upstream_phase */
+  RT_F_EXECSTATE,  /* rt_exec_turn_state */
+  RT_F_ADAPTER,    /* rt_exec_adapter */
+  RT_F_RUNSTATE,   /* rt_thread_run_state */
   RT_F_STR,        /* interned string (s or s2) */
   RT_F_JSON,       /* interned string holding one JSON value (s or s2) */
   RT_F_TYPE_COUNT
@@ -56,6 +59,10 @@ int rt_schema_kind(const char *name);
 
 /* The slot (0..4) of field key of kind, or -1 when kind has no such field. */
 int rt_schema_slot(uint32_t kind, const char *key);
+
+/* Same, but a time or duration field may also be named without its "_us"
+** suffix, as the text form prints it ("at" for "at_us"). */
+int rt_schema_slot_loose(uint32_t kind, const char *key);
 
 /* 1 if t is an enumerated type (its values have names). */
 int rt_schema_is_enum(rt_ftype t);

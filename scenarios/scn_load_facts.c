@@ -15,6 +15,7 @@
 static const char *const fact_fields[] = {"fact", "robust", "match", "count", "sequence",
                                           "eventually", "end", NULL};
 static const char *const pat_fields[] = {"kind", "actor", "where", "from", "to", NULL};
+static const char *const step_fields[] = {"kind", "actor", "where", "from", "to", "within", NULL};
 static const char *const ev_fields[] = {"actor", "fiber", "by", NULL};
 static const char *const end_fields[] = {"actor", "table", "where", "rows", "alarm",
                                          "keepalive_refs", "effect", "count", NULL};
@@ -32,6 +33,12 @@ static int unknown_name(ld *L, const cJSON *node, const char *what, const char *
   for (int i = 0; names[i]; i++) ld_list_add(&l, names[i]);
   return scn_errf(L->err, L->d, node, "unknown %s \"%s\"; expected one of: %s", what,
                   ld_quote(q, sizeof q, name), l.s);
+}
+
+/* "a" or "an" before rt_schema_type_word(t). */
+static const char *article(rt_ftype t) {
+  const char *w = rt_schema_type_word(t);
+  return strchr("aeiou", w[0]) ? "an" : "a";
 }
 
 static int need_string(ld *L, const cJSON *node, const char *what) {
@@ -91,8 +98,8 @@ static int time_node(ld *L, const cJSON *node, const char *key, rt_ftype t, int6
     return 0;
   }
   if (!cJSON_IsString(node) || scn_parse_duration(node->valuestring, out) < 0)
-    return scn_errf(L->err, L->d, node, "\"%s\" is a %s: expected a duration string such as \"32s\"%s",
-                    key, rt_schema_type_word(t), t == RT_F_AT ? " (or \"none\")" : "");
+    return scn_errf(L->err, L->d, node, "\"%s\" is %s %s: expected a duration string such as \"32s\"%s",
+                    key, article(t), rt_schema_type_word(t), t == RT_F_AT ? " (or \"none\")" : "");
   return 0;
 }
 
@@ -170,8 +177,8 @@ static int is_range(const cJSON *v) {
 static int range_value(ld *L, const cJSON *v, const char *key, rt_ftype t, chk_fact_cond *c) {
   const cJSON *mn = ld_get(v, "min"), *mx = ld_get(v, "max");
   if (t != RT_F_INT && t != RT_F_US && t != RT_F_AT)
-    return scn_errf(L->err, L->d, v, "\"%s\" is a %s: a range {\"min\", \"max\"} needs an integer, "
-                    "time or duration field", key, rt_schema_type_word(t));
+    return scn_errf(L->err, L->d, v, "\"%s\" is %s %s: a range {\"min\", \"max\"} needs an "
+                    "integer, time or duration field", key, article(t), rt_schema_type_word(t));
   c->op = CHK_COND_RANGE;
   c->lo = INT64_MIN;
   c->hi = INT64_MAX;
@@ -185,37 +192,42 @@ static int range_value(ld *L, const cJSON *v, const char *key, rt_ftype t, chk_f
   return 0;
 }
 
+/* "unknown field "x" of alarm_set; did you mean ...?" (or the list) at the
+** key of member m. what: "field" or "column"; owner: the kind or table. */
+static int unknown_member(ld *L, const cJSON *m, const char *what, const char *owner,
+                          const char *const *names) {
+  const char *best = scn_suggest(m->string, names);
+  list l = {{0}, 0, 0};
+  char q[96];
+  if (!names[0])
+    return ld_key_errf(L, m, "unknown %s \"%s\": %s records have no fields", what,
+                       ld_quote(q, sizeof q, m->string), owner);
+  if (best)
+    return ld_key_errf(L, m, "unknown %s \"%s\" of %s; did you mean \"%s\"?", what,
+                       ld_quote(q, sizeof q, m->string), owner, best);
+  for (int i = 0; names[i]; i++) ld_list_add(&l, names[i]);
+  return ld_key_errf(L, m, "unknown %s \"%s\" of %s; expected one of: %s", what,
+                     ld_quote(q, sizeof q, m->string), owner, l.s);
+}
+
 /* One member of "where" of a record pattern of kind. */
 static int where_cond(ld *L, uint32_t kind, const cJSON *m, chk_fact_cond *c) {
   const rt_field *f = rt_schema_fields(kind);
   const char *names[RT_FIELDS + 1];
-  int n = 0, slot = rt_schema_slot(kind, m->string);
+  int n = 0, slot = rt_schema_slot_loose(kind, m->string);
   if (slot < 0) {
     for (int i = 0; i < RT_FIELDS; i++)
       if (f[i].key) names[n++] = f[i].key;
     names[n] = NULL;
-    char what[64];
-    snprintf(what, sizeof what, "field of %s", rt_event_name(kind));
-    if (n == 0)
-      return ld_key_errf(L, m, "unknown field \"%s\": %s records have no fields", m->string,
-                         rt_event_name(kind));
-    const char *best = scn_suggest(m->string, names);
-    list l = {{0}, 0, 0};
-    char q[96];
-    if (best)
-      return ld_key_errf(L, m, "unknown %s \"%s\"; did you mean \"%s\"?", what,
-                         ld_quote(q, sizeof q, m->string), best);
-    for (int i = 0; names[i]; i++) ld_list_add(&l, names[i]);
-    return ld_key_errf(L, m, "unknown %s \"%s\"; expected one of: %s", what,
-                       ld_quote(q, sizeof q, m->string), l.s);
+    return unknown_member(L, m, "field", rt_event_name(kind), names);
   }
   rt_ftype t = f[slot].type;
   c->slot = (uint8_t)slot;
   snprintf(c->key, sizeof c->key, "%s", m->string);
   if (is_presence(m)) {
     if (slot < 3)
-      return scn_errf(L->err, L->d, m, "\"%s\" is a %s: {\"present\": ...} needs a string or "
-                      "JSON field", m->string, rt_schema_type_word(t));
+      return scn_errf(L->err, L->d, m, "\"%s\" is %s %s: {\"present\": ...} needs a string or "
+                      "JSON field", m->string, article(t), rt_schema_type_word(t));
     c->op = cJSON_IsTrue(m->child) ? CHK_COND_PRESENT : CHK_COND_ABSENT;
     return 0;
   }
@@ -225,12 +237,35 @@ static int where_cond(ld *L, uint32_t kind, const cJSON *m, chk_fact_cond *c) {
 
 /* ---- patterns and counts ------------------------------------------------------ */
 
-static int load_pat(ld *L, const cJSON *o, const char *what, chk_fact_pat *p) {
+/* A sequence step's "within": a duration (the most time since the previous
+** step's record) or {"min": D, "max": D}. */
+static int load_within(ld *L, const cJSON *o, int step, chk_fact_pat *p) {
+  const cJSON *w = ld_get(o, "within");
+  chk_fact_cond c;
+  p->gap_min_us = 0;
+  p->gap_max_us = INT64_MAX;
+  if (!w) return 0;
+  if (step == 0)
+    return ld_key_errf(L, w, "\"within\" goes on a later step: it bounds the time since the "
+                       "previous step's record");
+  if (is_range(w)) {
+    if (range_value(L, w, "within", RT_F_US, &c) < 0) return -1;
+    p->gap_min_us = c.lo == INT64_MIN ? 0 : c.lo;
+    p->gap_max_us = c.hi;
+    return 0;
+  }
+  return time_node(L, w, "within", RT_F_US, &p->gap_max_us);
+}
+
+/* A record pattern (fields: the names it may have). */
+static int load_pat(ld *L, const cJSON *o, const char *what, const char *const *fields,
+                    chk_fact_pat *p) {
   const cJSON *w = ld_get(o, "where"), *m;
-  if (ld_obj_fields(L, o, what, pat_fields) < 0 || ld_need(L, o, "kind") < 0) return -1;
+  if (ld_obj_fields(L, o, what, fields) < 0 || ld_need(L, o, "kind") < 0) return -1;
   if (find_kind(L, ld_get(o, "kind"), &p->kind) < 0 || opt_actor(L, o, &p->actor) < 0) return -1;
   p->from_us = 0;
   p->to_us = INT64_MAX;
+  p->gap_max_us = INT64_MAX;
   if (ld_get_time(L, o, "from", 0, &p->from_us) < 0 || ld_get_time(L, o, "to", 0, &p->to_us) < 0)
     return -1;
   if (p->from_us > p->to_us)
@@ -280,7 +315,9 @@ static int form_sequence(ld *L, const cJSON *seq, chk_fact *f) {
   f->form = CHK_FACT_SEQUENCE;
   cJSON_ArrayForEach(o, seq) {
     snprintf(what, sizeof what, "sequence[%d]", f->n_pat);
-    if (load_pat(L, o, what, &f->pat[f->n_pat]) < 0) return -1;
+    if (load_pat(L, o, what, step_fields, &f->pat[f->n_pat]) < 0 ||
+        load_within(L, o, f->n_pat, &f->pat[f->n_pat]) < 0)
+      return -1;
     f->n_pat++;
   }
   return 0;
@@ -298,6 +335,7 @@ static int form_eventually(ld *L, const cJSON *ev, chk_fact *f) {
   f->count_max = CHK_FACT_NO_MAX;
   p->kind = RT_EV_FIBER_DONE;
   p->to_us = INT64_MAX;
+  p->gap_max_us = INT64_MAX;
   if (find_actor_node(L, ld_get(ev, "actor"), &p->actor) < 0) return -1;
   if (ld_get_time(L, ev, "by", 0, &p->to_us) < 0) return -1;
   chk_fact_cond *ok = &p->where[0], *name = &p->where[1];
@@ -314,6 +352,7 @@ static int end_effect(ld *L, const cJSON *e, chk_fact *f) {
   f->n_pat = 1;
   p->kind = RT_EV_EFFECT;
   p->to_us = INT64_MAX;
+  p->gap_max_us = INT64_MAX;
   if (opt_actor(L, e, &p->actor) < 0) return -1;
   p->where[0] = (chk_fact_cond){.slot = 3, .op = CHK_COND_EQ, .key = "effect"};
   if (text_node(L, ld_get(e, "effect"), "effect", p->where[0].str, sizeof p->where[0].str) < 0)
@@ -330,19 +369,7 @@ static int end_column(ld *L, int ti, const cJSON *m, chk_fact_end *e) {
   names[n] = NULL;
   int c = 0;
   while (c < n && strcmp(cols[c].name, m->string) != 0) c++;
-  if (c == n) {
-    char what[80];
-    snprintf(what, sizeof what, "column of %s", rt_schema_table_name(ti));
-    const char *best = scn_suggest(m->string, names);
-    list l = {{0}, 0, 0};
-    char q[96];
-    if (best)
-      return ld_key_errf(L, m, "unknown %s \"%s\"; did you mean \"%s\"?", what,
-                         ld_quote(q, sizeof q, m->string), best);
-    for (int i = 0; names[i]; i++) ld_list_add(&l, names[i]);
-    return ld_key_errf(L, m, "unknown %s \"%s\"; expected one of: %s", what,
-                       ld_quote(q, sizeof q, m->string), l.s);
-  }
+  if (c == n) return unknown_member(L, m, "column", rt_schema_table_name(ti), names);
   if (k >= CHK_FACT_MAX_WHERE)
     return ld_key_errf(L, m, "\"where\": at most %d columns", CHK_FACT_MAX_WHERE);
   snprintf(e->cols[k], sizeof e->cols[k], "%s", m->string);
@@ -472,7 +499,7 @@ static int fact_form(ld *L, const cJSON *o, chk_fact *f) {
   if (!strcmp(got->string, "end")) return form_end(L, got, f);
   f->form = CHK_FACT_MATCH;
   f->n_pat = 1;
-  if (load_pat(L, got, "match", &f->pat[0]) < 0) return -1;
+  if (load_pat(L, got, "match", pat_fields, &f->pat[0]) < 0) return -1;
   return load_count(L, cnt, "count", &f->count_min, &f->count_max);
 }
 
