@@ -36,6 +36,9 @@ struct chk_facts {
   sim_trace *t;
   fstate *st;
   int n;
+  /* the facts watching each kind: watch[first[k] .. first[k + 1]) */
+  int first[RT_EV_KIND_COUNT + 1];
+  int *watch;
 };
 
 int chk_facts_count_ok(int64_t n, int64_t min, int64_t max) {
@@ -169,14 +172,39 @@ static void observe_sequence(const sim_trace *t, fstate *f, const sim_rec *r, ui
 
 static void on_record(void *ctx, const sim_rec *r, uint64_t idx) {
   chk_facts *fs = ctx;
-  for (int i = 0; i < fs->n; i++) {
-    fstate *f = &fs->st[i];
+  if (r->kind >= RT_EV_KIND_COUNT) return;
+  for (int w = fs->first[r->kind]; w < fs->first[r->kind + 1]; w++) {
+    fstate *f = &fs->st[fs->watch[w]];
     if (f->fact->form == CHK_FACT_MATCH) observe_match(fs->t, f, r, idx);
     else if (f->fact->form == CHK_FACT_SEQUENCE) observe_sequence(fs->t, f, r, idx);
   }
 }
 
 /* ---- life cycle --------------------------------------------------------- */
+
+static int watches(const chk_fact *fa, uint32_t kind) {
+  if (fa->form == CHK_FACT_END) return 0;
+  for (int p = 0; p < fa->n_pat; p++)
+    if (fa->pat[p].kind == kind) return 1;
+  return 0;
+}
+
+/* Builds the per-kind lists of facts, in fact order. 0, or -1 on OOM. */
+static int index_kinds(chk_facts *fs) {
+  int total = 0;
+  for (uint32_t k = 0; k < RT_EV_KIND_COUNT; k++)
+    for (int i = 0; i < fs->n; i++) total += watches(fs->st[i].fact, k);
+  fs->watch = malloc((size_t)(total > 0 ? total : 1) * sizeof *fs->watch);
+  if (!fs->watch) return -1;
+  int w = 0;
+  for (uint32_t k = 0; k < RT_EV_KIND_COUNT; k++) {
+    fs->first[k] = w;
+    for (int i = 0; i < fs->n; i++)
+      if (watches(fs->st[i].fact, k)) fs->watch[w++] = i;
+  }
+  fs->first[RT_EV_KIND_COUNT] = w;
+  return 0;
+}
 
 chk_facts *chk_facts_new(sim_trace *t, const chk_fact *facts, int n, int ci, int robust_only) {
   chk_facts *fs = calloc(1, sizeof *fs);
@@ -193,7 +221,7 @@ chk_facts *chk_facts_new(sim_trace *t, const chk_fact *facts, int n, int ci, int
     if (robust_only && !fa->robust) continue;
     fs->st[fs->n++].fact = fa;
   }
-  if (fs->n > 0 && sim_trace_observe(t, on_record, fs) < 0) {
+  if (index_kinds(fs) < 0 || (fs->n > 0 && sim_trace_observe(t, on_record, fs) < 0)) {
     chk_facts_free(fs);
     return NULL;
   }
@@ -287,6 +315,7 @@ int chk_facts_failed(const chk_facts *fs) {
 
 void chk_facts_free(chk_facts *fs) {
   if (!fs) return;
+  free(fs->watch);
   free(fs->st);
   free(fs);
 }

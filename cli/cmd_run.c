@@ -432,7 +432,8 @@ int cli_cmd_check(int argc, char **argv) {
       bad++;
       continue;
     }
-    printf("ok %s (%d case%s)\n", files.v[i], sc->n_cases, sc->n_cases == 1 ? "" : "s");
+    printf("ok %s (%d case%s, %d fact%s)\n", files.v[i], sc->n_cases, sc->n_cases == 1 ? "" : "s",
+           sc->n_facts, sc->n_facts == 1 ? "" : "s");
     scn_free(sc);
   }
   free(sc);
