@@ -72,6 +72,7 @@ void rt_world_free(rt_world *w) {
     rt_actor *ac = &w->actors[i];
     if (ac->store.txn_open) sqlite3_exec(ac->store.db, "ROLLBACK", NULL, NULL, NULL); /* run ended mid-turn */
     rt__db_close(&ac->store);
+    rt__scan_free(ac);
     mem_free(ac->mem);
   }
   rt__exec_free(w);   /* executor (seed 002) */

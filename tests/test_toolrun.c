@@ -252,6 +252,42 @@ static void test_incident_many_seeds(void **st) {
   scn_free(&sc);
 }
 
+/* Startup scans kept while the tables are unchanged give the same runs as
+** scans that always read SQLite: every case of the files that recover
+** tool runs and fibers, several seeds and strategies, the same trace hash
+** with the cache on and off. */
+static void test_scan_cache_same_hashes(void **state) {
+  (void)state;
+  static const char *const files[] = {
+      "scenarios/incidents/issue-1595.json", "scenarios/examples/toolrun-stuck-child.json",
+      "scenarios/examples/toolrun-onstart.json", "scenarios/examples/fiber-crash-recover.json",
+      "scenarios/examples/evict-restart-rates.json", "scenarios/examples/storage-fail.json",
+      "scenarios/regression/hook-resume-before-failed-onstart.json"};
+  int compared = 0;
+  for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+    scn_scenario sc;
+    char err[1024];
+    if (scn_load(files[f], &sc, err, sizeof err)) fail_msg("%s", err);
+    scn_truncate(&sc, 6 * 3600 * 1000000LL); /* 6 h: enough wakes, quick */
+    for (int ci = 0; ci < sc.n_cases; ci++)
+      for (uint64_t seed = 1; seed <= 3; seed++)
+        for (int st = SIM_FIFO; st <= SIM_RANDOM; st++) {
+          scn_result on, off;
+          rt_scan_cache_set(0);
+          assert_int_equal(scn_run_case_ex(&sc, ci, seed, (sim_strategy)st, NULL, &off), 0);
+          rt_scan_cache_set(1);
+          assert_int_equal(scn_run_case_ex(&sc, ci, seed, (sim_strategy)st, NULL, &on), 0);
+          assert_true(on.trace_hash == off.trace_hash);
+          assert_int_equal(on.events, off.events);
+          scn_result_free(&on);
+          scn_result_free(&off);
+          compared++;
+        }
+    scn_free(&sc);
+  }
+  assert_true(compared >= 40);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_stuck_child_interrupted_after_2s),
@@ -262,6 +298,7 @@ int main(void) {
       cmocka_unit_test(test_onstart_run_survives_recovery),
       cmocka_unit_test(test_total_deadline),
       cmocka_unit_test(test_incident_many_seeds),
+      cmocka_unit_test(test_scan_cache_same_hashes),
   };
   return cmocka_run_group_tests_name("toolrun", tests, NULL, NULL) != 0;
 }
