@@ -53,17 +53,60 @@ static int plan_one(const scn_scenario *sc, rt_world *w, const scn_work *wk, int
   return -1;
 }
 
+/* Repeating workload is planned lazily (issue #17 item 4): each item has one
+** chain; the runtime event of arrival k+1 is planned when the chain's event
+** at arrival k fires (one period ahead, so that an arrival is still pushed
+** before the events its own instant makes), and memory does not grow with
+** the number of arrivals. Process state like the fault plan (flt.h): one
+** run at a time per process. */
+typedef struct scn_chain {
+  const scn_scenario *sc;
+  rt_world *w;
+  const scn_work *wk;
+  int64_t at_us, until_us;  /* the arrival just planned, the last allowed */
+} scn_chain;
+
+static scn_chain *chains;
+static int n_chains, cap_chains, chain_failed;
+
+static void chain_fire(sim *s, void *ctx, uint64_t arg) {
+  (void)ctx;
+  scn_chain *c = &chains[arg];
+  if (c->at_us > c->until_us - c->wk->every_us) return; /* no arrival left */
+  c->at_us += c->wk->every_us;
+  if (plan_one(c->sc, c->w, c->wk, c->at_us) || !sim_at(s, c->at_us, 0, chain_fire, NULL, arg))
+    chain_failed = 1;
+}
+
 int scn__plan_workload(const scn_scenario *sc, rt_world *w, int64_t from_us) {
+  n_chains = 0;
+  chain_failed = 0;
   for (int i = 0; i < sc->n_work; i++) {
     const scn_work *wk = &sc->work[i];
     int64_t until = wk->until_us > 0 ? wk->until_us : sc->duration_us;
-    for (int64_t t = wk->at_us; t <= until; t += wk->every_us) {
-      if (t >= from_us && plan_one(sc, w, wk, t)) return -1;
-      if (wk->every_us <= 0) break;
+    int64_t t = wk->at_us;
+    if (t < from_us) {
+      if (wk->every_us <= 0) continue;
+      t += (from_us - t + wk->every_us - 1) / wk->every_us * wk->every_us;
     }
+    if (t > until) continue;
+    if (plan_one(sc, w, wk, t)) return -1;
+    if (wk->every_us <= 0 || t > until - wk->every_us) continue; /* the only arrival */
+    if (n_chains == cap_chains) {
+      int nc = cap_chains ? cap_chains * 2 : 16;
+      scn_chain *np = realloc(chains, (size_t)nc * sizeof *np);
+      if (!np) return -1;
+      chains = np;
+      cap_chains = nc;
+    }
+    chains[n_chains] = (scn_chain){sc, w, wk, t, until};
+    if (!sim_at(rt_world_sim(w), t, 0, chain_fire, NULL, (uint64_t)n_chains)) return -1;
+    n_chains++;
   }
   return 0;
 }
+
+int scn__plan_failed(void) { return chain_failed; }
 
 /* Figures the incident reports give: gate timeouts, resets per actor and
 ** their spacing, requests served and failed. */
@@ -208,6 +251,10 @@ int scn_run_case_ex(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy 
   res->end_us = res->s->now_us;
   scn__compute_figures(res);
   scn__judge(cs, o, res);
+  if (scn__plan_failed()) {
+    res->passed = 0;
+    scn__set_failure(res, "out of memory while planning the workload");
+  }
   return 0;
 }
 
