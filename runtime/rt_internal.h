@@ -205,6 +205,8 @@ struct rt_world {
   int n_progs, cap_progs;
   rt_msg *msgs;             /* message pool, indexed by event arg */
   size_t n_msgs, cap_msgs;
+  size_t *msg_free;         /* pool slots whose message has arrived */
+  size_t n_msg_free, cap_msg_free;
   sim_rng rng_idle, rng_work, rng_rpc;
   int64_t next_id;          /* fiber, run, request and call ids */
   int64_t next_txn;

@@ -131,6 +131,7 @@ typedef struct scn_result {
   int n_figures;
   const char *figure_names[8];
   const char *figure_units[8];
+  struct scn_figs *figs;   /* owned, internal: figures counted as the run goes */
 } scn_result;
 
 /* Runs case `ci` of the scenario with the given seed and strategy; fills
@@ -151,6 +152,18 @@ typedef struct scn_run_opts {
                                 every "violate" one fired and nothing must
                                 hold (the trace is then a prefix of the full
                                 run's: its hash differs) */
+  int lean;                  /* keep no trace records (memory does not grow
+                                with the run); a run that fails its
+                                expectation is run again with its trace kept
+                                (the same run: same hash), so that its report
+                                can print chains and who waits on whom.
+                                Figures, verdict and violations are the same
+                                either way. For `run` without trace-reading
+                                outputs and for swarm workers */
+  sim_observer_fn observe;   /* if set, also called on every trace record of
+                                the run (kept or not; not again when a lean
+                                run is re-run), with observe_ctx */
+  void *observe_ctx;
 } scn_run_opts;
 
 /* scn_run_case with options (opts may be NULL). */
