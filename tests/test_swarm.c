@@ -1,6 +1,6 @@
 /*
  * test_swarm.c: tests for `revenant swarm` and `revenant merge`
- * (cli/cmd_swarm.c, cli/cmd_merge.c), run through the binary ($REVENANT,
+ * (cli/cmd_swarm.c over scenarios/scn_swarm.c, cli/cmd_merge.c), run through the binary ($REVENANT,
  * default ./revenant; run from the repository root).
  *
  * Checked: the same seeds give byte-identical stdout and results JSON with
