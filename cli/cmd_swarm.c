@@ -154,6 +154,10 @@ static int parse_swarm_opts(int argc, char **argv, sw_opts *o) {
     while (takes[k] && strcmp(takes[k], a)) k++;
     if (takes[k]) {
       if (i + 1 >= argc) return usage_error("option needs a value:", a);
+      if (cli_is_flag(argv[i + 1])) {
+        fprintf(stderr, "revenant swarm: option %s needs a value, got the option %s\n", a, argv[i + 1]);
+        return usage_error("option needs a value:", a);
+      }
       if (swarm_opt_value(o, a, argv[++i])) return 2;
     } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       fputs(swarm_usage, stdout);
@@ -293,19 +297,25 @@ static int repro_child(void *ctx, const scn_scenario *m, int ci, const scn_resul
   r.n_actors = res->n_actors;
   if (!c->s->o.quiet) rpt_text_run(stdout, &r, 0, 0);
   char *text = scn_write_string(m);
-  FILE *f = fopen(c->path, "w");
-  int bad = !f || !text || rpt_repro_write(f, &r, text);
-  if (f && fclose(f)) bad = 1;
+  cli_out f;
+  int bad = !text || cli_out_open(&f, c->path);
+  if (!bad && rpt_repro_write(f.f, &r, text)) {
+    fprintf(stderr, "revenant: cannot write %s\n", c->path);
+    cli_out_abort(&f);
+    bad = 1;
+  } else if (!bad) {
+    bad = cli_out_commit(&f) != 0;
+  }
   free(text);
   return bad;
 }
 
 /* The repro of a job that cannot be re-run (crash, hang): no trace. */
-static void repro_fallback(const swarm *s, const scn_swarm_group *g, const char *path) {
+static int repro_fallback(const swarm *s, const scn_swarm_group *g, const char *path) {
   scn_scenario *m = malloc(sizeof *m);
   rpt_run r;
   char replay[900];
-  if (!m) return;
+  if (!m) return -1;
   scn_swarm_job_scenario(s->eng, g->first_job, m);
   sw_kept k = {g->first_job, 0, g->unit, 0, 0, 0, 0, 0, NULL, NULL};
   for (size_t i = 0; i < s->n_kept; i++)
@@ -316,27 +326,43 @@ static void repro_fallback(const swarm *s, const scn_swarm_group *g, const char 
     printf("FAIL %s [%s] seed=0x%" PRIx64 " %s: %s\n", r.scenario_name, r.variant, r.seed, r.strategy,
            k.failure);
   char *text = scn_write_string(m);
-  FILE *f = fopen(path, "w");
-  if (!f || !text || rpt_repro_write(f, &r, text)) fprintf(stderr, "revenant: cannot write %s\n", path);
-  if (f) fclose(f);
+  cli_out f;
+  int bad = !text || cli_out_open(&f, path);
+  if (!bad && rpt_repro_write(f.f, &r, text)) {
+    fprintf(stderr, "revenant: cannot write %s\n", path);
+    cli_out_abort(&f);
+    bad = 1;
+  } else if (!bad) {
+    bad = cli_out_commit(&f) != 0;
+  }
   free(text);
   free(m);
+  return bad ? -1 : 0;
 }
 
-static void report_group(const swarm *s, const scn_swarm_group *g, int k) {
-  char path[1024];
+/* Prints group k and writes its repro file; 0, or -1 if it cannot. */
+static int report_group(const swarm *s, const scn_swarm_group *g, int k) {
+  char path[1200];
   scn_swarm_job jb;
+  int rc = 0;
   scn_swarm_job_info(s->eng, g->first_job, &jb);
   const scn_scenario *sc = s->sc[jb.file];
-  mkdir(s->o.repro_dir, 0777);
-  snprintf(path, sizeof path, "%s/swarm-%s-%s-%d.json", s->o.repro_dir, sc->name, sc->cases[jb.ci].label, k);
-  repro_ctx c = {s, g->first_job, path};
-  if (g->first_state != SCN_SWARM_DONE || scn_swarm_rerun(s->eng, g->first_job, repro_child, &c))
-    repro_fallback(s, g, path);
+  cli_repro_path(path, sizeof path, s->o.repro_dir, "swarm", sc->file, sc->name, sc->cases[jb.ci].label, jb.seed,
+                 NULL);
+  if (mkdir(s->o.repro_dir, 0777) != 0 && errno != EEXIST) {
+    fprintf(stderr, "revenant swarm: cannot make the repro directory %s: %s\n", s->o.repro_dir, strerror(errno));
+    rc = -1;
+  } else {
+    repro_ctx c = {s, g->first_job, path};
+    if (g->first_state != SCN_SWARM_DONE || scn_swarm_rerun(s->eng, g->first_job, repro_child, &c))
+      rc = repro_fallback(s, g, path);
+  }
   printf("  signature %d: %s [%s]: %" PRIu64 " run%s, seeds", k, g->sig, sc->cases[jb.ci].label, g->count,
          g->count == 1 ? "" : "s");
   for (uint64_t i = 0; i < g->count && i < 8; i++) printf(" 0x%" PRIx64, g->seeds[i]);
-  printf("%s\n  repro: %s\n", g->count > 8 ? " ..." : "", path);
+  printf("%s\n", g->count > 8 ? " ..." : "");
+  if (!rc) printf("  repro: %s\n", path);
+  return rc;
 }
 
 static int cmp_kept(const void *a, const void *b) {
@@ -358,10 +384,15 @@ static int write_json(swarm *s) {
     oom = !(replays[i] = strdup(buf));
     runs[i].replay = replays[i];
   }
-  FILE *f = oom ? NULL : fopen(s->o.json, "w");
-  if (f && rpt_json_write(f, runs, n) == 0) rc = 0;
-  if (f && fclose(f)) rc = -1;
-  if (rc) fprintf(stderr, "revenant swarm: cannot write %s\n", s->o.json);
+  cli_out f;
+  if (oom) fprintf(stderr, "revenant swarm: cannot write %s: out of memory\n", s->o.json);
+  else if (cli_out_open(&f, s->o.json) == 0) {
+    if (rpt_json_write(f.f, runs, n) == 0) rc = cli_out_commit(&f);
+    else {
+      fprintf(stderr, "revenant swarm: cannot write %s\n", s->o.json);
+      cli_out_abort(&f);
+    }
+  }
   for (size_t i = 0; replays && i < n; i++) free(replays[i]);
   free(runs);
   free(replays);
@@ -373,13 +404,15 @@ static int report(swarm *s) {
   scn_swarm_stats st;
   const scn_swarm_group *g = scn_swarm_groups(s->eng, &ng);
   int rc = 0;
-  for (size_t k = 0; k < ng; k++) report_group(s, &g[k], (int)k + 1);
+  for (size_t k = 0; k < ng; k++)
+    if (report_group(s, &g[k], (int)k + 1)) rc = -1;
   if (s->o.json && write_json(s)) rc = -1;
   scn_swarm_stats_get(s->eng, &st);
   double seeds = (double)st.runs / (double)st.units;
   fprintf(stderr, "swarm: %" PRIu64 " runs (%.0f seeds x %zu cases) in %.2fs: %.1f seeds/s with %d workers, shard %d/%d\n",
           st.runs, seeds, st.units, st.elapsed_s, st.elapsed_s > 0 ? seeds / st.elapsed_s : 0.0, st.workers,
           s->o.e.shard_i, s->o.e.shard_n);
+  if (cli_stop) printf("interrupted after %.0f seeds\n", seeds);
   rpt_text_summary(stdout, (size_t)(st.runs - st.failed), (size_t)st.failed);
   return rc;
 }
@@ -436,6 +469,8 @@ int cli_cmd_swarm(int argc, char **argv) {
   s.o.e.on_result = on_result;
   s.o.e.on_progress = on_progress;
   s.o.e.ctx = &s;
+  s.o.e.stop = &cli_stop;
+  cli_catch_signals();
   s.o.e.have_crash_seed = read_hook("REVENANT_TEST_CRASH_SEED", &s.o.e.crash_seed);
   s.o.e.have_hang_seed = read_hook("REVENANT_TEST_HANG_SEED", &s.o.e.hang_seed);
   if (!(s.eng = scn_swarm_new(s.sc, s.n_sc, &s.o.e, err, sizeof err))) {
@@ -457,6 +492,7 @@ int cli_cmd_swarm(int argc, char **argv) {
   if (s.tty) fputs("\r\033[K", stderr);
   if (rc < 0) fprintf(stderr, "revenant %s\n", err);
   if (rc < 0 || report(&s)) rc = 2;
+  else if (cli_stop) rc = 128 + cli_stop;
   else {
     scn_swarm_stats_get(s.eng, &st);
     rc = st.failed ? 1 : 0;

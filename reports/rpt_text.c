@@ -283,3 +283,11 @@ void rpt_text_run(FILE *f, const rpt_run *r, int verbose, int color) {
 void rpt_text_summary(FILE *f, size_t passed, size_t failed) {
   fprintf(f, "%zu passed, %zu failed\n", passed, failed);
 }
+
+void rpt_text_summary_errors(FILE *f, size_t passed, size_t failed, size_t errors) {
+  if (!errors) {
+    rpt_text_summary(f, passed, failed);
+    return;
+  }
+  fprintf(f, "%zu passed, %zu failed, %zu error%s\n", passed, failed, errors, errors == 1 ? "" : "s");
+}

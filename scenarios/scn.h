@@ -161,6 +161,10 @@ int scn_run_case_ex(const scn_scenario *sc, int ci, uint64_t seed,
 /* Frees what a result owns. */
 void scn_result_free(scn_result *res);
 
+/* 1 if the scenario has a sigkill fault (its runs then fork real worker
+** processes over file-backed storage, scn_sigkill.c), else 0. */
+int scn_has_sigkill(const scn_scenario *sc);
+
 
 /* ---- copy, write, swarm mix, signature, shrink ------------------------
 ** (scn_mutate.c, scn_write.c, scn_shrink.c; docs/swarm.md) */

@@ -189,7 +189,7 @@ static void test_crash_reported_with_seed(void **state) {
   assert_int_equal(f, 1);
   assert_non_null(strstr(runs, " 0x66 0x0000000000000000 0\n"));
   char path[256];
-  snprintf(path, sizeof path, "%s/r3/swarm-gate-timeout-default-1.json", g_dir);
+  snprintf(path, sizeof path, "%s/r3/swarm-gate-timeout-default-0x66.json", g_dir);
   char *repro = slurp(path);
   assert_non_null(repro);
   assert_non_null(strstr(repro, "\"seed\":\t\"0x66\""));
