@@ -176,25 +176,28 @@ static void fill_rpt(run_record *rec, const scn_scenario *sc, int ci, double wal
   rec->sc = sc;
 }
 
-static void write_repro(const run_opts *o, run_record *rec) {
+/* Writes the repro file of a failed run; 0, or -1 after saying why not. */
+static int write_repro(const run_opts *o, run_record *rec) {
   char path[1200], extra[40] = "";
   cli_out out;
   if (mkdir(o->repro_dir, 0777) != 0 && errno != EEXIST) {
     fprintf(stderr, "revenant: cannot make the repro directory %s: %s\n", o->repro_dir, strerror(errno));
-    return;
+    return -1;
   }
   /* unique per file, case, seed and crash point: the scenario name alone
      is not (two files may share it) */
   if (o->crash_at) snprintf(extra, sizeof extra, "-crash%llu", (unsigned long long)o->crash_at);
   cli_repro_path(path, sizeof path, o->repro_dir, "repro", rec->sc->file, rec->sc->name, rec->variant,
                  rec->res.seed, extra);
-  if (cli_out_open(&out, path)) return;
+  if (cli_out_open(&out, path)) return -1;
   if (rpt_repro_write(out.f, &rec->rr, rec->sc->source)) {
     fprintf(stderr, "revenant: cannot write repro file %s\n", path);
     cli_out_abort(&out);
-    return;
+    return -1;
   }
-  if (cli_out_commit(&out) == 0) fprintf(stdout, "  repro: %s\n", path);
+  if (cli_out_commit(&out)) return -1;
+  fprintf(stdout, "  repro: %s\n", path);
+  return 0;
 }
 
 /* ---- the run loop ----------------------------------------------------- */
@@ -216,7 +219,9 @@ typedef struct run_state {
   size_t runs;
   uint64_t seeds_done;        /* (case, seed) pairs run */
   double t0, last_progress;
-  int tty, same_noted;
+  int tty;
+  uint64_t last_hash;        /* trace hash of the last run */
+  int write_errors;          /* repro files that could not be written */
   uint64_t first_hash;
 } run_state;
 
@@ -315,7 +320,12 @@ static int run_one(run_state *st, const scn_scenario *sc, int ci, uint64_t seed)
   else
     st->failed++;
   if (!st->o.quiet || !rec->res.passed) rpt_text_run(stdout, &rec->rr, st->o.verbose, st->o.color);
-  if (!rec->res.passed) write_repro(&st->o, rec);
+  char why[256];
+  if (!st->o.quiet && !st->o.crash_at &&
+      chk_unjudged(rec->res.checks, sc->cases[ci].hold_mask, rec->res.end_us, why, sizeof why))
+    printf("  not judged: %s\n", why);
+  st->last_hash = rec->res.trace_hash;
+  if (!rec->res.passed && write_repro(&st->o, rec)) st->write_errors++;
   if (st->json.f) rpt_json_add(&st->js, &rec->rr);
   if (st->junit.f) rpt_junit_add(&st->ju, &rec->rr, st->junit_dup);
   if (st->o.trace) { /* keep only the last run */
@@ -389,9 +399,17 @@ static int run_scenario(run_state *st, const scn_scenario *sc) {
   for (int ci = 0; ci < sc->n_cases && !cli_stop; ci++) {
     if (st->o.only_case && strcmp(st->o.only_case, sc->cases[ci].label)) continue;
     matched = 1;
-    st->same_noted = 0;
+    uint64_t first_hash = 0;
     for (uint64_t seed = lo; !cli_stop; seed++) {
       if (st->o.crash_points ? crash_points(st, sc, ci, seed) : run_one(st, sc, ci, seed)) return -1;
+      if (seed == lo) first_hash = st->last_hash;
+      if (seed == lo + 1 && !st->o.crash_points && st->last_hash == first_hash)
+        printf("note: %s [%s]: seeds 0x%llx and 0x%llx gave the same run (trace hash 0x%016llx): nothing in "
+               "this scenario draws from the seed (strategy %s, no random faults or workload), so every seed "
+               "is the same run; try --strategy random\n",
+               sc->name, sc->cases[ci].label, (unsigned long long)lo, (unsigned long long)seed,
+               (unsigned long long)first_hash,
+               sim_strategy_name(st->o.strategy >= 0 ? (sim_strategy)st->o.strategy : sc->strategy));
       st->seeds_done++;
       progress(st, seed, 0);
       if (seed == hi) break;
@@ -544,7 +562,7 @@ int cli_cmd_run(int argc, char **argv) {
   free(st.errs);
   cli_paths_free(&st.o.files);
   if (cli_stop) return 128 + cli_stop;
-  if (errors) return 2;
+  if (errors || st.write_errors) return 2;
   return st.failed ? 1 : 0;
 }
 

@@ -230,7 +230,10 @@ static void rpt_text_figures(FILE *f, const rpt_run *r) {
   fputs("  figures:", f);
   for (size_t i = 0; i < r->n_figures; i++) {
     const rpt_figure *g = &r->figures[i];
-    fprintf(f, " %s=%" PRId64 "%s", rpt_or(g->name, "?"), g->value, rpt_or(g->unit, ""));
+    if (g->value < 0 && g->unit && !strcmp(g->unit, "ms")) /* a time that never came */
+      fprintf(f, " %s=none", rpt_or(g->name, "?"));
+    else
+      fprintf(f, " %s=%" PRId64 "%s", rpt_or(g->name, "?"), g->value, rpt_or(g->unit, ""));
   }
   fputc('\n', f);
 }

@@ -533,6 +533,18 @@ static void progress(scn_swarm *s) {
   s->o.on_progress(s->o.ctx, &st);
 }
 
+/* How long the pool may wait for a line: until the earliest worker's
+** timeout (at least 1 ms), at most 100 ms (progress, stop requests). */
+static int poll_ms(const scn_swarm *s) {
+  double now = sw_now(), wait = 0.1;
+  for (int w = 0; w < s->n_w; w++) {
+    if (s->w[w].fd < 0) continue;
+    double left = s->w[w].started + (double)s->o.timeout_us / 1e6 - now;
+    if (left < wait) wait = left;
+  }
+  return wait < 0.001 ? 1 : (int)(wait * 1000.0);
+}
+
 static int run_pool(scn_swarm *s) {
   struct pollfd *p = calloc((size_t)s->n_w, sizeof *p);
   int rc = p ? 0 : -1;
@@ -546,7 +558,7 @@ static int run_pool(scn_swarm *s) {
       live |= s->w[w].fd >= 0;
     }
     if (!live) break;
-    if (poll(p, (nfds_t)s->n_w, 100) < 0 && errno != EINTR) rc = -1;
+    if (poll(p, (nfds_t)s->n_w, poll_ms(s)) < 0 && errno != EINTR) rc = -1;
     for (int w = 0; w < s->n_w && !rc; w++)
       if (p[w].fd >= 0 && (p[w].revents & (POLLIN | POLLHUP | POLLERR)) && !drain(s, &s->w[w], -1))
         rc = reap(s, w, REAP_EOF);
