@@ -26,6 +26,10 @@
 #define SCN_MAX_FAULTS 64
 #define SCN_MAX_STALE 64
 #define SCN_MAX_CASES 8
+/* The largest scenario file (or text) scn_load accepts: refused with a
+** clear error before its text is read or parsed (docs/scenarios.md). The
+** shipped files are under 8 KiB; a file at every other limit fits. */
+#define SCN_MAX_FILE_BYTES (1024 * 1024)
 
 typedef enum scn_work_kind {
   SCN_W_REQUEST = 1, SCN_W_FIBER, SCN_W_TOOLRUN,
@@ -173,6 +177,10 @@ int scn_run_case_ex(const scn_scenario *sc, int ci, uint64_t seed,
 
 /* Frees what a result owns. */
 void scn_result_free(scn_result *res);
+
+/* 1 if the scenario has a sigkill fault (its runs then fork real worker
+** processes over file-backed storage, scn_sigkill.c), else 0. */
+int scn_has_sigkill(const scn_scenario *sc);
 
 
 /* ---- copy, write, swarm mix, signature, shrink ------------------------
