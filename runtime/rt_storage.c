@@ -246,11 +246,20 @@ int rt__db_open(rt_world *w, uint32_t a) {
 /* Runs one of the transaction-control statements. */
 static void txn_ctl(rt_world *w, uint32_t a, int id);
 
-/* An idle in-memory database is parked as its serialized image (a few KB
-** with 512-byte pages) instead of a live connection with its cache and
-** statements; the next access opens it again from the image. */
+/* An idle in-memory database of a world with many actors is parked as its
+** serialized image (a few KB with 512-byte pages) instead of a live
+** connection with its cache and statements; the next access opens it again
+** from the image. */
+/* Worlds with at most this many actors keep idle connections open: a
+** parked database pays a schema parse and a fresh prepare of every
+** statement when it wakes (about 40 % of a 1-hour #1595 run, callgrind),
+** and a few open connections cost little memory. Only memory depends on
+** it: the content and every result are the same. */
+#define RT_PARK_MIN_ACTORS 64
+
 void rt__db_park(rt_world *w, rt_db *d) {
   if (w->cfg.storage_files || !d->db || d->txn_open) return;
+  if (w->n_actors <= RT_PARK_MIN_ACTORS) return;
   sqlite3_int64 sz;
   unsigned char *img = sqlite3_serialize(d->db, "main", &sz, 0);
   if (!img) return;
