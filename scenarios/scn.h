@@ -126,7 +126,8 @@ typedef struct scn_result {
   int64_t end_us;
   int passed;
   char failure[512];
-  sim *s;                  /* owned: the kernel, with the kept trace */
+  sim *s;                  /* owned: the kernel, with the kept trace (no
+                              records after a lean run that passed) */
   chk_set *checks;         /* owned */
   char **actor_names;      /* owned, n_actors entries */
   uint32_t n_actors;
