@@ -167,6 +167,7 @@ static void fill_rpt(run_record *rec, const scn_scenario *sc, int ci, double wal
   r->violations = chk_violation_count(res->checks) ? chk_violation_at(res->checks, 0) : NULL;
   r->n_violations = chk_violation_count(res->checks);
   r->trace = &res->s->trace;
+  r->facts = res->facts;
   r->actor_names = (const char *const *)res->actor_names;
   r->n_actors = res->n_actors;
   r->figures = rec->figs;
@@ -295,15 +296,15 @@ static int run_one(run_state *st, const scn_scenario *sc, int ci, uint64_t seed)
   rpt_recovery_stream *rs = rpt_recovery_stream_new(rec_us, 256);
   scn_run_opts ro = {.crash_after_write = st->o.crash_at,
                      .lean = !st->o.json && !st->o.junit && !st->o.trace && !st->o.verbose,
-                     .observe = rs ? rpt_recovery_observe : NULL,
-                     .observe_ctx = rs};
+                     .observer = rs ? rpt_recovery_observe : NULL,
+                     .observer_ctx = rs};
   if (st->o.crash_at) { /* the run --crash-points made for this boundary: without the file's faults */
     ro.without_faults = 1;
     ro.check_mask = crash_check_mask(&sc->cases[ci]);
   }
   int rc = scn_run_case_ex(sc, ci, seed, strat, &ro, &rec->res);
   size_t n_rec = rpt_recovery_stream_end(rs);
-  ro.observe = NULL; /* a second run (--check-determinism) is not measured again */
+  ro.observer = NULL; /* a second run (--check-determinism) is not measured again */
   if (rc) {
     fprintf(stderr, "revenant: %s: %s\n", sc->file, rec->res.failure);
     record_free(rec);
@@ -608,7 +609,8 @@ int cli_cmd_check(int argc, char **argv) {
       bad++;
       continue;
     }
-    printf("ok %s (%d case%s)\n", files.v[i], sc->n_cases, sc->n_cases == 1 ? "" : "s");
+    printf("ok %s (%d case%s, %d fact%s)\n", files.v[i], sc->n_cases, sc->n_cases == 1 ? "" : "s",
+           sc->n_facts, sc->n_facts == 1 ? "" : "s");
     scn_free(sc);
   }
   free(sc);

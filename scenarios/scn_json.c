@@ -1296,6 +1296,11 @@ const char *scn_json_suggest(const char *key, const char *const *allowed)
     return key ? scn__suggest(key, allowed) : NULL;
 }
 
+const char *scn_suggest(const char *key, const char *const *names)
+{
+    return key && names ? scn__suggest(key, names) : NULL;
+}
+
 /* Reports member m of d as an unknown field, with a suggestion or the full list. */
 static int scn__unknown_field(const scn_doc *d, const cJSON *m, const char *const *allowed, scn_err *err)
 {

@@ -236,11 +236,14 @@ static const flt_fault crash_fault = {FLT_CRASH, RT_NO_ACTOR, 0, 0, 0, 0, RT_STU
 
 static void crash_now(void *ctx) { flt_apply((rt_world *)ctx, &crash_fault); }
 
-static int assemble(const scn_scenario *sc, const scn_run_opts *o, rt_world *w, scn_result *res) {
+static int assemble(const scn_scenario *sc, int ci, const scn_run_opts *o, rt_world *w,
+                    scn_result *res) {
   chk_params p = sc->params;
   p.enabled_mask = 0xffffffffu;
   res->checks = chk_new(&res->s->trace, &p);
-  if (!res->checks || scn__add_actors(sc, w, res) || scn__seed_stale(sc, w) || scn__plan_workload(sc, w, 0) ||
+  if (!res->checks || scn__facts_begin(sc, ci, o, res) ||
+      (o->observer && scn__observe(o, res)) ||
+      scn__add_actors(sc, w, res) || scn__seed_stale(sc, w) || scn__plan_workload(sc, w, 0) ||
       flt_plan(w, sc->faults, o->without_faults ? 0 : sc->n_faults, sc->duration_us) < 0) {
     scn__set_failure(res, "cannot assemble the world (out of memory or storage error)");
     return -1;
@@ -262,21 +265,14 @@ int scn_run_case_ex(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy 
                     const scn_run_opts *opts, scn_result *res) {
   static const scn_run_opts none = {0};
   const scn_run_opts *o = opts ? opts : &none;
-  if (!o->without_faults && scn__has_sigkill(sc)) {
-    /* The parent keeps the records the workers send: show them to the
-    ** caller's observer afterwards, in order. */
-    int rc = scn__run_sigkill(sc, ci, seed, strategy, o, res);
-    const sim_trace *t = res->s ? &res->s->trace : NULL;
-    for (size_t i = 0; !rc && o->observe && t && i < t->n; i++)
-      o->observe(o->observe_ctx, &t->recs[i], i);
-    return rc;
-  }
+  if (!o->without_faults && scn__has_sigkill(sc))
+    return scn__run_sigkill(sc, ci, seed, strategy, o, res);
   int rc = run_once(sc, ci, seed, strategy, o, res);
   if (rc || !o->lean || res->passed) return rc;
   /* A failure is explained from its trace: the same run once more, kept. */
   scn_run_opts kept = *o;
   kept.lean = 0;
-  kept.observe = NULL; /* it saw these records already */
+  kept.observer = NULL; /* it saw these records already */
   scn_result_free(res);
   return run_once(sc, ci, seed, strategy, &kept, res);
 }
@@ -295,19 +291,20 @@ static int run_once(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy 
   }
   res->s->trace.keep = !o->lean;
   res->figs = figs_new(&res->s->trace, sc->n_actors);
-  if (!res->figs || (o->observe && sim_trace_observe(&res->s->trace, o->observe, o->observe_ctx))) {
+  if (!res->figs) {
     scn__set_failure(res, "cannot initialise the kernel");
     return -1;
   }
   rt_world *w = rt_world_new(res->s, &cs->cfg);
-  if (!w || assemble(sc, o, w, res)) {
+  if (!w || assemble(sc, ci, o, w, res)) {
     if (!w) scn__set_failure(res, "cannot make the world");
     rt_world_free(w);
     flt_reset();
     return -1;
   }
+  /* with facts to judge, only a failed "hold" decides early: facts need the whole run */
   decide_ctx dc = {res->s, o->check_mask ? o->check_mask : cs->hold_mask,
-                   o->check_mask ? 0 : cs->violate_mask, 0};
+                   o->check_mask || chk_facts_count(res->facts) ? 0 : cs->violate_mask, 0};
   if (o->stop_when_decided) chk_on_violation(res->checks, decide_on_violation, &dc);
   sim_stop_reason why = sim_run(res->s, sc->duration_us, 0);
   if (o->stop_when_decided) chk_on_violation(res->checks, NULL, NULL);
@@ -316,6 +313,7 @@ static int run_once(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy 
   if (why != SIM_STOP_REQUESTED && res->s->now_us < sc->duration_us)
     res->s->now_us = sc->duration_us;
   chk_finish(res->checks, res->s->now_us);
+  scn__facts_end(w, res);
   res->writes = rt_write_count(w);
   rt_world_free(w);
   flt_reset();
@@ -324,6 +322,7 @@ static int run_once(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy 
   res->end_us = res->s->now_us;
   scn__compute_figures(res);
   scn__judge(cs, o, res);
+  scn__facts_judge(res);
   if (scn__plan_failed()) {
     res->passed = 0;
     scn__set_failure(res, "out of memory while planning the workload");
@@ -334,6 +333,7 @@ static int run_once(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy 
 void scn_result_free(scn_result *res) {
   figs_free(res->figs);
   if (res->checks) chk_free(res->checks);
+  chk_facts_free(res->facts);
   if (res->s) sim_free(res->s);
   free(res->s);
   for (uint32_t i = 0; res->actor_names && i < res->n_actors; i++) free(res->actor_names[i]);
