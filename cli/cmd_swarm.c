@@ -30,7 +30,10 @@ static const char swarm_usage[] =
     "Runs every case of every scenario with many seeds; each seed also draws\n"
     "its own fault mix (stream \"swarm.mix\"). Workers are separate processes:\n"
     "a crash or hang is reported as a failure with its seed. Failures are\n"
-    "grouped by signature, with one repro file per signature.\n"
+    "grouped by signature, with one repro file per signature. The report ends\n"
+    "with the probes the runs reached (docs/trace.md \"Probes\") and the ones\n"
+    "no run reached; a case's expect.reach fails the swarm when no run of it\n"
+    "reached a probe it lists.\n"
     "\n"
     "options:\n"
     "  --seeds N          run N seeds: base .. base+N-1\n"
@@ -46,10 +49,11 @@ static const char swarm_usage[] =
     "  --duration D       cut every run at D of virtual time (faster; changes what is judged)\n"
     "  --json FILE        write every run as results JSON (revenant.results/1)\n"
     "  --repro-dir DIR    where repro files go (default revenant-out)\n"
-    "  -q, --quiet        one line per signature and the summary line\n"
+    "  -q, --quiet        one line per signature and the summary line (no probe table)\n"
     "  -h, --help         show this help\n"
     "\n"
-    "exit status: 0 every expectation met, 1 an expectation failed, 2 usage or scenario error\n";
+    "exit status: 0 every expectation met, 1 an expectation failed or an expect.reach\n"
+    "probe was never reached, 2 usage or scenario error\n";
 
 typedef struct sw_opts {
   scn_swarm_opts e;             /* what the engine needs */
@@ -198,6 +202,7 @@ typedef struct swarm {
   sw_kept *kept;
   size_t n_kept, cap_kept;
   int tty, oom;
+  int unreached;           /* (case, probe) pairs of expect.reach no run reached */
 } swarm;
 
 static void keep_result(swarm *s, const scn_swarm_result *r) {
@@ -399,6 +404,49 @@ static int write_json(swarm *s) {
   return rc;
 }
 
+/* The probe table: each probe some run reached, with how many runs and the
+** first seed (and its file and case); then the probes no run reached. */
+static void report_probes(const swarm *s) {
+  const scn_swarm_probe *pr = scn_swarm_probes(s->eng);
+  char none[1024] = "";
+  size_t o = 0;
+  int reached = 0;
+  for (int p = 0; p < RT_PROBE_COUNT; p++) reached += pr[p].runs > 0;
+  printf("probes: %d of %d reached\n", reached, RT_PROBE_COUNT);
+  for (int p = 0; p < RT_PROBE_COUNT; p++) {
+    if (!pr[p].runs) {
+      o += (size_t)snprintf(none + o, o < sizeof none ? sizeof none - o : 0, "%s%s", o ? ", " : "",
+                            rt_probe_name(p));
+      continue;
+    }
+    scn_swarm_job jb;
+    scn_swarm_job_info(s->eng, pr[p].first_unit, &jb); /* job u is unit u's first */
+    const scn_scenario *sc = s->sc[jb.file];
+    printf("  %-24s %8" PRIu64 " run%s  first seed 0x%" PRIx64 " (%s [%s])\n", rt_probe_name(p), pr[p].runs,
+           pr[p].runs == 1 ? " " : "s", pr[p].first_seed, sc->name, sc->cases[jb.ci].label);
+  }
+  if (*none) printf("  not reached: %s\n", none);
+}
+
+/* expect.reach: a case whose runs never reached a probe it requires fails
+** the swarm. Returns the number of such (case, probe) pairs. */
+static int report_reach(const swarm *s, const scn_swarm_stats *st) {
+  int missing = 0;
+  for (size_t u = 0; u < st->units; u++) {
+    scn_swarm_job jb;
+    scn_swarm_job_info(s->eng, u, &jb);
+    const scn_scenario *sc = s->sc[jb.file];
+    uint64_t want = sc->cases[jb.ci].reach_mask, got = scn_swarm_unit_probes(s->eng, u);
+    for (int p = 0; p < RT_PROBE_COUNT; p++) {
+      if (!(want >> p & 1) || (got >> p & 1)) continue;
+      printf("FAIL reach %s [%s]: no run reached probe %s (expect.reach in %s)\n", sc->name,
+             sc->cases[jb.ci].label, rt_probe_name(p), sc->file);
+      missing++;
+    }
+  }
+  return missing;
+}
+
 static int report(swarm *s) {
   size_t ng;
   scn_swarm_stats st;
@@ -413,6 +461,8 @@ static int report(swarm *s) {
           st.runs, seeds, st.units, st.elapsed_s, st.elapsed_s > 0 ? seeds / st.elapsed_s : 0.0, st.workers,
           s->o.e.shard_i, s->o.e.shard_n);
   if (cli_stop) printf("interrupted after %.0f seeds\n", seeds);
+  if (!s->o.quiet) report_probes(s);
+  s->unreached = st.runs ? report_reach(s, &st) : 0;
   rpt_text_summary(stdout, (size_t)(st.runs - st.failed), (size_t)st.failed);
   return rc;
 }
@@ -495,7 +545,7 @@ int cli_cmd_swarm(int argc, char **argv) {
   else if (cli_stop) rc = 128 + cli_stop;
   else {
     scn_swarm_stats_get(s.eng, &st);
-    rc = st.failed ? 1 : 0;
+    rc = st.failed || s.unreached ? 1 : 0;
   }
   swarm_free(&s);
   return rc;

@@ -43,6 +43,7 @@ typedef struct sw_res {
   int64_t end_us;
   char *failure, *sig;
   chk_violation *viol;
+  uint64_t probes;              /* the worker's "P" line: probes the run reached */
 } sw_res;
 
 typedef struct sw_worker {
@@ -66,6 +67,8 @@ struct scn_swarm {
   uint64_t done, failed;
   scn_swarm_group *groups;
   size_t n_groups, cap_groups;
+  scn_swarm_probe probe[RT_PROBE_COUNT]; /* runs that reached each probe */
+  uint64_t *unit_probes;        /* per unit: the probes any of its runs reached */
   sw_worker *w;
   int n_w;
   double t0, deadline, last_progress;
@@ -199,6 +202,10 @@ static void worker_job(const scn_swarm *s, uint64_t j, scn_scenario *m, FILE *ou
     fprintf(out, "X\t%" PRIu64 "\t%s\n", j, text);
   } else {
     size_t nv = r.passed ? 0 : chk_violation_count(r.checks);
+    uint64_t reached = 0;
+    for (int p = 0; p < RT_PROBE_COUNT; p++)
+      if (r.probes[p]) reached |= 1ull << p;
+    if (reached) fprintf(out, "P\t%" PRIu64 "\t%" PRIx64 "\n", j, reached); /* before its R line */
     clean(sig, sizeof sig, scn_signature(m, jb.ci, &r, sig, sizeof sig));
     clean(text, sizeof text, r.passed ? "" : r.failure);
     fprintf(out, "R\t%" PRIu64 "\t%d\t%" PRIx64 "\t%" PRIu64 "\t%" PRId64 "\t%s\t%s\t%zu", j, r.passed,
@@ -279,7 +286,15 @@ static void deliver(scn_swarm *s, uint64_t j, sw_res *x) {
   scn_swarm_job_info(s, j, &jb);
   scn_swarm_result r = {j, jb.seed, jb.unit, jb.file, jb.ci, (scn_swarm_state)x->state, x->passed,
                         x->hash, x->events, x->end_us, x->failure ? x->failure : "",
-                        x->sig ? x->sig : "", x->viol, x->n_viol};
+                        x->sig ? x->sig : "", x->viol, x->n_viol, x->probes};
+  for (int p = 0; p < RT_PROBE_COUNT; p++) {
+    if (!(x->probes >> p & 1)) continue;
+    if (s->probe[p].runs++ == 0) {
+      s->probe[p].first_seed = jb.seed;
+      s->probe[p].first_unit = jb.unit;
+    }
+  }
+  if (s->unit_probes) s->unit_probes[jb.unit] |= x->probes;
   if (!r.passed) group_add(s, &r);
   if (s->o.on_result) s->o.on_result(s->o.ctx, &r);
   res_clear(x);
@@ -342,6 +357,11 @@ static void on_line(scn_swarm *s, sw_worker *wk, char *line) {
     wk->done = 1;
     return;
   }
+  if (!strcmp(f[0], "P")) { /* the probes of a run, sent just before its R line */
+    sw_res *x = nf >= 3 ? res_at(s, strtoull(f[1], NULL, 10)) : NULL;
+    if (x && !x->state) x->probes = strtoull(f[2], NULL, 16);
+    return;
+  }
   if (nf < 3 || (strcmp(f[0], "R") && strcmp(f[0], "X"))) return;
   uint64_t j = strtoull(f[1], NULL, 10);
   wk->next = next_job(s, j);
@@ -352,7 +372,9 @@ static void on_line(scn_swarm *s, sw_worker *wk, char *line) {
   }
   sw_res *r = res_at(s, j);
   if (!r || nf < 9) return;
+  uint64_t probes = r->probes;
   res_clear(r);
+  r->probes = probes;
   r->state = SCN_SWARM_DONE;
   r->passed = (uint8_t)atoi(f[2]);
   r->hash = strtoull(f[3], NULL, 16);
@@ -656,7 +678,8 @@ scn_swarm *scn_swarm_new(scn_scenario *const *sc, size_t n_sc, const scn_swarm_o
   s->sc = sc;
   s->n_sc = n_sc;
   s->units = calloc(n_sc * SCN_MAX_CASES, sizeof *s->units);
-  if (!s->units) goto oom;
+  s->unit_probes = calloc(n_sc * SCN_MAX_CASES, sizeof *s->unit_probes);
+  if (!s->units || !s->unit_probes) goto oom;
   for (size_t i = 0; i < n_sc; i++) {
     int matched = 0;
     for (int c = 0; c < sc[i]->n_cases; c++) {
@@ -694,6 +717,12 @@ oom:
   return NULL;
 }
 
+const scn_swarm_probe *scn_swarm_probes(const scn_swarm *s) { return s->probe; }
+
+uint64_t scn_swarm_unit_probes(const scn_swarm *s, size_t unit) {
+  return unit < s->n_units ? s->unit_probes[unit] : 0;
+}
+
 const scn_swarm_group *scn_swarm_groups(const scn_swarm *s, size_t *n) {
   *n = s->n_groups;
   return s->groups;
@@ -714,6 +743,7 @@ void scn_swarm_free(scn_swarm *s) {
   free(s->ring);
   for (size_t k = 0; k < s->n_groups; k++) free(s->groups[k].sig);
   free(s->groups);
+  free(s->unit_probes);
   free(s->units);
   remove_tmpdir(s);
   free(s);

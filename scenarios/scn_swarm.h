@@ -52,6 +52,7 @@ typedef struct scn_swarm_result {
   const char *sig;         /* failure signature, "" when passed */
   const chk_violation *viol;
   int n_viol;              /* at most SCN_SWARM_MAX_VIOL */
+  uint64_t probes;         /* the probes the run reached: bit p for rt_probe p */
 } scn_swarm_result;
 
 /* Counters of a swarm, for progress lines and the summary. */
@@ -96,6 +97,14 @@ typedef struct scn_swarm_group {
   uint64_t seeds[8];       /* the first 8 seeds, in job order */
 } scn_swarm_group;
 
+/* How many runs reached one probe (rt_probe, docs/trace.md "Probes"), and
+** the first of them in job order (so it does not depend on -j). */
+typedef struct scn_swarm_probe {
+  uint64_t runs;
+  uint64_t first_seed;     /* valid when runs > 0 */
+  size_t first_unit;
+} scn_swarm_probe;
+
 /* One job's identity. */
 typedef struct scn_swarm_job {
   uint64_t job, seed;
@@ -129,6 +138,15 @@ void scn_swarm_stats_get(const scn_swarm *s, scn_swarm_stats *st);
 ** (an order that does not depend on -j). *n gets the count. Owned by the
 ** swarm. */
 const scn_swarm_group *scn_swarm_groups(const scn_swarm *s, size_t *n);
+
+/* The probes the delivered runs reached: RT_PROBE_COUNT entries indexed by
+** rt_probe, owned by the swarm. For the probe table of `swarm` and its
+** reports (--html). */
+const scn_swarm_probe *scn_swarm_probes(const scn_swarm *s);
+
+/* The probes any delivered run of unit `unit` (a file's case) reached, bit
+** p for rt_probe p; a case's expect.reach is judged against it. */
+uint64_t scn_swarm_unit_probes(const scn_swarm *s, size_t unit);
 
 /* Identity of job j (file, case, seed, strategy). */
 void scn_swarm_job_info(const scn_swarm *s, uint64_t j, scn_swarm_job *out);

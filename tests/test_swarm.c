@@ -198,6 +198,37 @@ static void test_crash_reported_with_seed(void **state) {
   free(runs);
 }
 
+/* The probe table: which probes the runs reached (the same with -j 1 and
+** -j 2), the ones none reached; a case's expect.reach fails the swarm
+** (exit 1, naming the case and the probe) when no run reached the probe,
+** and passes once one does. */
+static void test_probe_table_and_reach(void **state) {
+  (void)state;
+  int rc1 = run(NULL, "pr1.out", "swarm tests/corpus/swarm/commit-window.json --seeds 40 -j 1 --repro-dir %s/rp1", g_dir);
+  int rc2 = run(NULL, "pr2.out", "swarm tests/corpus/swarm/commit-window.json --seeds 40 -j 2 --repro-dir %s/rp2", g_dir);
+  assert_int_equal(rc1, 1); /* effects_once is lost in some seeds */
+  assert_int_equal(rc2, 1);
+  char *a = file_in_dir("pr1.out"), *b = file_in_dir("pr2.out");
+  const char *ta = strstr(a, "probes: "), *tb = strstr(b, "probes: ");
+  assert_non_null(ta);
+  assert_non_null(tb);
+  assert_string_equal(ta, tb);
+  assert_non_null(strstr(ta, "  commit_window_death "));
+  assert_non_null(strstr(ta, "first seed 0x"));
+  assert_non_null(strstr(ta, "  not reached: recovery_reentry"));
+  assert_null(strstr(a, "FAIL reach"));
+  free(a);
+  free(b);
+  /* one seed whose mix crashes at no write boundary: the probe is not reached */
+  int rc = run(NULL, "pr3.out", "swarm tests/corpus/swarm/commit-window.json --seeds 1 --seed-base 3 -q");
+  assert_int_equal(rc, 1);
+  char *c = file_in_dir("pr3.out");
+  assert_non_null(strstr(c, "FAIL reach commit-window [default]: no run reached probe commit_window_death"));
+  assert_non_null(strstr(c, "1 passed, 0 failed"));
+  assert_null(strstr(c, "probes: ")); /* -q: no table */
+  free(c);
+}
+
 static void test_hang_times_out(void **state) {
   (void)state;
   int rc = run("REVENANT_TEST_HANG_SEED=0x64", "hang.out",
@@ -225,6 +256,7 @@ int main(void) {
       cmocka_unit_test(test_j1_equals_j2),
       cmocka_unit_test(test_shards_cover_once),
       cmocka_unit_test(test_crash_reported_with_seed),
+      cmocka_unit_test(test_probe_table_and_reach),
       cmocka_unit_test(test_hang_times_out),
       cmocka_unit_test(test_usage_errors),
   };
