@@ -49,7 +49,9 @@ static const char swarm_usage[] =
     "  -q, --quiet        one line per signature and the summary line\n"
     "  -h, --help         show this help\n"
     "\n"
-    "exit status: 0 every expectation met, 1 an expectation failed, 2 usage or scenario error\n";
+    "exit status: 0 every expectation met, 1 an expectation failed, 2 usage or scenario\n"
+    "error or a file that could not be written, 130/143 stopped by SIGINT/SIGTERM (after\n"
+    "writing what finished)\n";
 
 typedef struct sw_opts {
   scn_swarm_opts e;             /* what the engine needs */

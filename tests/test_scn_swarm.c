@@ -4,8 +4,9 @@
 ** depend on the number of workers; shards cover their seeds; failures are
 ** grouped by signature with their smallest seed; a crashing or hanging
 ** seed is a failure of that seed only; a stop request ends the pool with
-** what finished; the re-run child sees the job's full run; the swarm's
-** temporary directory is gone when it returns. Run from the repository
+** what finished; the re-run child sees the job's full run; a sigkill
+** scenario whose workers are all killed by the timeout ends and leaves no
+** temporary directory. Run from the repository
 ** root (it loads scenarios/ files).
 */
 #include <setjmp.h>
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "scenarios/scn.h"
 #include "scenarios/scn_swarm.h"
@@ -135,7 +137,7 @@ static void test_shard_covers_its_seeds(void **st) {
 
 static void test_groups_by_signature(void **st) {
   (void)st;
-  scn_scenario *sc[1] = {load("scenarios/incidents/issue-1595.json")};
+  scn_scenario *sc[1] = {load("tests/corpus/cli/failing.json")};
   static got g;
   memset(&g, 0, sizeof g);
   scn_swarm_opts o = opts(&g, 8, 2);
@@ -238,6 +240,40 @@ static void test_rerun_in_child(void **st) {
   unload(sc[0]);
 }
 
+/* A sigkill scenario whose every seed outlives a 1 us timeout: its workers
+** are killed while a SIGKILL generation waits in pause(). The swarm must
+** end (alarm: a hang kills the test) and leave nothing in TMPDIR. */
+static void test_sigkill_timeouts_end_and_clean_up(void **st) {
+  (void)st;
+  char dir[] = "/tmp/revenant-test-scn-swarm-XXXXXX", cmd[128];
+  assert_non_null(mkdtemp(dir));
+  const char *old = getenv("TMPDIR");
+  char *saved = old ? strdup(old) : NULL;
+  setenv("TMPDIR", dir, 1);
+  scn_scenario *sc[1] = {load("scenarios/examples/sigkill-recover.json")};
+  static got g;
+  memset(&g, 0, sizeof g);
+  scn_swarm_opts o = opts(&g, 12, 2);
+  o.timeout_us = 1;
+  alarm(60);
+  assert_int_equal(swarm(sc, 1, &o, NULL), 0);
+  alarm(0);
+  assert_int_equal(g.n, 12);
+  for (size_t i = 0; i < g.n; i++) assert_true(g.state[i] == SCN_SWARM_TIMEOUT || g.state[i] == SCN_SWARM_DONE);
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  int entries = 0;
+  for (struct dirent *e; (e = readdir(d));) entries += e->d_name[0] != '.';
+  closedir(d);
+  assert_int_equal(entries, 0);
+  if (saved) setenv("TMPDIR", saved, 1);
+  else unsetenv("TMPDIR");
+  free(saved);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+  unload(sc[0]);
+}
+
 static void test_bad_case_is_an_error(void **st) {
   (void)st;
   scn_scenario *sc[1] = {load("scenarios/examples/keepalive-dispose.json")};
@@ -261,6 +297,7 @@ int main(void) {
       cmocka_unit_test(test_crash_and_hang_fail_their_seed),
       cmocka_unit_test(test_stop_keeps_what_finished),
       cmocka_unit_test(test_rerun_in_child),
+      cmocka_unit_test(test_sigkill_timeouts_end_and_clean_up),
       cmocka_unit_test(test_bad_case_is_an_error),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
