@@ -133,6 +133,10 @@ if command -v jq > /dev/null; then
   jq -e '.summary.errors == 1 and (.errors | length) == 1' "$T/m.json" > /dev/null
 else json_ok "$T/m.json"; fi
 ok $? "JSON lists it in errors and summary.errors"
+rv 30 merge "$T/m.json" -o "$T/mm.json"
+ok $(( rc != 2 )) "merge keeps an input's load error: exit 2 ($rc)"
+tail -n 1 "$T/out" | grep -q ", 1 error$" && grep -q '"errors"' "$T/mm.json"
+ok $? "... in its final line and in the merged document"
 rv 30 run "$T/mixed/b.json" --json "$T/e.json" --junit "$T/e.xml" --trace "$T/e.trace.json"
 json_ok "$T/e.json" && xml_ok "$T/e.xml" && json_ok "$T/e.trace.json" && grep -q 'tests="1"' "$T/e.xml"
 ok $? "a single invalid file still writes valid report files"
