@@ -99,6 +99,10 @@ replay=$(grep -m1 "replay: revenant run .*--crash-at" "$T/out" | sed 's/^ *repla
 # shellcheck disable=SC2086
 rv 30 $replay --repro-dir "$T/ro"
 ok $(( rc != 1 )) "the replay line of a failing crash point fails again ($replay)"
+sed 's/"repeat": 3/"repeat": 8/' tests/corpus/cli/throwing-hook.json > "$T/th8.json"
+rv 60 run "$T/th8.json" --crash-points --repro-dir "$T/ro"
+has "\.\.\. and 4 more failing boundaries" && has "9 failed"
+ok $? "more than 5 failing crash points end with '... and N more'"
 h1=$("$REVENANT" run scenarios/examples/sigkill-recover.json --crash-at 2 --repro-dir "$T/ro" | grep -o "hash=0x[0-9a-f]*")
 h2=$("$REVENANT" run scenarios/examples/sigkill-recover.json --crash-at 3 --repro-dir "$T/ro" |
   grep -o "hash=0x[0-9a-f]*")
@@ -173,6 +177,12 @@ ok $(( $? == 0 )) "... and prints no repro path"
 rv 30 run tests/corpus/cli/passing.json --json /dev/full
 ok $(( rc != 2 )) "run --json /dev/full exits 2"
 echo "old" > "$T/keep.json"
+(ulimit -f 4 && trap '' XFSZ && exec "$REVENANT" run scenarios/examples -q --json "$T/keep.json") \
+  > /dev/null 2> "$T/out"
+rc=$?
+ok $(( rc != 2 )) "a report that cannot be written whole (file size limit) exits 2 ($rc)"
+[ "$(cat "$T/keep.json")" = "old" ] && ! ls "$T" | grep -q "keep.json.tmp"
+ok $? "... and leaves the earlier file as it was, with no temporary file (atomic write)"
 rv 30 run tests/corpus/cli/passing.json --json "$T/nodir/x.json"
 ok $(( rc != 2 )) "run --json into a missing directory exits 2"
 
