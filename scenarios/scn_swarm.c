@@ -262,9 +262,13 @@ static void group_add(scn_swarm *s, const scn_swarm_result *r) {
       s->groups = g;
       s->cap_groups = nc;
     }
-    char *sig = strdup(r->sig);
-    if (!sig) return;
-    s->groups[s->n_groups++] = (scn_swarm_group){sig, r->unit, r->job, r->state, 0, {0}};
+    char *sig = strdup(r->sig), *failure = strdup(r->failure);
+    if (!sig || !failure) {
+      free(sig);
+      free(failure);
+      return;
+    }
+    s->groups[s->n_groups++] = (scn_swarm_group){sig, failure, r->unit, r->job, r->state, 0, {0}};
   }
   scn_swarm_group *g = &s->groups[k];
   if (g->count < 8) g->seeds[g->count] = r->seed;
@@ -709,7 +713,10 @@ void scn_swarm_free(scn_swarm *s) {
   free(s->w);
   for (uint64_t k = 0; k < s->ring_cap; k++) res_clear(&s->ring[k]);
   free(s->ring);
-  for (size_t k = 0; k < s->n_groups; k++) free(s->groups[k].sig);
+  for (size_t k = 0; k < s->n_groups; k++) {
+    free(s->groups[k].sig);
+    free(s->groups[k].failure);
+  }
   free(s->groups);
   free(s->units);
   remove_tmpdir(s);

@@ -89,6 +89,7 @@ typedef struct scn_swarm_opts {
 /* A failure signature of one unit and its runs. */
 typedef struct scn_swarm_group {
   char *sig;               /* owned */
+  char *failure;           /* owned: the failure text of the first job */
   size_t unit;
   uint64_t first_job;      /* the smallest job (and seed) with it */
   scn_swarm_state first_state;
