@@ -156,6 +156,7 @@ static void test_groups_by_signature(void **st) {
     while (i < g.n && !(g.job[i] == gr[k].first_job)) i++;
     assert_true(i < g.n);
     assert_string_equal(g.sig[i], gr[k].sig);
+    assert_non_null(strstr(gr[k].failure, "no_wedge")); /* the first run's failure text */
     assert_int_equal(g.seed[i], gr[k].seeds[0]);
     for (size_t e = 0; e < i; e++) assert_true(g.passed[e] || strcmp(g.sig[e], gr[k].sig) || g.job[e] % (uint64_t)sc[0]->n_cases != gr[k].unit);
   }
