@@ -219,12 +219,11 @@ typedef struct run_state {
   int64_t *recovery_us;      /* recovery times, for the distribution */
   size_t n_recovery, cap_recovery, recovery_runs;
   size_t runs;
-  uint64_t seeds_done;        /* (case, seed) pairs run */
+  uint64_t seeds_done;       /* (case, seed) pairs run */
   double t0, last_progress;
   int tty;
   uint64_t last_hash;        /* trace hash of the last run */
   int write_errors;          /* repro files that could not be written */
-  uint64_t first_hash;
 } run_state;
 
 /* Adds the recovery times of one run (fault to recovery) to st; stops
