@@ -55,26 +55,30 @@ left=$(ls "$T/tmp" | wc -l)
 ok $(( left != 0 )) "no revenant-sigkill-* or revenant-swarm-* directory is left behind ($left)"
 
 # ---- 3: interrupts write what finished -------------------------------------------
-interrupt() { # interrupt SIGNAL ARGS...: start, wait for progress, signal, wait
+interrupt() { # interrupt SIGNAL READY ARGS...: start, wait until READY (a shell test:
+  # the handlers are installed by then) and a little work, signal, wait
   sig=$1
-  shift
+  ready=$2
+  shift 2
   "$REVENANT" "$@" > "$T/out" 2>&1 &
   pid=$!
   (sleep 60 && kill -s KILL $pid 2> /dev/null) > /dev/null 2>&1 & # the watchdog
   dog=$!
-  sleep 2
+  k=0
+  while [ $k -lt 300 ] && ! eval "$ready"; do sleep 0.1; k=$((k + 1)); done
+  sleep 1
   kill -s "$sig" $pid 2> /dev/null
   wait $pid
   rc=$?
   kill $dog 2> /dev/null
   wait $dog 2> /dev/null
 }
-interrupt INT swarm scenarios/examples/keepalive-dispose.json --time 60s -j 2 --json "$T/si.json" \
+interrupt INT 'grep -q "^swarm:" "$T/out"' swarm scenarios/examples/keepalive-dispose.json --time 60s -j 2 --json "$T/si.json" \
   --repro-dir "$T/ro"
 ok $(( rc != 130 )) "swarm stopped by SIGINT exits 130 ($rc)"
 has "interrupted after [0-9]* seeds" && has "^[0-9]* passed, [0-9]* failed" && json_ok "$T/si.json"
 ok $? "swarm stopped by SIGINT prints what finished and writes its JSON"
-interrupt TERM run scenarios/examples/keepalive-dispose.json --seeds 1..1000000000000 -q \
+interrupt TERM 'ls "$T" | grep -q "ri.json.tmp-"' run scenarios/examples/keepalive-dispose.json --seeds 1..1000000000000 -q \
   --json "$T/ri.json" --junit "$T/ri.xml"
 ok $(( rc != 143 )) "run --seeds 1..1000000000000 is accepted and exits 143 on SIGTERM ($rc)"
 has "interrupted after [0-9]* seeds" && json_ok "$T/ri.json" && xml_ok "$T/ri.xml"
