@@ -221,7 +221,7 @@ if command -v script > /dev/null; then
   grep -q "$(printf '\033')\[" "$T/out"
   ok $? "an empty NO_COLOR does not turn colour off (no-color.org)"
   script -qec "$REVENANT run tests/corpus/cli/passing.json --seeds 1..20000 -q" /dev/null > "$T/out" 2>&1
-  has "runs/s" && has "^20000 passed, 0 failed"
+  has "runs/s" && has "20000 passed, 0 failed"
   ok $? "run --seeds shows its progress on a terminal"
   NO_COLOR=1 script -qec "$REVENANT run tests/corpus/cli/passing.json" /dev/null > "$T/out" 2>&1
   grep -q "$(printf '\033')\[" "$T/out"
