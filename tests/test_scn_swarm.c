@@ -32,6 +32,8 @@ typedef struct got {
   uint64_t job[MAXR], seed[MAXR], hash[MAXR];
   int passed[MAXR], state[MAXR];
   char sig[MAXR][64];
+  char extra[MAXR][64];
+  uint64_t events[MAXR];
   volatile sig_atomic_t stop;
   size_t stop_after;       /* 0: never */
 } got;
@@ -45,6 +47,8 @@ static void on_result(void *ctx, const scn_swarm_result *r) {
     g->passed[g->n] = r->passed;
     g->state[g->n] = (int)r->state;
     snprintf(g->sig[g->n], sizeof g->sig[0], "%s", r->sig);
+    snprintf(g->extra[g->n], sizeof g->extra[0], "%s", r->extra);
+    g->events[g->n] = r->events;
   }
   g->n++;
   if (g->stop_after && g->n >= g->stop_after) g->stop = 1;
@@ -275,6 +279,37 @@ static void test_sigkill_timeouts_end_and_clean_up(void **st) {
   unload(sc[0]);
 }
 
+/* In the worker: the run's seed and event count, with a tab and a newline
+** that the engine must flatten. */
+static void extra_fn(void *ctx, const scn_scenario *m, int ci, const scn_result *r, char *buf, size_t cap) {
+  (void)ctx;
+  (void)m;
+  snprintf(buf, cap, "seed=%llu\tevents=%llu ci=%d\n", (unsigned long long)r->seed,
+           (unsigned long long)r->events, ci);
+}
+
+static void test_worker_extra_reaches_the_parent(void **st) {
+  (void)st;
+  scn_scenario *sc[1] = {load("scenarios/examples/keepalive-dispose.json")};
+  static got g;
+  memset(&g, 0, sizeof g);
+  scn_swarm_opts o = opts(&g, 4, 2);
+  o.worker_extra = extra_fn;
+  assert_int_equal(swarm(sc, 1, &o, NULL), 0);
+  assert_int_equal(g.n, 4 * (size_t)sc[0]->n_cases);
+  for (size_t i = 0; i < g.n; i++) {
+    char want[64];
+    snprintf(want, sizeof want, "seed=%llu events=%llu ci=%d ", (unsigned long long)g.seed[i],
+             (unsigned long long)g.events[i], (int)(g.job[i] % (uint64_t)sc[0]->n_cases));
+    assert_string_equal(g.extra[i], want);
+  }
+  memset(&g, 0, sizeof g);
+  o = opts(&g, 2, 1); /* without the hook: "" */
+  assert_int_equal(swarm(sc, 1, &o, NULL), 0);
+  assert_string_equal(g.extra[0], "");
+  unload(sc[0]);
+}
+
 static void test_bad_case_is_an_error(void **st) {
   (void)st;
   scn_scenario *sc[1] = {load("scenarios/examples/keepalive-dispose.json")};
@@ -299,6 +334,7 @@ int main(void) {
       cmocka_unit_test(test_stop_keeps_what_finished),
       cmocka_unit_test(test_rerun_in_child),
       cmocka_unit_test(test_sigkill_timeouts_end_and_clean_up),
+      cmocka_unit_test(test_worker_extra_reaches_the_parent),
       cmocka_unit_test(test_bad_case_is_an_error),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
