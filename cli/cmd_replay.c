@@ -15,10 +15,15 @@
 #include "scenarios/scn.h"
 
 static const char replay_usage[] =
-    "usage: revenant replay FILE\n"
+    "usage: revenant replay FILE [options]\n"
     "\n"
     "Re-runs a repro file (scenario, case, seed, strategy) and compares the\n"
     "trace hash with the one recorded in it.\n"
+    "\n"
+    "options:\n"
+    "  -v, --verbose     print the run's report (violations, facts, figures) as run -v does\n"
+    "  --json FILE       write the run's results JSON (docs/reports.md)\n"
+    "  --trace FILE      write the run's Chrome Trace Event timeline (Perfetto)\n"
     "\n"
     "exit status: 0 same hash, 1 the hash differs (the build changed behaviour),\n"
     "2 usage error or unreadable repro file\n";
@@ -34,7 +39,45 @@ static int find_case(const scn_scenario *sc, const char *label) {
   return sc->n_cases == 1 ? 0 : -1;
 }
 
-static int replay(const char *path, const cJSON *doc, scn_scenario *sc) {
+typedef struct replay_opts {
+  const char *file, *json, *trace;
+  int verbose;
+} replay_opts;
+
+/* Writes the outputs -v, --json and --trace ask for. 0, or -1 on a write error. */
+static int replay_outputs(const replay_opts *o, const scn_scenario *sc, int ci, scn_result *res) {
+  char variant[80], line[900];
+  const char *names[SCN_MAX_ACTORS];
+  for (uint32_t a = 0; a < sc->n_actors; a++) names[a] = sc->actors[a].id;
+  snprintf(variant, sizeof variant, "%s", sc->cases[ci].label);
+  snprintf(line, sizeof line, "revenant replay %s", o->file);
+  rpt_run r = {.scenario_name = sc->name, .scenario_file = sc->file, .seed = res->seed,
+               .strategy = sim_strategy_name(res->strategy), .variant = variant,
+               .trace_hash = res->trace_hash, .events = res->events, .end_us = res->end_us,
+               .passed = res->passed, .expect = sc->cases[ci].expect_text,
+               .failure = res->passed ? NULL : res->failure, .trace = &res->s->trace,
+               .actor_names = names, .n_actors = sc->n_actors, .facts = res->facts,
+               .replay = line};
+  r.n_violations = chk_violation_count(res->checks);
+  r.violations = r.n_violations ? chk_violation_at(res->checks, 0) : NULL;
+  if (o->verbose) rpt_text_run(stdout, &r, 1, 0);
+  const char *paths[2] = {o->json, o->trace};
+  for (int k = 0; k < 2; k++) {
+    if (!paths[k]) continue;
+    cli_out f; /* atomic: a temporary file renamed into place */
+    if (cli_out_open(&f, paths[k])) return -1;
+    if (k == 0 ? rpt_json_write(f.f, &r, 1) : rpt_trace_write(f.f, &r)) {
+      fprintf(stderr, "revenant replay: cannot write %s\n", paths[k]);
+      cli_out_abort(&f);
+      return -1;
+    }
+    if (cli_out_commit(&f)) return -1;
+  }
+  return 0;
+}
+
+static int replay(const replay_opts *o, const cJSON *doc, scn_scenario *sc) {
+  const char *path = o->file;
   const char *seed_s = str_field(doc, "seed"), *strat_s = str_field(doc, "strategy");
   const char *hash_s = str_field(doc, "trace_hash"), *variant = str_field(doc, "variant");
   uint64_t seed, want;
@@ -65,10 +108,11 @@ static int replay(const char *path, const cJSON *doc, scn_scenario *sc) {
          same ? "REPRODUCED" : "DIVERGED", sc->name, sc->cases[ci].label,
          (unsigned long long)seed, (unsigned long long)res.trace_hash, same ? "==" : "!=",
          (unsigned long long)want, res.passed ? "met" : "failed again");
-  if (!res.passed) printf("  %s\n", res.failure);
+  if (!res.passed && !o->verbose) printf("  %s\n", res.failure);
+  int out = replay_outputs(o, sc, ci, &res);
   scn_result_free(&res);
   scn_free(sc);
-  return same ? 0 : 1;
+  return out ? 2 : same ? 0 : 1;
 }
 
 /* The repro document of path, or NULL after saying why not (missing,
@@ -109,19 +153,42 @@ static cJSON *read_repro(const char *path) {
   return doc;
 }
 
-int cli_cmd_replay(int argc, char **argv) {
-  if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-    fputs(replay_usage, stdout);
-    return 0;
+static int replay_args(int argc, char **argv, replay_opts *o) {
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      fputs(replay_usage, stdout);
+      return 0;
+    }
+    if ((!strcmp(a, "--json") || !strcmp(a, "--trace")) && (!val || cli_is_flag(val))) {
+      fprintf(stderr, "revenant replay: option needs a value: %s\n%s", a, replay_usage);
+      return 2;
+    }
+    if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) o->verbose = 1;
+    else if (!strcmp(a, "--json")) o->json = argv[++i];
+    else if (!strcmp(a, "--trace")) o->trace = argv[++i];
+    else if (a[0] != '-' && !o->file) o->file = a;
+    else {
+      fprintf(stderr, "revenant replay: %s: %s\n%s", a[0] == '-' ? "unknown option" :
+              "expected exactly one repro FILE, got another", a, replay_usage);
+      return 2;
+    }
   }
-  if (argc != 2 || argv[1][0] == '-') {
+  if (!o->file) {
     fprintf(stderr, "revenant replay: expected exactly one repro FILE\n%s", replay_usage);
     return 2;
   }
-  cJSON *doc = read_repro(argv[1]);
+  return -1;
+}
+
+int cli_cmd_replay(int argc, char **argv) {
+  replay_opts o = {0};
+  int rc = replay_args(argc, argv, &o);
+  if (rc >= 0) return rc;
+  cJSON *doc = read_repro(o.file);
   if (!doc) return 2;
   scn_scenario *sc = calloc(1, sizeof *sc);
-  int rc = sc ? replay(argv[1], doc, sc) : 2;
+  rc = sc ? replay(&o, doc, sc) : 2;
   free(sc);
   cJSON_Delete(doc);
   return rc;

@@ -1291,9 +1291,9 @@ static const char *scn__suggest(const char *key, const char *const *allowed)
     return best;
 }
 
-const char *scn_json_suggest(const char *key, const char *const *allowed)
+const char *scn_suggest(const char *key, const char *const *names)
 {
-    return key ? scn__suggest(key, allowed) : NULL;
+    return key && names ? scn__suggest(key, names) : NULL;
 }
 
 /* Reports member m of d as an unknown field, with a suggestion or the full list. */
