@@ -212,6 +212,8 @@ repro=$(ls "$T/r10"/*.json | head -n 1)
 sed 's/"revenant_repro":[ 	]*1/"revenant_repro": 2/' "$repro" > "$T/v2.json"
 rv 30 replay "$T/v2.json"
 ok $(( rc != 2 )) "replay refuses revenant_repro: 2"
+rv 30 replay "$repro" --json -q
+ok $(( rc != 2 )) "replay --json -q is a usage error"
 rv 30 run "$repro"
 ok $(( rc != 2 )) "run on a repro file exits 2"
 has "use revenant replay"
