@@ -227,14 +227,11 @@ typedef struct run_state {
   int write_errors;          /* repro files that could not be written */
 } run_state;
 
-/* Adds the recovery times of one run (fault to recovery) to st; stops
+/* Adds the n recovery times v of one run (fault to recovery) to st; stops
 ** collecting at RUN_MAX_RECOVERY values (the line then says over how many
 ** runs), so memory stays bounded over any seed range. */
-static void collect_recovery(run_state *st, const sim_trace *t) {
-  int64_t v[256];
-  size_t n = 0;
+static void collect_recovery(run_state *st, const int64_t *v, size_t n) {
   if (st->n_recovery >= RUN_MAX_RECOVERY) return;
-  rpt_recovery_times(t, v, &n, 256);
   st->recovery_runs++;
   if (n == 0) return;
   if (st->n_recovery + n > st->cap_recovery) {
@@ -293,12 +290,23 @@ static int run_one(run_state *st, const scn_scenario *sc, int ci, uint64_t seed)
   run_record *rec = calloc(1, sizeof *rec); /* one allocation per run: pointers into it stay valid */
   if (!rec) return -1;
   double t0 = cli_wall_now();
-  scn_run_opts ro = {.crash_after_write = st->o.crash_at};
+  /* Without an output that reads the trace (--json, --junit, --trace, -v),
+  ** the run keeps no trace records: a failure is re-run with them kept for
+  ** its report. Recovery times are measured as the records go by. */
+  int64_t rec_us[256];
+  rpt_recovery_stream *rs = rpt_recovery_stream_new(rec_us, 256);
+  scn_run_opts ro = {.crash_after_write = st->o.crash_at,
+                     .lean = !st->o.json && !st->o.junit && !st->o.trace && !st->o.verbose,
+                     .observer = rs ? rpt_recovery_observe : NULL,
+                     .observer_ctx = rs};
   if (st->o.crash_at) { /* the run --crash-points made for this boundary: without the file's faults */
     ro.without_faults = 1;
     ro.check_mask = crash_check_mask(&sc->cases[ci]);
   }
-  if (scn_run_case_ex(sc, ci, seed, strat, &ro, &rec->res)) {
+  int rc = scn_run_case_ex(sc, ci, seed, strat, &ro, &rec->res);
+  size_t n_rec = rpt_recovery_stream_end(rs);
+  ro.observer = NULL; /* a second run (--check-determinism) is not measured again */
+  if (rc) {
     fprintf(stderr, "revenant: %s: %s\n", sc->file, rec->res.failure);
     record_free(rec);
     return -1;
@@ -315,7 +323,7 @@ static int run_one(run_state *st, const scn_scenario *sc, int ci, uint64_t seed)
     return -1;
   }
   fill_rpt(rec, sc, ci, cli_wall_now() - t0);
-  collect_recovery(st, &rec->res.s->trace);
+  collect_recovery(st, rec_us, n_rec);
   st->runs++;
   if (rec->res.passed)
     st->passed++;

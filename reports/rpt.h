@@ -170,6 +170,15 @@ int rpt_repro_write(FILE *f, const rpt_run *r, const char *scenario_json);
 void rpt_recovery_times(const sim_trace *t, int64_t *out_us, size_t *n,
                         size_t cap);
 
+/* rpt_recovery_times fed record by record, for a run that keeps no trace:
+** rpt_recovery_observe is a sim_trace observer (ctx: the stream) and
+** rpt_recovery_stream_end frees the stream and returns how many times it
+** stored in out_us (at most cap). _new returns NULL on OOM. */
+typedef struct rpt_recovery_stream rpt_recovery_stream;
+rpt_recovery_stream *rpt_recovery_stream_new(int64_t *out_us, size_t cap);
+void rpt_recovery_observe(void *ctx, const sim_rec *r, uint64_t index);
+size_t rpt_recovery_stream_end(rpt_recovery_stream *st);
+
 /* Writes "n=<n> min=<ms> p50=<ms> p90=<ms> p99=<ms> max=<ms>\n" (values
 ** in milliseconds with three decimals, nearest-rank percentiles) for
 ** v[0..n), or "n=0\n". v is not modified. */

@@ -202,7 +202,10 @@ static void worker_job(const scn_swarm *s, uint64_t j, scn_scenario *m, FILE *ou
   scn_swarm_job_info(s, j, &jb);
   scn_swarm_job_scenario(s, j, m);
   test_hooks(s, jb.seed);
-  scn_run_opts ro = {.stop_when_decided = 1}; /* the verdict is all a swarm needs */
+  /* The verdict is all a swarm needs: stop when it is decided, keep no
+  ** trace records (a failing run is re-run with them kept, for its
+  ** signature). */
+  scn_run_opts ro = {.stop_when_decided = 1, .lean = 1};
   if (scn_run_case_ex(m, jb.ci, jb.seed, m->strategy, &ro, &r) != 0) {
     clean(text, sizeof text, r.failure);
     fprintf(out, "X\t%" PRIu64 "\t%s\n", j, text);
