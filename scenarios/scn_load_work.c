@@ -12,9 +12,11 @@ static const char *const work_all[] = {
     "request", "fiber", "tool_run", "actor", "entry", "work", "at", "every", "until",
     "executor_turn", "thread_writers", "tools", "adapter", "fail", "cancel", "duplicate_ppm",
     "writers", "runs", "store", "step", "chat", "chunks", "chunk_every", "schedule",
-    "cancel_schedule", "callback", "delay", "interval", "keep_alive", "for", NULL};
+    "cancel_schedule", "callback", "delay", "interval", "keep_alive", "for", "await", "stash",
+    NULL};
 static const char *const work_req[] = {"request", "entry", "at", "every", "until", NULL};
-static const char *const work_fib[] = {"fiber", "actor", "at", "every", "until", NULL};
+static const char *const work_fib[] = {"fiber", "actor", "await", "at", "every", "until", NULL};
+static const char *const work_stash[] = {"stash", "at", "every", "until", NULL};
 static const char *const work_tr[] = {"tool_run", "actor", "work", "at", "every", "until", NULL};
 static const char *const work_ex[] = {"executor_turn", "tools", "adapter", "fail", "cancel",
                                       "duplicate_ppm", "at", "every", "until", NULL};
@@ -41,7 +43,8 @@ static const struct {
                   {"chat", SCN_W_CHAT, work_chat},               /* seed 000 Layer 3 */
                   {"schedule", SCN_W_SCHEDULE, work_sch},        /* reference A.10 */
                   {"cancel_schedule", SCN_W_CANCEL_SCHEDULE, work_csch},
-                  {"keep_alive", SCN_W_KEEPALIVE, work_ka}};     /* reference A.3 */
+                  {"keep_alive", SCN_W_KEEPALIVE, work_ka},      /* reference A.3 */
+                  {"stash", SCN_W_STASH, work_stash}};           /* Agent.stash outside */
 #define N_WORK_KINDS (int)(sizeof work_kinds / sizeof work_kinds[0])
 static const opt entry_opts[] = {{"fetch", RT_ENTRY_FETCH}, {"ws", RT_ENTRY_WS},
                                  {"alarm", RT_ENTRY_ALARM}, {"setName", RT_ENTRY_SETNAME},
@@ -204,8 +207,11 @@ static int work_item(ld *L, const cJSON *w, const char *what, scn_work *out) {
     out->entry = (rt_entry)e;
   } else if (out->kind == SCN_W_FIBER) {
     if (ld_get_program(L, w, "fiber", &out->program) < 0 || ld_need(L, w, "actor") < 0 ||
-        ld_get_actor(L, w, "actor", &out->actor) < 0)
+        ld_get_actor(L, w, "actor", &out->actor) < 0 ||
+        scn_get_bool(L->d, w, "await", &out->await, L->err) < 0)
       return -1;
+  } else if (out->kind == SCN_W_STASH) {
+    if (ld_get_actor(L, w, "stash", &out->actor) < 0) return -1;
   } else if (out->kind == SCN_W_TOOLRUN && work_toolrun(L, w, out) < 0) {
     return -1;
   } else if ((out->kind == SCN_W_EXEC_TURN && work_exec(L, w, out) < 0) ||

@@ -1,0 +1,186 @@
+/*
+** test_sdk1.c: the Agents SDK surface of issue #14 (fibers: resume point,
+** JSON stash values, awaited runFiber, stash outside a fiber, recovery hooks
+** that vary per call; the #1729 retain-on-throw variant). Each test builds a
+** small world, runs it, and reads the trace and the durable state.
+*/
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/rt.h"
+
+#define S(x) ((int64_t)(x) * 1000000)
+#define MS(x) ((int64_t)(x) * 1000)
+
+static sim SIM;
+static rt_world *W;
+
+static void world(const rt_config *cfg) {
+  sim_config sc = {1, SIM_FIFO, 3, 1000};
+  rt_config c;
+  assert_int_equal(sim_init(&SIM, &sc), 0);
+  if (cfg)
+    c = *cfg;
+  else
+    rt_config_default(&c);
+  W = rt_world_new(&SIM, &c);
+  assert_non_null(W);
+}
+
+static uint32_t actor(const char *id, const rt_recovery_policy *p) {
+  rt_actor_spec sp;
+  memset(&sp, 0, sizeof sp);
+  snprintf(sp.id, sizeof sp.id, "%s", id);
+  snprintf(sp.cls, sizeof sp.cls, "Agent");
+  if (p) sp.policies[sp.n_policies++] = *p;
+  return rt_actor_add(W, &sp);
+}
+
+static void done(void) {
+  rt_world_free(W);
+  sim_free(&SIM);
+  W = NULL;
+}
+
+static rt_step step(rt_step_kind k, int64_t us, const char *text, int has_value) {
+  rt_step s;
+  memset(&s, 0, sizeof s);
+  s.kind = k;
+  s.min_us = s.max_us = us;
+  snprintf(s.name, sizeof s.name, "%s", text);
+  s.has_value = has_value;
+  return s;
+}
+
+static void crash_cb(sim *s, void *ctx, uint64_t arg) {
+  (void)s;
+  rt_kill_all(ctx, (rt_death_cause)arg);
+}
+
+static size_t count(uint32_t kind, const char *s_is) {
+  size_t n = 0;
+  for (size_t i = 0; i < SIM.trace.n; i++) {
+    const sim_rec *r = &SIM.trace.recs[i];
+    if (r->kind != kind) continue;
+    if (s_is && (!r->s || strcmp(sim_trace_str(&SIM.trace, r->s), s_is) != 0)) continue;
+    n++;
+  }
+  return n;
+}
+
+static const sim_rec *nth(uint32_t kind, size_t k) {
+  for (size_t i = 0; i < SIM.trace.n; i++)
+    if (SIM.trace.recs[i].kind == kind && k-- == 0) return &SIM.trace.recs[i];
+  return NULL;
+}
+
+/* [work, stash, effect] x3: a crash after the second turn committed resumes
+** after that turn (pc 6), so no effect runs twice; a crash inside its commit
+** window resumes after the first turn (pc 3) and the second effect repeats. */
+static void run_resume(int64_t crash_at, int want_pc, size_t want_effects) {
+  rt_step st[9];
+  rt_program p = {"job", st, 9};
+  for (int i = 0; i < 3; i++) {
+    st[3 * i] = step(RT_STEP_WORK, MS(500), "", 0);
+    st[3 * i + 1] = step(RT_STEP_STASH, 0, "", 0);
+    st[3 * i + 2] = step(RT_STEP_EFFECT, 0, "send", 0);
+  }
+  world(NULL);
+  actor("a", NULL);
+  assert_int_equal(rt_fiber_at(W, 0, &p, S(1)), 0);
+  sim_at(&SIM, crash_at, 0, crash_cb, W, RT_DEATH_CRASH);
+  rt_request_at(W, 0, RT_ENTRY_FETCH, S(5));
+  sim_run(&SIM, S(30), 0);
+  const sim_rec *h = nth(RT_EV_FIBER_RECOVERED, 0);
+  assert_non_null(h);
+  assert_int_equal(h->b, want_pc);
+  assert_int_equal(count(RT_EV_EFFECT, "send"), want_effects);
+  assert_int_equal(rt_count_fiber_rows(W, 0), 0);
+  done();
+}
+
+static void test_resume_after_the_stash_turn(void **st) {
+  (void)st;
+  run_resume(S(2) + MS(100), 6, 3);
+}
+
+static void test_commit_window_reruns_the_effect(void **st) {
+  (void)st;
+  run_resume(S(2) + MS(1), 3, 4);
+}
+
+/* Awaited runFiber: the request answers with the return value, or fails
+** with the body's message; this.stash() outside a fiber fails. */
+static void test_awaited_run_fiber(void **st) {
+  rt_step ok[4] = {step(RT_STEP_WORK, MS(100), "", 0), step(RT_STEP_STASH, 0, "{\"k\":1}", 1),
+                   step(RT_STEP_READ, 0, "", 0), step(RT_STEP_RETURN, 0, "{\"answer\":42}", 0)};
+  rt_step bad[2] = {step(RT_STEP_WORK, MS(100), "", 0), step(RT_STEP_FAIL, 0, "quota", 0)};
+  rt_program po = {"ok", ok, 4}, pb = {"bad", bad, 2};
+  (void)st;
+  world(NULL);
+  actor("a", NULL);
+  assert_int_equal(rt_fiber_awaited_at(W, 0, &po, S(1)), 0);
+  assert_int_equal(rt_fiber_awaited_at(W, 0, &pb, S(2)), 0);
+  assert_int_equal(rt_stash_outside_at(W, 0, S(3)), 0);
+  sim_run(&SIM, S(10), 0);
+  assert_int_equal(count(RT_EV_REQUEST_OK, "{\"answer\":42}"), 1);
+  const sim_rec *ok_rec = NULL;
+  for (size_t i = 0; i < SIM.trace.n; i++)
+    if (SIM.trace.recs[i].kind == RT_EV_REQUEST_OK && SIM.trace.recs[i].s) ok_rec = &SIM.trace.recs[i];
+  assert_non_null(ok_rec);
+  assert_int_equal(ok_rec->b, MS(100)); /* the caller waited for the body */
+  assert_int_equal(count(RT_EV_REQUEST_FAIL, "quota"), 1);
+  assert_int_equal(count(RT_EV_REQUEST_FAIL, "stash() called outside a fiber"), 1);
+  assert_int_equal(count(RT_EV_FIBER_READ, "{\"k\":1}"), 1);
+  assert_int_equal(count(RT_EV_STASH, "{\"k\":1}"), 1);
+  assert_int_equal(rt_count_fiber_rows(W, 0), 0);
+  done();
+}
+
+/* require_field: a value snapshot with the member resumes (after the
+** stash's turn, carrying the value); one without is acknowledged only. */
+static void test_require_field(void **st) {
+  rt_step a[4] = {step(RT_STEP_WORK, MS(100), "", 0), step(RT_STEP_STASH, 0, "{\"cursor\":3}", 1),
+                  step(RT_STEP_WORK, S(5), "", 0), step(RT_STEP_EFFECT, 0, "finish", 0)};
+  rt_step b[4] = {step(RT_STEP_WORK, MS(100), "", 0), step(RT_STEP_STASH, 0, "{\"cursors\":3}", 1),
+                  step(RT_STEP_WORK, S(5), "", 0), step(RT_STEP_EFFECT, 0, "finish", 0)};
+  rt_program pa = {"with", a, 4}, pb = {"without", b, 4};
+  rt_recovery_policy pol;
+  (void)st;
+  memset(&pol, 0, sizeof pol);
+  pol.action = RT_RECOVER_RESUME;
+  snprintf(pol.require_field, sizeof pol.require_field, "cursor");
+  world(NULL);
+  actor("a", &pol);
+  rt_fiber_at(W, 0, &pa, S(1));
+  rt_fiber_at(W, 0, &pb, S(1));
+  sim_at(&SIM, S(2), 0, crash_cb, W, RT_DEATH_CRASH);
+  rt_request_at(W, 0, RT_ENTRY_FETCH, S(3));
+  sim_run(&SIM, S(20), 0);
+  assert_int_equal(count(RT_EV_FIBER_RECOVERED, "with"), 1);
+  assert_int_equal(count(RT_EV_FIBER_RECOVERED, "without"), 1);
+  for (size_t i = 0; i < SIM.trace.n; i++) {
+    const sim_rec *r = &SIM.trace.recs[i];
+    if (r->kind != RT_EV_FIBER_RECOVERED) continue;
+    int is_with = strcmp(sim_trace_str(&SIM.trace, r->s), "with") == 0;
+    assert_int_equal(r->c, is_with ? RT_RECOVER_RESUME : RT_RECOVER_DROP);
+  }
+  assert_int_equal(count(RT_EV_EFFECT, "finish"), 1);
+  assert_int_equal(count(RT_EV_STASH, "{\"cursor\":3}"), 2); /* the resumed fiber carries it */
+  done();
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_resume_after_the_stash_turn),
+      cmocka_unit_test(test_commit_window_reruns_the_effect),
+      cmocka_unit_test(test_awaited_run_fiber),
+      cmocka_unit_test(test_require_field),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
