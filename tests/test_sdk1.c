@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "runtime/rt.h"
+#include "runtime/rt_internal.h"
 
 #define S(x) ((int64_t)(x) * 1000000)
 #define MS(x) ((int64_t)(x) * 1000)
@@ -175,12 +176,106 @@ static void test_require_field(void **st) {
   done();
 }
 
+/* #1729: a hook that throws twice keeps its row, is retried on follow-up
+** alarms backing off (60 s, then 120 s) and resumes on the third call; at
+** #1604 the row is deleted after the first throw. */
+static void run_1729(rt_retain retain, int64_t max_age, size_t want_hooks, size_t want_skipped) {
+  rt_step st[2] = {step(RT_STEP_WORK, S(2), "", 0), step(RT_STEP_STASH, 0, "", 0)};
+  rt_program p = {"job", st, 2};
+  rt_recovery_policy pol;
+  rt_config c;
+  rt_config_default(&c);
+  c.retain = retain;
+  if (max_age) c.fiber_max_age_us = max_age;
+  memset(&pol, 0, sizeof pol);
+  pol.action = RT_RECOVER_RESUME;
+  pol.throws = 2;
+  world(&c);
+  actor("a", &pol);
+  rt_fiber_at(W, 0, &p, S(1));
+  sim_at(&SIM, S(2), 0, crash_cb, W, RT_DEATH_RESTART);
+  rt_request_at(W, 0, RT_ENTRY_FETCH, S(10));
+  sim_run(&SIM, S(600), 0);
+  assert_int_equal(count(RT_EV_HOOK_BEGIN, NULL), want_hooks);
+  assert_int_equal(count(RT_EV_FIBER_SKIPPED, NULL), want_skipped);
+  assert_int_equal(rt_count_fiber_rows(W, 0), 0);
+  if (retain == RT_RETAIN_1729 && !want_skipped) {
+    assert_int_equal(nth(RT_EV_HOOK_BEGIN, 1)->t_us, S(70));
+    assert_int_equal(nth(RT_EV_HOOK_BEGIN, 2)->t_us, S(190));
+    assert_int_equal(count(RT_EV_FIBER_RECOVERED, NULL), 1);
+    assert_int_equal(count(RT_EV_FIBER_RETAINED, NULL), 2);
+  }
+  done();
+}
+
+static void test_1729_retains_and_retries(void **st) {
+  (void)st;
+  run_1729(RT_RETAIN_1729, 0, 3, 0);
+}
+
+static void test_1604_deletes_after_a_throw(void **st) {
+  (void)st;
+  run_1729(RT_RETAIN_NONE, 0, 1, 0);
+}
+
+static void test_1729_max_age_gives_up(void **st) {
+  (void)st;
+  run_1729(RT_RETAIN_1729, S(60), 2, 1);
+}
+
+/* The follow-up delay doubles from the keepAlive interval and stops at 5 min. */
+static void test_1729_backoff(void **st) {
+  rt_config c;
+  (void)st;
+  rt_config_default(&c);
+  c.retain = RT_RETAIN_1729;
+  world(&c);
+  assert_int_equal(rt__recovery_backoff_us(W, 0), S(30));
+  assert_int_equal(rt__recovery_backoff_us(W, 1), S(60));
+  assert_int_equal(rt__recovery_backoff_us(W, 3), S(240));
+  assert_int_equal(rt__recovery_backoff_us(W, 4), S(300));
+  assert_int_equal(rt__recovery_backoff_us(W, 1000), S(300));
+  done();
+}
+
+/* Same scenario twice, same trace hash (determinism of the new paths). */
+static void test_1729_deterministic(void **st) {
+  uint64_t h[2];
+  (void)st;
+  for (int k = 0; k < 2; k++) {
+    rt_step s2[3] = {step(RT_STEP_WORK, S(2), "", 0), step(RT_STEP_STASH, 0, "{\"a\":1}", 1),
+                     step(RT_STEP_RETURN, 0, "7", 0)};
+    rt_program p = {"job", s2, 3};
+    rt_recovery_policy pol;
+    rt_config c;
+    rt_config_default(&c);
+    c.retain = RT_RETAIN_1729;
+    memset(&pol, 0, sizeof pol);
+    pol.action = RT_RECOVER_RESUME;
+    pol.throws = 1;
+    world(&c);
+    actor("a", &pol);
+    rt_fiber_awaited_at(W, 0, &p, S(1));
+    sim_at(&SIM, S(3) + MS(100), 0, crash_cb, W, RT_DEATH_CRASH);
+    rt_request_at(W, 0, RT_ENTRY_FETCH, S(10));
+    sim_run(&SIM, S(600), 0);
+    h[k] = SIM.trace.hash;
+    done();
+  }
+  assert_true(h[0] == h[1]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_resume_after_the_stash_turn),
       cmocka_unit_test(test_commit_window_reruns_the_effect),
       cmocka_unit_test(test_awaited_run_fiber),
       cmocka_unit_test(test_require_field),
+      cmocka_unit_test(test_1729_retains_and_retries),
+      cmocka_unit_test(test_1604_deletes_after_a_throw),
+      cmocka_unit_test(test_1729_max_age_gives_up),
+      cmocka_unit_test(test_1729_backoff),
+      cmocka_unit_test(test_1729_deterministic),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
