@@ -394,6 +394,7 @@ static int hook_call_count(rt_world *w, uint32_t a, int64_t id) {
 
 /* 1 if JSON text `snap` is an object with a top-level member `field`. */
 static int snap_has_field(const char *snap, const char *field) {
+  if (!snap) return 0;
   size_t fl = strlen(field);
   int depth = 0, expect_key = 0;
   for (const char *p = snap; *p; p++) {
@@ -419,11 +420,11 @@ static int snap_has_field(const char *snap, const char *field) {
 
 /* The action of the hook for orphan o on this call (throws, require_field). */
 static rt_recover_action hook_action(rt_world *w, uint32_t a, const rt_orphan *o,
-                                     const rt_recovery_policy *p) {
+                                     const rt_recovery_policy *p, const char *snap) {
   int calls = hook_call_count(w, a, o->id);
   if (calls <= p->throws) return RT_RECOVER_THROW;
   if (p->action == RT_RECOVER_RESUME && p->require_field[0] &&
-      !snap_has_field(o->snap, p->require_field))
+      !snap_has_field(snap, p->require_field))
     return RT_RECOVER_DROP;
   return p->action;
 }
@@ -457,32 +458,36 @@ static void hook_done(sim *s, void *ctx, uint64_t arg) {
   rt_mem *m = w->actors[a].mem;
   rt_orphan *o = &m->orphans[m->orphan_idx];
   const rt_recovery_policy *p = policy_for(&w->actors[a].spec, o->name);
+  uint32_t snap = rt__orphan_snapshot(w, a, o->id); /* read before the hook's writes */
+  /* a copy: interning more strings may move the trace's string table */
+  char *snap_text = strdup(sim_trace_str(&w->s->trace, snap));
   (void)s;
+  if (!snap_text) snap_text = strdup("null");
   if (rt__chat_recover(w, a, o) == 0) {
     /* a chat turn: _handleInternalFiberRecovery took it (rt_chat.c, A.7 step 4) */
     hook_end(w, a, o, RT_CB_RETURNED, NULL);
     rt__w_fiber_delete(w, a, o->id);
     m->scan_progress = 1;
     m->orphan_idx++;
+    free(snap_text);
     hook_next(w, a);
     return;
   }
-  rt_recover_action act = hook_action(w, a, o, p);
+  rt_recover_action act = hook_action(w, a, o, p, snap_text);
   if (act == RT_RECOVER_THROW) {
     hook_end(w, a, o, RT_CB_THREW, "onFiberRecovered threw");
-    sim_emit(w->s, RT_EV_FIBER_HOOK_THREW, a, o->id, o->snapshot, 0, rt__str(w, o->name),
-             rt__str(w, o->snap));
+    sim_emit(w->s, RT_EV_FIBER_HOOK_THREW, a, o->id, o->snapshot, 0, rt__str(w, o->name), snap);
     hook_threw_row(w, a, o);
   } else {
     hook_end(w, a, o, RT_CB_RETURNED, NULL);
-    sim_emit(w->s, RT_EV_FIBER_RECOVERED, a, o->id, o->snapshot, act, rt__str(w, o->name),
-             rt__str(w, o->snap));
+    sim_emit(w->s, RT_EV_FIBER_RECOVERED, a, o->id, o->snapshot, act, rt__str(w, o->name), snap);
     int prog = rt__prog_find(w, o->name);
     if (prog >= 0 && act != RT_RECOVER_DROP && m->n_pending_resume < RT_MAX_ORPHANS) {
       /* the hook calls runFiber: the new row is written in the hook's turn */
       int resume = act == RT_RECOVER_RESUME;
-      int pc = resume ? resume_pc(&w->progs[prog], o->snapshot, o->snap) : 0;
-      const char *carry = resume && o->snapshot < 0 && strcmp(o->snap, "null") ? o->snap : NULL;
+      int pc = resume ? resume_pc(&w->progs[prog], o->snapshot, snap_text) : 0;
+      const char *carry =
+          resume && o->snapshot < 0 && strcmp(snap_text, "null") ? snap_text : NULL;
       rt_fiber *f = fiber_create(w, a, prog, pc, o->id, carry);
       if (f && m->orphan_source == 1)
         m->pending_resume[m->n_pending_resume++] = f->id;
@@ -493,6 +498,7 @@ static void hook_done(sim *s, void *ctx, uint64_t arg) {
     m->scan_progress = 1;
   }
   m->orphan_idx++;
+  free(snap_text);
   hook_next(w, a);
 }
 
@@ -503,7 +509,7 @@ static void hook_next(rt_world *w, uint32_t a) {
     int64_t t = policy_for(&w->actors[a].spec, o->name)->hook_us;
     m->hook_began = w->s->now_us;
     sim_emit(w->s, RT_EV_HOOK_BEGIN, a, o->id, o->snapshot, o->created_ms * 1000,
-             rt__str(w, o->name), rt__str(w, o->snap));
+             rt__str(w, o->name), rt__orphan_snapshot(w, a, o->id));
     sim_after(w->s, t, m->dom, hook_done, w, a);
     return;
   }
