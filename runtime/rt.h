@@ -23,7 +23,16 @@
 #include "sim/sim.h"
 
 typedef enum rt_heartbeat { RT_HB_ALARM = 0, RT_HB_SCHEDULE = 1 } rt_heartbeat;
-typedef enum rt_dispose { RT_DISPOSE_SDK1604 = 0, RT_DISPOSE_FIXED = 1 } rt_dispose;
+/* What the last keepAlive dispose does to the alarm: nothing (@1604),
+** reschedule at once (fixed: #1707 as an ideal), or as the SDK's #1707
+** disposer has it: a waitUntil-deferred _scheduleNextAlarm whose decision and
+** setAlarm are separate events, so a lease re-taken at the same instant
+** races it. */
+typedef enum rt_dispose {
+  RT_DISPOSE_SDK1604 = 0,
+  RT_DISPOSE_FIXED = 1,
+  RT_DISPOSE_SDK1707 = 2
+} rt_dispose;
 /* Tool-run reconciliation at startup: deferred (PR #1604), gated (before
 ** it: the #1595 wedge), and deferred without the startup snapshot (a
 ** broken variant: runIds undefined reconciles every open row, including
@@ -245,6 +254,20 @@ int rt_cancel_schedule_at(rt_world *w, uint32_t actor, const char *callback, int
 /* A request that runs keepAliveWhile(fn) where fn takes hold_us: a ref is
 ** held for that long, and the request answers when fn returns (A.3). */
 int rt_keepalive_while_at(rt_world *w, uint32_t actor, int64_t hold_us, int64_t at_us);
+
+/* A request that calls keepAlive() and keeps its disposer under the name
+** `lease` (in the actor's memory: a death loses it). Returns 0 or -1. */
+int rt_keepalive_acquire_at(rt_world *w, uint32_t actor, const char *lease, int64_t at_us);
+
+/* A request that calls the disposer kept under `lease`; a second dispose of
+** the same disposer, or of one this incarnation never took, is a no-op
+** (RT_EV_KEEPALIVE_DISPOSE released = 0). Returns 0 or -1. */
+int rt_keepalive_dispose_at(rt_world *w, uint32_t actor, const char *lease, int64_t at_us);
+
+/* keepAliveWhile(fn) where fn throws `message` after hold_us: the ref is
+** released (finally) and the request fails with the message. */
+int rt_keepalive_while_throws_at(rt_world *w, uint32_t actor, int64_t hold_us,
+                                 const char *message, int64_t at_us);
 
 /* Arms the alarm of `actor` at at_us (as if set before the run). */
 int rt_alarm_preset(rt_world *w, uint32_t actor, int64_t at_us);

@@ -114,9 +114,8 @@ int64_t rt__recovery_backoff_us(const rt_world *w, int no_progress) {
   return d < w->cfg.recovery_backoff_max_us ? d : w->cfg.recovery_backoff_max_us;
 }
 
-/* _scheduleNextAlarm (A.4): earliest schedule, and the heartbeat while
-** refs are held (raw-alarm design). */
-void rt__schedule_next_alarm(rt_world *w, uint32_t a) {
+/* _scheduleNextAlarm's decision: the alarm time, or INT64_MAX for none. */
+static int64_t next_alarm_time(rt_world *w, uint32_t a) {
   rt_mem *m = w->actors[a].mem;
   int64_t now = w->s->now_us, next = INT64_MAX;
   int64_t t = rt__next_schedule_time(w, a);
@@ -128,10 +127,53 @@ void rt__schedule_next_alarm(rt_world *w, uint32_t a) {
     int64_t d = rt__recovery_backoff_us(w, m ? m->no_progress_scans : 0);
     if (now + d < next) next = now + d;
   }
+  return next;
+}
+
+static void alarm_apply(rt_world *w, uint32_t a, int64_t next) {
   if (next == INT64_MAX)
     rt__alarm_clear(w, a);
   else
     rt__alarm_set(w, a, next);
+}
+
+/* _scheduleNextAlarm (A.4): earliest schedule, and the heartbeat while
+** refs are held (raw-alarm design). */
+void rt__schedule_next_alarm(rt_world *w, uint32_t a) {
+  alarm_apply(w, a, next_alarm_time(w, a));
+}
+
+/* The SDK's #1707 disposer: ctx.waitUntil(this._scheduleNextAlarm()). The
+** reschedule runs after the dispose returns (one event), reads the state
+** (its decision), and its setAlarm / deleteAlarm lands after an await (a
+** second event at the same instant): a keepAlive() in between arms the
+** heartbeat and is then overwritten. */
+static void deferred_apply(sim *s, void *ctx, uint64_t arg) {
+  rt_world *w = ctx;
+  uint32_t a = (uint32_t)(arg & 0xffffffffu);
+  rt_mem *m = w->actors[a].mem;
+  (void)s;
+  if (!m) return;
+  alarm_apply(w, a, m->deferred_next);
+  m->waituntil--;
+  rt__emit(w, RT_EV_WAITUNTIL, a, m->waituntil, -1, 0, NULL);
+}
+
+static void deferred_decide(sim *s, void *ctx, uint64_t arg) {
+  rt_world *w = ctx;
+  uint32_t a = (uint32_t)arg;
+  rt_mem *m = w->actors[a].mem;
+  (void)s;
+  if (!m) return;
+  m->deferred_next = next_alarm_time(w, a);
+  sim_after(w->s, 0, m->dom, deferred_apply, w, a);
+}
+
+static void deferred_reschedule(rt_world *w, uint32_t a) {
+  rt_mem *m = w->actors[a].mem;
+  m->waituntil++;
+  rt__emit(w, RT_EV_WAITUNTIL, a, m->waituntil, 1, 0, NULL);
+  sim_after(w->s, 0, m->dom, deferred_decide, w, a);
 }
 
 /* ---- keepAlive (A.3; seed 001 for the schedule design) ---------------- */
@@ -163,7 +205,35 @@ void rt__keepalive_release(rt_world *w, uint32_t a) {
     rt__schedule_next_alarm(w, a);
   } else if (w->cfg.dispose == RT_DISPOSE_FIXED) {
     rt__schedule_next_alarm(w, a);
+  } else if (w->cfg.dispose == RT_DISPOSE_SDK1707) {
+    deferred_reschedule(w, a);
   }
+}
+
+/* keepAlive() with its disposer kept by name, and a call of that disposer:
+** `if (disposed) return; disposed = true;` (index.ts, Agent.keepAlive). */
+void rt__keepalive_lease_request(rt_world *w, uint32_t a, const rt_msg *msg) {
+  rt_mem *m = w->actors[a].mem;
+  int i;
+  for (i = 0; i < m->n_leases && m->leases[i].lease != msg->str; i++)
+    ;
+  if (msg->kind == MSG_KEEPALIVE_ACQUIRE) {
+    if (i == m->n_leases && m->n_leases < 16) m->n_leases++;
+    if (i < 16) {
+      m->leases[i].lease = msg->str;
+      m->leases[i].disposed = 0;
+    }
+    rt__keepalive_acquire(w, a);
+  } else {
+    int live = i < m->n_leases && !m->leases[i].disposed;
+    if (live) {
+      m->leases[i].disposed = 1;
+      rt__keepalive_release(w, a);
+    }
+    if (w->actors[a].mem == m)
+      sim_emit(w->s, RT_EV_KEEPALIVE_DISPOSE, a, live, m->refs, 0, msg->str, 0);
+  }
+  if (w->actors[a].mem == m) rt__request_done(w, a, msg, 1, NULL);
 }
 
 /* ---- fibers (A.6) ----------------------------------------------------- */
@@ -735,7 +805,10 @@ static void keepalive_while_done(sim *s, void *ctx, uint64_t arg) {
   (void)s;
   if (!rt__pop_serving(w->actors[a].mem, (int64_t)(arg & ((1ULL << 40) - 1)), &m)) return;
   rt__keepalive_release(w, a); /* the finally of keepAliveWhile */
-  rt__request_done(w, a, &m, 1, NULL);
+  if (m.arg2) /* fn threw: the error propagates to the caller */
+    rt__request_done(w, a, &m, 0, sim_trace_str(&w->s->trace, m.str));
+  else
+    rt__request_done(w, a, &m, 1, NULL);
 }
 
 /* schedule / scheduleEvery: a row in cf_agents_schedules (times in unix

@@ -285,6 +285,7 @@ typedef enum rt_event_kind {
   RT_EV_SCHEDULE_SET,      /* schedule id, at_us or -1 (row deleted), interval_us, callback, - */
   RT_EV_FIBER_READ,        /* fiber id, pc, -, snapshot JSON or null, - : the body read its snapshot */
   RT_EV_FIBER_RETAINED,    /* old fiber id, age_us, hook calls so far, name, - : #1729 kept the row of a hook that threw */
+  RT_EV_KEEPALIVE_DISPOSE, /* 1 released a ref / 0 no-op, refs after, -, lease, - : a disposer was called */
   RT_EV_FIBER_SKIPPED,     /* old fiber id, age_us, -, name, reason : #1729 dropped the row (max_age_exceeded) */
   RT_EV_KIND_COUNT
 } rt_event_kind;

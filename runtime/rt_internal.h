@@ -31,7 +31,9 @@ typedef enum rt_msg_kind {
                            scheduleEvery (arg2 interval); str callback */
   MSG_CANCEL_SCHEDULE,  /* request that calls cancelSchedule; str callback */
   MSG_KEEPALIVE_WHILE,  /* request that runs keepAliveWhile(fn), fn taking arg */
-  MSG_STASH_OUTSIDE     /* request whose handler calls this.stash() outside a fiber */
+  MSG_STASH_OUTSIDE,    /* request whose handler calls this.stash() outside a fiber */
+  MSG_KEEPALIVE_ACQUIRE,/* request that calls keepAlive(); str lease */
+  MSG_KEEPALIVE_DISPOSE /* request that calls a kept disposer; str lease */
 } rt_msg_kind;
 
 typedef struct rt_msg {
@@ -118,6 +120,9 @@ typedef struct rt_mem {
   sim_handle idle_timer;
   int recovery_in_progress; /* _checkRunFibers guard */
   int no_progress_scans;    /* #1729: _recoveryNoProgressScans */
+  struct { uint32_t lease; int disposed; } leases[16]; /* keepAlive disposers kept by name */
+  int n_leases;
+  int64_t deferred_next;    /* #1707 disposer: the decided alarm, applied next event */
   int scan_progress;        /* #1729: the running scan resolved a row */
   int64_t hook_began;       /* when the running onFiberRecovered hook started */
   int64_t onstart_began;    /* when the user onStart started */
@@ -299,6 +304,9 @@ void rt__fiber_start_awaited(rt_world *w, uint32_t a, int prog, const rt_msg *m)
 /* The snapshot of run row id as the fiber reads it now (its own pending
 ** writes included) into buf: "null" when none or no row. */
 void rt__fiber_snapshot(rt_world *w, uint32_t a, int64_t id, char *buf, size_t n);
+
+/* keepAlive requests: acquire or dispose a named lease (rt_agent.c). */
+void rt__keepalive_lease_request(rt_world *w, uint32_t a, const rt_msg *m);
 
 /* #1729 follow-up alarm delay after `no_progress` scans that resolved
 ** nothing: min(5 min, keepalive interval * 2^min(n, 20)). */

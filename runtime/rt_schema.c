@@ -42,6 +42,7 @@ static const rt_field rt_fields[RT_EV_KIND_COUNT][RT_FIELDS] = {
   [RT_EV_STASH] = {I_("fiber"), I_("pc"), I_("txn"), J_("value"), S_("via")},
   [RT_EV_EFFECT] = {I_("fiber"), I_("pc"), I_("attempt"), S_("effect"), N_},
   [RT_EV_FIBER_DONE] = {I_("fiber"), B_("ok"), N_, S_("name"), S_("result")},
+  [RT_EV_KEEPALIVE_DISPOSE] = {B_("released"), I_("refs"), N_, S_("lease"), N_},
   [RT_EV_FIBER_READ] = {I_("fiber"), I_("pc"), N_, J_("snapshot"), N_},
   [RT_EV_FIBER_RETAINED] = {I_("fiber"), U_("age_us"), I_("calls"), S_("name"), N_},
   [RT_EV_FIBER_SKIPPED] = {I_("fiber"), U_("age_us"), N_, S_("name"), S_("reason")},

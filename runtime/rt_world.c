@@ -513,6 +513,8 @@ void rt__handle(rt_world *w, uint32_t a, const rt_msg *m) {
       rt__fiber_start(w, a, (int)m->arg, 0, 0);
       rt__request_done(w, a, m, 1, NULL);
       break;
+    case MSG_KEEPALIVE_ACQUIRE:
+    case MSG_KEEPALIVE_DISPOSE: rt__keepalive_lease_request(w, a, m); break; /* rt_agent.c */
     case MSG_STASH_OUTSIDE: /* SDK Agent.stash(): no fiber in the async context */
       rt__request_done(w, a, m, 0, RT_MSG_STASH_OUTSIDE);
       break;
@@ -632,6 +634,35 @@ int rt_keepalive_while_at(rt_world *w, uint32_t a, int64_t hold_us, int64_t at_u
   m.kind = MSG_KEEPALIVE_WHILE;
   m.entry = RT_ENTRY_FETCH;
   m.arg = hold_us;
+  return deliver_at(w, a, &m, at_us);
+}
+
+static int lease_at(rt_world *w, uint32_t a, rt_msg_kind kind, const char *lease,
+                    int64_t at_us) {
+  rt_msg m = {0};
+  if (!lease || !*lease) return -1;
+  m.kind = kind;
+  m.entry = RT_ENTRY_FETCH;
+  m.str = rt__str(w, lease);
+  return deliver_at(w, a, &m, at_us);
+}
+
+int rt_keepalive_acquire_at(rt_world *w, uint32_t a, const char *lease, int64_t at_us) {
+  return lease_at(w, a, MSG_KEEPALIVE_ACQUIRE, lease, at_us);
+}
+
+int rt_keepalive_dispose_at(rt_world *w, uint32_t a, const char *lease, int64_t at_us) {
+  return lease_at(w, a, MSG_KEEPALIVE_DISPOSE, lease, at_us);
+}
+
+int rt_keepalive_while_throws_at(rt_world *w, uint32_t a, int64_t hold_us, const char *message,
+                                 int64_t at_us) {
+  rt_msg m = {0};
+  m.kind = MSG_KEEPALIVE_WHILE;
+  m.entry = RT_ENTRY_FETCH;
+  m.arg = hold_us;
+  m.arg2 = 1; /* fn throws */
+  m.str = rt__str(w, message && *message ? message : "keepAliveWhile fn threw");
   return deliver_at(w, a, &m, at_us);
 }
 

@@ -348,7 +348,8 @@ static const opt retain_opts[] = {{"sdk1604", RT_RETAIN_NONE}, {"sdk1729", RT_RE
 
 static const opt hb_opts[] = {{"alarm", RT_HB_ALARM}, {"schedule", RT_HB_SCHEDULE}, {NULL, 0}};
 static const opt dispose_opts[] = {
-    {"sdk1604", RT_DISPOSE_SDK1604}, {"fixed", RT_DISPOSE_FIXED}, {NULL, 0}};
+    {"sdk1604", RT_DISPOSE_SDK1604}, {"fixed", RT_DISPOSE_FIXED}, {"sdk1707", RT_DISPOSE_SDK1707},
+    {NULL, 0}};
 static const opt toolrun_opts[] = {
     {"deferred", RT_TOOLRUN_DEFERRED}, {"gated", RT_TOOLRUN_GATED},
     {"unsnapshotted", RT_TOOLRUN_UNSNAPSHOTTED}, {NULL, 0}};

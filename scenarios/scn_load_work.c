@@ -13,7 +13,7 @@ static const char *const work_all[] = {
     "executor_turn", "thread_writers", "tools", "adapter", "fail", "cancel", "duplicate_ppm",
     "writers", "runs", "store", "step", "chat", "chunks", "chunk_every", "schedule",
     "cancel_schedule", "callback", "delay", "interval", "keep_alive", "for", "await", "stash",
-    NULL};
+    "throws", "keep_alive_acquire", "keep_alive_dispose", "lease", NULL};
 static const char *const work_req[] = {"request", "entry", "at", "every", "until", NULL};
 static const char *const work_fib[] = {"fiber", "actor", "await", "at", "every", "until", NULL};
 static const char *const work_stash[] = {"stash", "at", "every", "until", NULL};
@@ -26,7 +26,9 @@ static const char *const work_sch[] = {"schedule", "callback", "delay", "interva
                                        "every", "until", NULL};
 static const char *const work_csch[] = {"cancel_schedule", "callback", "at", "every", "until",
                                         NULL};
-static const char *const work_ka[] = {"keep_alive", "for", "at", "every", "until", NULL};
+static const char *const work_ka[] = {"keep_alive", "for", "throws", "at", "every", "until", NULL};
+static const char *const work_kacq[] = {"keep_alive_acquire", "lease", "at", "every", "until", NULL};
+static const char *const work_kdis[] = {"keep_alive_dispose", "lease", "at", "every", "until", NULL};
 static const char *const work_th[] = {"thread_writers", "writers", "runs", "tools", "store",
                                       "fail", "step", "at", "every", "until", NULL};
 
@@ -44,7 +46,9 @@ static const struct {
                   {"schedule", SCN_W_SCHEDULE, work_sch},        /* reference A.10 */
                   {"cancel_schedule", SCN_W_CANCEL_SCHEDULE, work_csch},
                   {"keep_alive", SCN_W_KEEPALIVE, work_ka},      /* reference A.3 */
-                  {"stash", SCN_W_STASH, work_stash}};           /* Agent.stash outside */
+                  {"stash", SCN_W_STASH, work_stash},            /* Agent.stash outside */
+                  {"keep_alive_acquire", SCN_W_KA_ACQUIRE, work_kacq}, /* keepAlive() */
+                  {"keep_alive_dispose", SCN_W_KA_DISPOSE, work_kdis}};
 #define N_WORK_KINDS (int)(sizeof work_kinds / sizeof work_kinds[0])
 static const opt entry_opts[] = {{"fetch", RT_ENTRY_FETCH}, {"ws", RT_ENTRY_WS},
                                  {"alarm", RT_ENTRY_ALARM}, {"setName", RT_ENTRY_SETNAME},
@@ -177,8 +181,12 @@ static int work_sched(ld *L, const cJSON *w, scn_work *out) {
                     : out->kind == SCN_W_KEEPALIVE ? "keep_alive" : "cancel_schedule";
   const char *cb = NULL;
   if (ld_get_actor(L, w, key, &out->actor) < 0) return -1;
-  if (out->kind == SCN_W_KEEPALIVE)
-    return ld_need(L, w, "for") < 0 ? -1 : ld_get_dur(L, w, "for", 0, &out->work_us);
+  if (out->kind == SCN_W_KEEPALIVE) {
+    if (ld_need(L, w, "for") < 0 || ld_get_dur(L, w, "for", 0, &out->work_us) < 0) return -1;
+    if (!ld_get(w, "throws")) return 0;
+    out->throws = 1;
+    return ld_get_text(L, w, "throws", out->callback, sizeof out->callback, 0);
+  }
   if (ld_need(L, w, "callback") < 0 || scn_get_string(L->d, w, "callback", &cb, L->err) < 0)
     return -1;
   if (!*cb || strlen(cb) >= sizeof out->callback)
@@ -212,6 +220,11 @@ static int work_item(ld *L, const cJSON *w, const char *what, scn_work *out) {
       return -1;
   } else if (out->kind == SCN_W_STASH) {
     if (ld_get_actor(L, w, "stash", &out->actor) < 0) return -1;
+  } else if (out->kind == SCN_W_KA_ACQUIRE || out->kind == SCN_W_KA_DISPOSE) {
+    const char *key = out->kind == SCN_W_KA_ACQUIRE ? "keep_alive_acquire" : "keep_alive_dispose";
+    if (ld_get_actor(L, w, key, &out->actor) < 0 || ld_need(L, w, "lease") < 0 ||
+        ld_get_text(L, w, "lease", out->callback, sizeof out->callback, 0) < 0)
+      return -1;
   } else if (out->kind == SCN_W_TOOLRUN && work_toolrun(L, w, out) < 0) {
     return -1;
   } else if ((out->kind == SCN_W_EXEC_TURN && work_exec(L, w, out) < 0) ||

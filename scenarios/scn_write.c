@@ -99,7 +99,7 @@ static void top_key(wobj *top, const char *k) {
 typedef enum ftype { F_DUR, F_INT, F_ENUM } ftype;
 
 static const char *const hb_names[] = {"alarm", "schedule", NULL};
-static const char *const dispose_names[] = {"sdk1604", "fixed", NULL};
+static const char *const dispose_names[] = {"sdk1604", "fixed", "sdk1707", NULL};
 static const char *const toolrun_names[] = {"deferred", "gated", "unsnapshotted", NULL};
 static const char *const commit_names[] = {"turn", "immediate", NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
@@ -520,6 +520,11 @@ static void put_work(FILE *f, const scn_scenario *sc, const scn_work *w) {
   } else if (w->kind == SCN_W_KEEPALIVE) {
     m_actor(&o, sc, "keep_alive", w->actor);
     m_dur(&o, "for", w->work_us);
+    if (w->throws) m_str(&o, "throws", w->callback);
+  } else if (w->kind == SCN_W_KA_ACQUIRE || w->kind == SCN_W_KA_DISPOSE) {
+    m_actor(&o, sc, w->kind == SCN_W_KA_ACQUIRE ? "keep_alive_acquire" : "keep_alive_dispose",
+            w->actor);
+    m_str(&o, "lease", w->callback);
   }
   m_dur(&o, "at", w->at_us);
   if (w->every_us > 0) {
@@ -731,7 +736,8 @@ static int writable(const scn_scenario *sc) {
     scn_work_kind k = sc->work[i].kind;
     if (k != SCN_W_REQUEST && k != SCN_W_FIBER && k != SCN_W_TOOLRUN && k != SCN_W_EXEC_TURN &&
         k != SCN_W_THREAD && k != SCN_W_CHAT && k != SCN_W_SCHEDULE &&
-        k != SCN_W_CANCEL_SCHEDULE && k != SCN_W_KEEPALIVE && k != SCN_W_STASH)
+        k != SCN_W_CANCEL_SCHEDULE && k != SCN_W_KEEPALIVE && k != SCN_W_STASH &&
+        k != SCN_W_KA_ACQUIRE && k != SCN_W_KA_DISPOSE)
       return 0;
   }
   return 1;

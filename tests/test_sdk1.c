@@ -265,6 +265,72 @@ static void test_1729_deterministic(void **st) {
   assert_true(h[0] == h[1]);
 }
 
+static void world_seeded(uint64_t seed, sim_strategy strat, const rt_config *cfg) {
+  sim_config sc = {seed, strat, 3, 1000};
+  assert_int_equal(sim_init(&SIM, &sc), 0);
+  W = rt_world_new(&SIM, cfg);
+  assert_non_null(W);
+}
+
+/* keepAlive() and its disposer as separate requests; a second dispose is a
+** no-op; keepAliveWhile(fn) that throws releases and fails the request. */
+static void test_keepalive_leases(void **st) {
+  (void)st;
+  world(NULL);
+  actor("a", NULL);
+  assert_int_equal(rt_keepalive_acquire_at(W, 0, "l1", S(1)), 0);
+  assert_int_equal(rt_keepalive_dispose_at(W, 0, "l1", S(5)), 0);
+  assert_int_equal(rt_keepalive_dispose_at(W, 0, "l1", S(6)), 0);
+  assert_int_equal(rt_keepalive_dispose_at(W, 0, "never", S(7)), 0);
+  assert_int_equal(rt_keepalive_while_throws_at(W, 0, S(2), "boom", S(10)), 0);
+  assert_int_equal(rt_keepalive_acquire_at(W, 0, "", S(1)), -1);
+  sim_run(&SIM, S(3), 0);
+  assert_int_equal(rt_keepalive_refs(W, 0), 1);
+  assert_int_equal(rt_alarm_of(W, 0), S(31));
+  sim_run(&SIM, S(11), 0);
+  assert_int_equal(rt_keepalive_refs(W, 0), 1); /* keepAliveWhile's ref */
+  sim_run(&SIM, S(20), 0);
+  assert_int_equal(rt_keepalive_refs(W, 0), 0);
+  size_t released = 0, noop = 0;
+  for (size_t i = 0; i < SIM.trace.n; i++) {
+    const sim_rec *r = &SIM.trace.recs[i];
+    if (r->kind == RT_EV_KEEPALIVE_DISPOSE && r->a) released++;
+    if (r->kind == RT_EV_KEEPALIVE_DISPOSE && !r->a) noop++;
+  }
+  assert_int_equal(released, 1);
+  assert_int_equal(noop, 2);
+  assert_int_equal(count(RT_EV_REQUEST_FAIL, "boom"), 1);
+  done();
+}
+
+/* The SDK's #1707 disposer defers its reschedule: over seeds of the random
+** strategy, some order of {dispose, re-take} at one instant leaves a held
+** ref with no alarm; the immediate ("fixed") disposer never does. */
+static int race_seen(rt_dispose d) {
+  int seen = 0;
+  for (uint64_t seed = 1; seed <= 200 && !seen; seed++) {
+    rt_config c;
+    rt_config_default(&c);
+    c.dispose = d;
+    world_seeded(seed, SIM_RANDOM, &c);
+    actor("a", NULL);
+    rt_keepalive_acquire_at(W, 0, "l2", S(20));
+    rt_keepalive_dispose_at(W, 0, "l2", S(25));
+    rt_keepalive_acquire_at(W, 0, "l3", S(25));
+    sim_run(&SIM, S(25) + MS(1), 0);
+    assert_int_equal(rt_keepalive_refs(W, 0), 1);
+    seen = rt_alarm_of(W, 0) < 0;
+    done();
+  }
+  return seen;
+}
+
+static void test_sdk1707_dispose_race(void **st) {
+  (void)st;
+  assert_true(race_seen(RT_DISPOSE_SDK1707));
+  assert_false(race_seen(RT_DISPOSE_FIXED));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_resume_after_the_stash_turn),
@@ -276,6 +342,8 @@ int main(void) {
       cmocka_unit_test(test_1729_max_age_gives_up),
       cmocka_unit_test(test_1729_backoff),
       cmocka_unit_test(test_1729_deterministic),
+      cmocka_unit_test(test_keepalive_leases),
+      cmocka_unit_test(test_sdk1707_dispose_race),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
