@@ -327,6 +327,10 @@ void rt_set_onstart_us(rt_world *w, uint32_t actor, int64_t us);
 ** with an I/O error (through the libfiu point "revenant/storage/commit"). */
 void rt_fail_commits(rt_world *w, uint32_t actor, int count);
 
+/* Makes the next `count` onStart calls of `actor` (RT_NO_ACTOR: of every
+** actor) throw "onStart threw" (the onstart_throw fault). */
+void rt_onstart_throws(rt_world *w, uint32_t actor, int count);
+
 /* Extra RPC latency added to every call from now on (rpc_delay), and the
 ** per-million chance that a call is dropped (rpc_drop). */
 void rt_set_rpc_faults(rt_world *w, int64_t extra_latency_us, uint32_t drop_ppm);

@@ -659,8 +659,14 @@ static void startup_ok(rt_world *w, uint32_t a) {
   if (w->actors[a].mem == m) rt__drain_waiters(w, a);
 }
 
-static int onstart_throws(const rt_actor *ac) {
-  return ac->spec.on_start_throws == RT_THROW_ALWAYS;
+/* The user onStart throws: always (the actor's nature), or the next N
+** calls after an onstart_throw fault. */
+static int onstart_throws(rt_world *w, uint32_t a) {
+  if (w->onstart_throws_left && a < w->n_actors && w->onstart_throws_left[a] > 0) {
+    w->onstart_throws_left[a]--;
+    return 1;
+  }
+  return w->actors[a].spec.on_start_throws == RT_THROW_ALWAYS;
 }
 
 #define RT_MSG_NO_NAME "Agent could not determine its Durable Object name"
@@ -712,7 +718,7 @@ void rt__startup_continue(rt_world *w, uint32_t a) {
         sim_after(w->s, ac->spec.on_start_us, m->dom, onstart_done, w, a);
       return;
     case SU_ONSTART:
-      if (onstart_throws(ac)) {
+      if (onstart_throws(w, a)) {
         rt__emit(w, RT_EV_ONSTART_END, a, RT_CB_THREW, w->s->now_us - m->onstart_began, 0,
                  "onStart threw");
         startup_fail(w, a, "onStart threw");

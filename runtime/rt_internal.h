@@ -233,6 +233,7 @@ struct rt_world {
   struct rt_exec *exec;     /* checkpoint executor state (rt_executor.c) */
   struct rt_thr *thr;       /* thread store state (rt_thread.c) */
   struct rt_chat_world *chat; /* chat: upstream generations (rt_chat.c) */
+  int *onstart_throws_left; /* per actor: onStart calls still to throw (fault) */
   struct rt_hook_calls { uint32_t actor; int64_t id; int calls; } *hook_calls;
   int n_hook_calls, cap_hook_calls; /* recovery hook calls per orphan row */
 };

@@ -84,6 +84,7 @@ void rt_world_free(rt_world *w) {
   for (int i = 0; i < w->n_progs; i++) free(w->progs[i].steps);
   free(w->progs);
   free(w->hook_calls);
+  free(w->onstart_throws_left);
   free(w->actors);
   free(w->msgs);
   free(w->msg_free);
@@ -599,6 +600,15 @@ int rt_fiber_at(rt_world *w, uint32_t a, const rt_program *prog, int64_t at_us) 
   m.entry = RT_ENTRY_FETCH;
   m.arg = idx;
   return deliver_at(w, a, &m, at_us);
+}
+
+void rt_onstart_throws(rt_world *w, uint32_t a, int count) {
+  if (!w->onstart_throws_left) {
+    w->onstart_throws_left = calloc(w->n_actors ? w->n_actors : 1, sizeof(int));
+    if (!w->onstart_throws_left) return;
+  }
+  for (uint32_t i = 0; i < w->n_actors; i++)
+    if (a == RT_NO_ACTOR || a == i) w->onstart_throws_left[i] = count;
 }
 
 int rt_fiber_awaited_at(rt_world *w, uint32_t a, const rt_program *prog, int64_t at_us) {

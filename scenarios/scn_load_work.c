@@ -253,15 +253,16 @@ int ld_load_workload(ld *L) {
 
 static const char *const flt_all[] = {
     "kind", "actor", "at", "rate", "until", "mode", "delay", "count", "ppm", NULL};
-static const char *const f_plain[] = {"kind", "at", "rate", "until", NULL};
-static const char *const f_evict[] = {"kind", "actor", "at", "rate", "until", NULL};
+static const char *const f_plain[] = {"kind", "count", "at", "rate", "until", NULL};
+static const char *const f_evict[] = {"kind", "actor", "count", "at", "rate", "until", NULL};
 static const char *const f_stuck[] = {
-    "kind", "actor", "mode", "delay", "at", "rate", "until", NULL};
+    "kind", "actor", "mode", "delay", "count", "at", "rate", "until", NULL};
 static const char *const f_storage[] = {
     "kind", "actor", "count", "ppm", "at", "rate", "until", NULL};
-static const char *const f_delay[] = {"kind", "delay", "at", "rate", "until", NULL};
-static const char *const f_drop[] = {"kind", "ppm", "at", "rate", "until", NULL};
-static const char *const f_gate[] = {"kind", "actor", "delay", "at", "rate", "until", NULL};
+static const char *const f_delay[] = {"kind", "delay", "count", "at", "rate", "until", NULL};
+static const char *const f_drop[] = {"kind", "ppm", "count", "at", "rate", "until", NULL};
+static const char *const f_gate[] = {"kind", "actor", "delay", "count", "at", "rate", "until",
+                                     NULL};
 static const opt mode_opts[] = {{"never_answers", RT_STUCK_NEVER_ANSWERS}, {"late", RT_STUCK_LATE},
                                 {"startup", RT_STUCK_STARTUP}, {NULL, 0}};
 
@@ -275,6 +276,7 @@ static const char *const *fault_fields(int k) {
     case FLT_RPC_DROP: return f_drop;
     case FLT_GATE_TIMEOUT: return f_gate;
     case FLT_STREAM_CUT: return f_evict; /* kind, actor (optional), when */
+    case FLT_ONSTART_THROW: return f_evict; /* kind, actor (optional), count, when */
     default: return f_plain;
   }
 }
@@ -370,7 +372,8 @@ static int fault_params(ld *L, const cJSON *f, scn_fault *out) {
   int64_t v = 0;
   switch (out->kind) {
     case FLT_EVICT:
-    case FLT_STREAM_CUT: return ld_get_actor(L, f, "actor", &out->actor) < 0 ? -1 : 0;
+    case FLT_STREAM_CUT:
+    case FLT_ONSTART_THROW: return ld_get_actor(L, f, "actor", &out->actor) < 0 ? -1 : 0;
     case FLT_STUCK_CHILD: return fault_stuck(L, f, out);
     case FLT_STORAGE_FAIL: return fault_storage(L, f, out);
     case FLT_RPC_DELAY: case FLT_ALARM_DELAY: return need_delay(L, f, out);
@@ -386,6 +389,24 @@ static int fault_params(ld *L, const cJSON *f, scn_fault *out) {
   }
 }
 
+/* "count": how many times the fault happens (docs/faults.md). storage_fail
+** reads its own (commits, default 1); onstart_throw: onStart calls (default
+** 1); any other kind: at most N arrivals of a rate. */
+static int fault_count(ld *L, const cJSON *f, scn_fault *out) {
+  int64_t v = 0;
+  if (out->kind == FLT_STORAGE_FAIL || !ld_get(f, "count")) {
+    if (out->kind == FLT_ONSTART_THROW) out->count = 1;
+    return 0;
+  }
+  if (scn_get_int(L->d, f, "count", 1, MAX_COUNT, &v, L->err) < 0) return -1;
+  if (!flt_count_per_arrival(out->kind) && out->at_us >= 0 && v != 1)
+    return scn_errf(L->err, L->d, ld_get(f, "count"),
+                    "\"count\": a %s at a fixed time happens once; give \"rate\" to repeat it "
+                    "at most %" PRId64 " times", flt_kind_name(out->kind), v);
+  out->count = (int)v;
+  return 0;
+}
+
 static int fault_item(ld *L, const cJSON *f, const char *what, scn_fault *out) {
   int k = 0;
   if (ld_obj_fields(L, f, what, flt_all) < 0 || fault_kind(L, f, &k) < 0) return -1;
@@ -394,8 +415,8 @@ static int fault_item(ld *L, const cJSON *f, const char *what, scn_fault *out) {
   out->kind = (flt_kind)k;
   out->actor = RT_NO_ACTOR;
   out->at_us = -1;
-  if (fault_when(L, f, out) < 0) return -1;
-  return fault_params(L, f, out);
+  if (fault_when(L, f, out) < 0 || fault_params(L, f, out) < 0) return -1;
+  return fault_count(L, f, out);
 }
 
 int ld_load_faults(ld *L) {

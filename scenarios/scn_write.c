@@ -546,8 +546,10 @@ static void put_rate(wobj *o, int64_t per_day) {
 /* The kind-specific fields of a fault. */
 static void put_fault_params(wobj *o, const scn_scenario *sc, const scn_fault *ft) {
   switch (ft->kind) {
-    case FLT_EVICT: case FLT_STREAM_CUT:
+    case FLT_EVICT: case FLT_STREAM_CUT: case FLT_ONSTART_THROW:
       if (ft->actor != RT_NO_ACTOR) m_actor(o, sc, "actor", ft->actor);
+      if (ft->count > 0 && ft->kind == FLT_ONSTART_THROW ? ft->count != 1 : ft->count > 0)
+        m_int(o, "count", ft->count);
       break;
     case FLT_STUCK_CHILD:
       m_actor(o, sc, "actor", ft->actor);
@@ -569,6 +571,13 @@ static void put_fault_params(wobj *o, const scn_scenario *sc, const scn_fault *f
       m_dur(o, "delay", ft->delay_us);
       break;
     default: break;
+  }
+  /* count on the kinds whose count limits a rate's arrivals */
+  switch (ft->kind) {
+    case FLT_STORAGE_FAIL: case FLT_EVICT: case FLT_STREAM_CUT: case FLT_ONSTART_THROW: break;
+    default:
+      if (ft->count > 0) m_int(o, "count", ft->count);
+      break;
   }
 }
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "faults/flt.h"
 #include "runtime/rt.h"
 #include "runtime/rt_internal.h"
 
@@ -331,6 +332,42 @@ static void test_sdk1707_dispose_race(void **st) {
   assert_false(race_seen(RT_DISPOSE_FIXED));
 }
 
+/* count limits a rate's arrivals to the first N of the same draws. */
+static void test_fault_count_limits_rate(void **st) {
+  flt_fault f;
+  int64_t all[64], two[64];
+  (void)st;
+  memset(&f, 0, sizeof f);
+  f.kind = FLT_EVICT;
+  f.actor = RT_NO_ACTOR;
+  f.at_us = -1;
+  f.per_day = 200;
+  int n = flt_times(5, &f, 1, S(86400), FLT_EVICT, all, 64);
+  assert_true(n > 10);
+  f.count = 2;
+  assert_int_equal(flt_times(5, &f, 1, S(86400), FLT_EVICT, two, 64), 2);
+  assert_true(two[0] == all[0] && two[1] == all[1]);
+  f.kind = FLT_STORAGE_FAIL; /* count is per arrival there: the rate is not limited */
+  assert_int_equal(flt_times(5, &f, 1, S(86400), FLT_STORAGE_FAIL, two, 64), n);
+}
+
+/* onstart_throw: exactly the next N onStart calls throw. */
+static void test_onstart_throws_once(void **st) {
+  (void)st;
+  world(NULL);
+  actor("a", NULL);
+  rt_onstart_throws(W, 0, 1);
+  rt_request_at(W, 0, RT_ENTRY_FETCH, S(1));
+  rt_request_at(W, 0, RT_ENTRY_FETCH, S(2));
+  rt_request_at(W, 0, RT_ENTRY_FETCH, S(3));
+  sim_run(&SIM, S(10), 0);
+  assert_int_equal(count(RT_EV_STARTUP_FAIL, NULL), 1);
+  assert_int_equal(count(RT_EV_STARTUP_OK, NULL), 1);
+  assert_int_equal(count(RT_EV_REQUEST_FAIL, "onStart threw"), 1);
+  assert_int_equal(count(RT_EV_REQUEST_OK, NULL), 2);
+  done();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_resume_after_the_stash_turn),
@@ -344,6 +381,8 @@ int main(void) {
       cmocka_unit_test(test_1729_deterministic),
       cmocka_unit_test(test_keepalive_leases),
       cmocka_unit_test(test_sdk1707_dispose_race),
+      cmocka_unit_test(test_fault_count_limits_rate),
+      cmocka_unit_test(test_onstart_throws_once),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
