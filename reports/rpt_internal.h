@@ -95,4 +95,31 @@ char *rpt__hex(char *buf, size_t len, uint64_t v, int pad);
 ** names, booleans, strings); returns 0, -1 on OOM. */
 int rpt__json_fields(cJSON *o, const rpt_run *run, const sim_rec *r);
 
+/* ---- who waits on whom (rpt_wait.c) ---------------------------------- */
+
+enum { RPT__W_GATE, RPT__W_RPC, RPT__W_REQ, RPT__W_ALARM, RPT__W_COUNT };
+
+/* One pending wait: a held input gate, an unanswered RPC call or request,
+** an armed alarm. */
+typedef struct rpt__wait {
+  int cat;            /* RPT__W_* */
+  uint32_t actor;     /* the holder, caller or requested actor */
+  int64_t id, t, x;   /* id: call/request id; t: since; x: callee, entry or alarm time */
+  uint32_t s;         /* purpose or method (interned string id) */
+} rpt__wait;
+
+/* A growable list of waits; zero-initialise, free(w) when done. */
+typedef struct rpt__waits {
+  rpt__wait *w;
+  size_t n, cap;
+  int oom;            /* 1: an allocation failed, the list is incomplete */
+} rpt__waits;
+
+/* Replays the kept records of t with t_us <= now into ws (which must be
+** empty) and leaves in it what is still pending then, oldest first: gates
+** (cleared by release, timeout or the holder's death), RPC calls (reply or
+** caller's death), requests (ok / fail only) and each actor's armed alarm
+** (fire or delete). Nothing when t has no kept records. */
+void rpt__waits_at(const sim_trace *t, int64_t now, rpt__waits *ws);
+
 #endif
