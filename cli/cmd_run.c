@@ -32,6 +32,8 @@ static const char run_usage[] =
     "  --json FILE           write results as JSON (docs/reports.md)\n"
     "  --junit FILE          write JUnit XML for CI\n"
     "  --trace FILE          write a Chrome Trace Event timeline (Perfetto) of the last run\n"
+    "  --html FILE           write one self-contained HTML report of every run (timeline,\n"
+    "                        violations and their chains; opens offline in a browser)\n"
     "  --repro-dir DIR       where repro files of failures go (default revenant-out)\n"
     "  -q, --quiet           print only failures and the summary line\n"
     "  -v, --verbose         also print figures and expected violations\n"
@@ -46,7 +48,7 @@ typedef struct run_opts {
   const char *only_case;
   int determinism, quiet, verbose, color, crash_points;
   uint64_t crash_max, crash_at;
-  const char *json, *junit, *trace, *repro_dir;
+  const char *json, *junit, *trace, *html, *repro_dir;
   cli_paths files;
 } run_opts;
 
@@ -87,6 +89,7 @@ static int parse_run_opts(int argc, char **argv, run_opts *o) {
     const char *val = i + 1 < argc ? argv[i + 1] : NULL;
     int takes = !strcmp(a, "--seed") || !strcmp(a, "--seeds") || !strcmp(a, "--strategy") ||
                 !strcmp(a, "--json") || !strcmp(a, "--junit") || !strcmp(a, "--trace") ||
+                !strcmp(a, "--html") ||
                 !strcmp(a, "--repro-dir") || !strcmp(a, "--case") ||
                 !strcmp(a, "--crash-points-max") || !strcmp(a, "--crash-at");
     if (takes && !val) return usage_error(argv[0], "option needs a value:", a);
@@ -107,6 +110,7 @@ static int parse_run_opts(int argc, char **argv, run_opts *o) {
     else if (!strcmp(a, "--json")) o->json = val;
     else if (!strcmp(a, "--junit")) o->junit = val;
     else if (!strcmp(a, "--trace")) o->trace = val;
+    else if (!strcmp(a, "--html")) o->html = val;
     else if (!strcmp(a, "--repro-dir")) o->repro_dir = val;
     else if (!strcmp(a, "--check-determinism")) o->determinism = 1;
     else if (!strcmp(a, "--crash-points")) o->crash_points = 1;
@@ -330,14 +334,15 @@ static int write_outputs(run_state *st) {
   int rc = 0;
   if (!runs) return -1;
   for (size_t i = 0; i < st->n_recs; i++) runs[i] = st->recs[i].rr;
-  const char *paths[3] = {st->o.json, st->o.junit, st->o.trace};
-  for (int k = 0; k < 3; k++) {
+  const char *paths[4] = {st->o.json, st->o.junit, st->o.trace, st->o.html};
+  for (int k = 0; k < 4; k++) {
     if (!paths[k]) continue;
     FILE *f = fopen(paths[k], "w");
     int err = !f;
     if (f && k == 0) err = rpt_json_write(f, runs, st->n_recs);
     if (f && k == 1) err = rpt_junit_write(f, runs, st->n_recs);
     if (f && k == 2 && st->n_recs) err = rpt_trace_write(f, &runs[st->n_recs - 1]);
+    if (f && k == 3) err = rpt_html_write(f, runs, st->n_recs, NULL, NULL);
     if (f && fclose(f)) err = 1;
     if (err) {
       fprintf(stderr, "revenant: cannot write %s\n", paths[k]);
@@ -356,7 +361,7 @@ int cli_cmd_run(int argc, char **argv) {
     cli_paths_free(&st.o.files);
     return rc;
   }
-  st.keep = st.o.json || st.o.junit || st.o.trace;
+  st.keep = st.o.json || st.o.junit || st.o.trace || st.o.html;
   int errors = 0;
   scn_scenario **loaded = calloc(st.o.files.n, sizeof *loaded);
   for (size_t i = 0; loaded && i < st.o.files.n; i++) {

@@ -34,6 +34,7 @@
 #include "reports/rpt.h"
 #include "scenarios/scn.h"
 #include "scenarios/scn_json.h"
+#include "runtime/rt_events.h"
 
 #define SW_MAX_VIOL 8
 
@@ -58,6 +59,9 @@ static const char swarm_usage[] =
     "  --timeout D        wall-time limit of one seed; the worker is killed (default 60s)\n"
     "  --duration D       cut every run at D of virtual time (faster; changes what is judged)\n"
     "  --json FILE        write every run as results JSON (revenant.results/1)\n"
+    "  --html FILE        write a self-contained HTML report: signatures, recovery-time\n"
+    "                     plot, runs per fault kind, and the timeline of the first seed\n"
+    "                     of each signature (at most 8)\n"
     "  --repro-dir DIR    where repro files go (default revenant-out)\n"
     "  -q, --quiet        one line per signature and the summary line\n"
     "  -h, --help         show this help\n"
@@ -69,7 +73,7 @@ typedef struct sw_opts {
   int64_t time_us, timeout_us, duration_us;
   int jobs, strategy, have_base, quiet, shard_i, shard_n, shard_count;
   uint64_t base;
-  const char *only_case, *json, *repro_dir;
+  const char *only_case, *json, *html, *repro_dir;
   cli_paths files;
 } sw_opts;
 
@@ -87,6 +91,9 @@ typedef struct sw_res {
   int64_t end_us;
   char *failure, *sig;          /* failed runs only */
   chk_violation *viol;
+  char *faults;                 /* --html: "kind:count,..." injected faults */
+  int64_t *rec_us;              /* --html: recovery times (rpt_recovery_times) */
+  size_t n_rec;
 } sw_res;
 
 typedef struct sw_worker {
@@ -189,6 +196,7 @@ static int swarm_opt_value(sw_opts *o, const char *a, const char *v) {
     o->shard_count = (int)n;
   } else if (!strcmp(a, "--case")) o->only_case = v;
   else if (!strcmp(a, "--json")) o->json = v;
+  else if (!strcmp(a, "--html")) o->html = v;
   else o->repro_dir = v;
   return 0;
 }
@@ -196,7 +204,7 @@ static int swarm_opt_value(sw_opts *o, const char *a, const char *v) {
 static int parse_swarm_opts(int argc, char **argv, sw_opts *o) {
   static const char *const takes[] = {"--seeds", "--time", "--timeout", "--duration", "-j", "--strategy",
                                       "--seed-base", "--shard", "--shard-count", "--case", "--json",
-                                      "--repro-dir", NULL};
+                                      "--html", "--repro-dir", NULL};
   memset(o, 0, sizeof *o);
   o->strategy = -1;
   o->timeout_us = 60000000;
@@ -276,6 +284,41 @@ static void clean(char *d, size_t cap, const char *s) {
   d[i] = 0;
 }
 
+#define SW_HTML_KINDS 32
+#define SW_HTML_REC 64
+
+/* --html: the job's fault kinds and recovery times, as the line
+** "M<tab>j<tab>kind:count,...<tab>us,us,..." sent before its result. */
+static void worker_html_line(uint64_t j, const scn_result *r, FILE *out) {
+  const sim_trace *t = &r->s->trace;
+  const char *kinds[SW_HTML_KINDS];
+  uint64_t counts[SW_HTML_KINDS];
+  int nk = 0;
+  for (size_t i = 0; t->keep && i < t->n; i++) {
+    if (t->recs[i].kind != RT_EV_FAULT) continue;
+    const char *k = sim_trace_str(t, t->recs[i].s);
+    int x = 0;
+    while (x < nk && strcmp(kinds[x], k)) x++;
+    if (x == nk && nk == SW_HTML_KINDS) continue;
+    if (x == nk) kinds[nk] = k, counts[nk++] = 0;
+    counts[x]++;
+  }
+  int64_t v[SW_HTML_REC];
+  size_t nv = 0;
+  rpt_recovery_times(t, v, &nv, SW_HTML_REC);
+  fprintf(out, "M\t%" PRIu64 "\t", j);
+  for (int x = 0; x < nk; x++) {
+    char k[64];
+    clean(k, sizeof k, kinds[x]);
+    for (char *p = k; *p; p++)
+      if (*p == ',' || *p == ':') *p = '_';
+    fprintf(out, "%s%s:%" PRIu64, x ? "," : "", k, counts[x]);
+  }
+  fputc('\t', out);
+  for (size_t i = 0; i < nv; i++) fprintf(out, "%s%" PRId64, i ? "," : "", v[i]);
+  fputc('\n', out);
+}
+
 /* Runs job j in a worker and writes its result line. */
 static void worker_job(const swarm *s, uint64_t j, scn_scenario *m, FILE *out) {
   uint64_t seed;
@@ -288,6 +331,7 @@ static void worker_job(const swarm *s, uint64_t j, scn_scenario *m, FILE *out) {
     clean(text, sizeof text, r.failure);
     fprintf(out, "X\t%" PRIu64 "\t%s\n", j, text);
   } else {
+    if (s->o.html) worker_html_line(j, &r, out);
     size_t nv = r.passed ? 0 : chk_violation_count(r.checks);
     clean(sig, sizeof sig, scn_signature(m, u->ci, &r, sig, sizeof sig));
     clean(text, sizeof text, r.passed ? "" : r.failure);
@@ -396,12 +440,32 @@ static void parse_viol(sw_res *r, char **f, int nf, int n) {
   }
 }
 
+/* --html: the "M" line of a job (worker_html_line). */
+static void on_html_line(swarm *s, char **f, int nf) {
+  sw_res *r = nf >= 4 ? res_at(s, strtoull(f[1], NULL, 10)) : NULL;
+  if (!r || r->faults) return;
+  r->faults = strdup(f[2]);
+  size_t n = *f[3] ? 1 : 0;
+  for (const char *p = f[3]; *p; p++) n += *p == ',';
+  r->rec_us = n ? calloc(n, sizeof *r->rec_us) : NULL;
+  char *p = f[3];
+  for (size_t i = 0; r->rec_us && i < n; i++) {
+    r->rec_us[i] = strtoll(p, &p, 10);
+    if (*p == ',') p++;
+  }
+  r->n_rec = r->rec_us ? n : 0;
+}
+
 /* One result line from worker slot w. */
 static void on_line(swarm *s, sw_worker *wk, char *line) {
   char *f[9 + 4 * SW_MAX_VIOL];
   int nf = split(line, f, (int)(sizeof f / sizeof f[0]));
   if (!strcmp(f[0], "D")) {
     wk->done = 1;
+    return;
+  }
+  if (!strcmp(f[0], "M")) {
+    on_html_line(s, f, nf);
     return;
   }
   if (nf < 3 || (strcmp(f[0], "R") && strcmp(f[0], "X"))) return;
@@ -742,6 +806,129 @@ static int write_json(const swarm *s, const sw_sorted *v, size_t n) {
   return rc;
 }
 
+/* ---- --html ---------------------------------------------------------------------- */
+
+#define SW_HTML_RUNS 8
+
+typedef struct sw_html {
+  rpt_swarm sw;
+  rpt_swarm_sig *sigs;
+  char (*replays)[900];
+  rpt_swarm_kind *kinds;
+  size_t n_kinds;
+  int64_t *rec;
+  scn_scenario *m[SW_HTML_RUNS];
+  scn_result res[SW_HTML_RUNS];
+  rpt_run runs[SW_HTML_RUNS];
+  char run_replay[SW_HTML_RUNS][900];
+  size_t n_runs;
+} sw_html;
+
+static int cmp_kind(const void *a, const void *b) {
+  return strcmp(((const rpt_swarm_kind *)a)->kind, ((const rpt_swarm_kind *)b)->kind);
+}
+
+/* Adds one run's "kind:count,..." to the per-kind table h->kinds. */
+static void html_kinds(sw_html *h, char *list, int failed) {
+  for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+    char *colon = strrchr(tok, ':');
+    if (!colon) continue;
+    *colon = 0;
+    size_t k = 0;
+    while (k < h->n_kinds && strcmp(h->kinds[k].kind, tok)) k++;
+    if (k == h->n_kinds) {
+      char *name = strdup(tok);
+      if (!name || k == SW_HTML_KINDS * 4) {
+        free(name);
+        continue;
+      }
+      h->kinds[h->n_kinds++] = (rpt_swarm_kind){name, 0, 0, 0};
+    }
+    h->kinds[k].runs++;
+    h->kinds[k].failed += failed != 0;
+    h->kinds[k].faults += strtoull(colon + 1, NULL, 10);
+  }
+}
+
+/* Re-runs job j in this process with its trace, as the page's run k. */
+static void html_run(const swarm *s, sw_html *h, uint64_t j) {
+  size_t k = h->n_runs;
+  uint64_t seed;
+  h->m[k] = malloc(sizeof *h->m[k]);
+  if (!h->m[k]) return;
+  const sw_unit *u = job_scenario(s, j, h->m[k], &seed);
+  if (scn_run_case_ex(h->m[k], u->ci, seed, h->m[k]->strategy, NULL, &h->res[k]) != 0) {
+    scn_result_free(&h->res[k]);
+    free(h->m[k]);
+    return;
+  }
+  rpt_run *r = &h->runs[k];
+  const scn_result *res = &h->res[k];
+  parent_rpt(s, j, r, h->run_replay[k], sizeof h->run_replay[k]);
+  r->trace_hash = res->trace_hash;
+  r->events = res->events;
+  r->end_us = res->end_us;
+  r->passed = res->passed;
+  r->failure = res->passed ? NULL : res->failure;
+  r->violations = chk_violation_count(res->checks) ? chk_violation_at(res->checks, 0) : NULL;
+  r->n_violations = chk_violation_count(res->checks);
+  r->trace = &res->s->trace;
+  r->actor_names = (const char *const *)res->actor_names;
+  r->n_actors = res->n_actors;
+  h->n_runs++;
+}
+
+static int html_fill(const swarm *s, sw_html *h, const sw_sorted *v, size_t n, const sw_group *g,
+                     size_t ng) {
+  size_t nrec = 0;
+  for (size_t i = 0; i < n; i++) nrec += s->res[v[i].job].n_rec;
+  h->sigs = calloc(ng ? ng : 1, sizeof *h->sigs);
+  h->replays = calloc(ng ? ng : 1, sizeof *h->replays);
+  h->kinds = calloc(SW_HTML_KINDS * 4, sizeof *h->kinds);
+  h->rec = malloc((nrec ? nrec : 1) * sizeof *h->rec);
+  if (!h->sigs || !h->replays || !h->kinds || !h->rec) return -1;
+  nrec = 0;
+  for (size_t i = 0; i < n; i++) {
+    sw_res *r = &s->res[v[i].job];
+    memcpy(h->rec + nrec, r->rec_us, r->n_rec * sizeof *h->rec);
+    nrec += r->n_rec;
+    if (r->faults) html_kinds(h, r->faults, !r->passed); /* r->faults is consumed */
+  }
+  qsort(h->kinds, h->n_kinds, sizeof *h->kinds, cmp_kind);
+  for (size_t k = 0; k < ng; k++) {
+    const sw_unit *u = &s->units[g[k].unit];
+    const scn_scenario *sc = s->sc[u->file];
+    replay_cmd(s, g[k].first_job, h->replays[k], sizeof h->replays[k]);
+    h->sigs[k] = (rpt_swarm_sig){g[k].sig, sc->name, sc->cases[u->ci].label, g[k].count,
+                                 g[k].seeds[0], h->replays[k]};
+    if (k < SW_HTML_RUNS && s->res[g[k].first_job].state == ST_DONE) html_run(s, h, g[k].first_job);
+  }
+  h->sw = (rpt_swarm){NULL, n, s->failed, n / (s->n_units ? s->n_units : 1), h->sigs, ng,
+                      h->rec, nrec, h->kinds, h->n_kinds};
+  return 0;
+}
+
+static int write_html(swarm *s, const sw_sorted *v, size_t n, const sw_group *g, size_t ng) {
+  sw_html h;
+  memset(&h, 0, sizeof h);
+  int rc = html_fill(s, &h, v, n, g, ng);
+  FILE *f = rc ? NULL : fopen(s->o.html, "w");
+  if (!f || rpt_html_write(f, h.runs, h.n_runs, &h.sw, NULL)) rc = -1;
+  if (f && fclose(f)) rc = -1;
+  if (rc) fprintf(stderr, "revenant swarm: cannot write %s\n", s->o.html);
+  for (size_t k = 0; k < h.n_runs; k++) {
+    scn_result_free(&h.res[k]);
+    scn_free(h.m[k]);
+    free(h.m[k]);
+  }
+  for (size_t k = 0; h.kinds && k < h.n_kinds; k++) free((char *)h.kinds[k].kind);
+  free(h.kinds);
+  free(h.sigs);
+  free(h.replays);
+  free(h.rec);
+  return rc;
+}
+
 static int report(swarm *s) {
   size_t n, ng;
   sw_sorted *v = sorted_jobs(s, &n);
@@ -749,6 +936,7 @@ static int report(swarm *s) {
   int rc = v && g ? 0 : -1;
   for (size_t k = 0; g && k < ng; k++) report_group(s, &g[k], (int)k + 1);
   if (v && s->o.json && write_json(s, v, n)) rc = -1;
+  if (v && g && s->o.html && write_html(s, v, n, g, ng)) rc = -1;
   double el = cli_wall_now() - s->t0;
   fprintf(stderr, "swarm: %zu runs (%.0f seeds x %zu cases) in %.2fs: %.1f seeds/s with %d workers, shard %d/%d\n",
           n, (double)n / (double)s->n_units, s->n_units, el, el > 0 ? (double)n / (double)s->n_units / el : 0.0,
@@ -810,6 +998,8 @@ static void swarm_free(swarm *s) {
     free(s->res[j].failure);
     free(s->res[j].sig);
     free(s->res[j].viol);
+    free(s->res[j].faults);
+    free(s->res[j].rec_us);
   }
   free(s->res);
   for (int w = 0; s->w && w < s->n_w; w++) free(s->w[w].buf);

@@ -122,4 +122,56 @@ typedef struct rpt__waits {
 ** (fire or delete). Nothing when t has no kept records. */
 void rpt__waits_at(const sim_trace *t, int64_t now, rpt__waits *ws);
 
+/* ---- spans and folding of the HTML report (rpt_html_fold.c) ---------- */
+
+enum {
+  RPT__SP_GATE, RPT__SP_STARTUP, RPT__SP_REQUEST, RPT__SP_ALARM, RPT__SP_FIBER,
+  RPT__SP_RPC, RPT__SP_TOOLRUN, RPT__SP_RECOVERY, RPT__SP_COUNT
+};
+
+#define RPT__NO_REC UINT64_MAX
+
+/* A span of one actor: opened by record `open`, closed by `close`
+** (RPT__NO_REC: still open at the end; t1 is then t0). */
+typedef struct rpt__hspan {
+  uint32_t actor;
+  int cls;             /* RPT__SP_* */
+  int64_t id;          /* request, fiber, call or run id; rows left for a scan */
+  int64_t t0, t1;
+  uint64_t open, close;
+  uint32_t ended_by;   /* kind of the closing record */
+} rpt__hspan;
+
+/* Records [first, last] of the trace left out of the page. period > 0: a
+** repeating stretch of `repeats` periods of `period` segments; 0: a plain
+** stretch folded to meet the size budget. */
+typedef struct rpt__fold {
+  uint64_t first, last;
+  int64_t t0, t1;
+  uint64_t records, repeats;
+  uint32_t period;
+} rpt__fold;
+
+typedef struct rpt__folding {
+  uint8_t *keep;       /* per record: 1 shown, 0 folded */
+  uint64_t kept;       /* records with keep == 1 */
+  rpt__fold *folds;    /* sorted by first */
+  size_t n_folds, cap_folds;
+  rpt__hspan *spans;   /* in open order */
+  size_t n_spans;
+} rpt__folding;
+
+/* Pairs the spans of t and decides which records the page keeps: repeating
+** stretches fold (first two periods and the last one kept), then plain
+** stretches while more than max_records (0: no limit) are kept. Segments
+** holding a record of a violation's chain (v[0..nv)) or its revealing
+** record are never folded. out is filled even for a trace without kept
+** records (then empty). Returns 0, or -1 on OOM; release out with
+** rpt__html_fold_free in both cases. */
+int rpt__html_fold(const sim_trace *t, const chk_violation *v, size_t nv, uint64_t max_records,
+                   rpt__folding *out);
+
+/* Frees what rpt__html_fold allocated. */
+void rpt__html_fold_free(rpt__folding *f);
+
 #endif
