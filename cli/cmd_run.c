@@ -333,7 +333,13 @@ static int write_outputs(run_state *st) {
   rpt_run *runs = calloc(st->n_recs ? st->n_recs : 1, sizeof *runs);
   int rc = 0;
   if (!runs) return -1;
-  for (size_t i = 0; i < st->n_recs; i++) runs[i] = st->recs[i].rr;
+  for (size_t i = 0; i < st->n_recs; i++) {
+    /* rr points into its record, which next_record's realloc may have moved */
+    runs[i] = st->recs[i].rr;
+    runs[i].variant = st->recs[i].variant;
+    runs[i].replay = st->recs[i].replay;
+    runs[i].figures = st->recs[i].figs;
+  }
   const char *paths[4] = {st->o.json, st->o.junit, st->o.trace, st->o.html};
   for (int k = 0; k < 4; k++) {
     if (!paths[k]) continue;

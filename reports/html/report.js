@@ -618,6 +618,11 @@
     top.appendChild(pick);
     top.appendChild(el('span', {}, esc(D.runs.length + ' run' + (D.runs.length === 1 ? '' : 's'))));
     document.body.insertBefore(top, app);
+    if (/[#&]all\b/.test(location.hash)) { /* tests: draw every page once */
+      if (D.swarm) showSwarm();
+      D.runs.forEach(function (r, i) { showRun(i); });
+      document.body.setAttribute('data-pages', String(D.runs.length + (D.swarm ? 1 : 0)));
+    }
     var m = /[#&]run=(\d+)/.exec(location.hash);
     if (m && D.runs[Number(m[1])]) pick.value = 'run' + m[1];
     if (pick.options.length) pick.onchange();
