@@ -549,7 +549,7 @@
       o.push('<text x="' + (right ? x - 3 : x + 3).toFixed(1) + '" y="' + (12 + 11 * i) + '"' + (right ? ' text-anchor="end"' : '') +
         '>' + p[1] + ' ' + esc(fmtDur(Math.round(v * 1000))) + '</text>');
     });
-    o.push('<text x="4" y="' + (H - B - 2) + '">' + max + '</text>');
+    o.push('<text x="4" y="22">' + max + '</text><text x="4" y="' + (H - B) + '">0</text>');
     o.push('<text x="' + L + '" y="' + (H - 4) + '">recovery time (log scale); bar height: episodes (max ' + max + ')</text></svg>');
     o.push('<table class="sigs pct"><tr><th>n</th><th>min</th><th>p50</th><th>p90</th><th>p99</th><th>max</th></tr><tr><td>' +
       ms.length + '</td>' + [0, 50, 90, 99, 100].map(function (p) {
@@ -563,7 +563,7 @@
     kinds.forEach(function (k) { max = Math.max(max, k[1]); });
     o.push('<svg class="plot kinds-plot" width="' + W + '" height="' + H + '" viewBox="0 0 ' + W + ' ' + H + '">');
     kinds.forEach(function (k, i) {
-      var y = 6 + i * RH, w = (W - L - 90) * k[1] / max, wf = (W - L - 90) * k[2] / max;
+      var y = 6 + i * RH, w = (W - L - 130) * k[1] / max, wf = (W - L - 130) * k[2] / max;
       o.push('<text x="4" y="' + (y + 12) + '">' + esc(k[0]) + '</text>');
       o.push('<rect class="bar" x="' + L + '" y="' + y + '" width="' + w.toFixed(1) + '" height="' + (RH - 4) + '"></rect>');
       o.push('<rect class="bar failed" x="' + L + '" y="' + y + '" width="' + wf.toFixed(1) + '" height="' + (RH - 4) + '"></rect>');

@@ -126,9 +126,8 @@ pages=$(grep -o 'data-pages="[0-9]*"' "$tmp/dom" | tr -dc 0-9)
 [ "${pages:-0}" -ge 14 ] || fail "examples: expected 14+ pages drawn, got ${pages:-0}"
 
 # 4. a swarm: signatures, recovery-time plot, runs per fault kind, run pages
-(cd "$tmp" && "$OLDPWD/$REVENANT" swarm "$OLDPWD/scenarios/examples/sigkill-recover.json" \
-   "$OLDPWD/tests/browser/wedge-unexpected.json" --seeds 12 -j 2 -q --html "$tmp/swarm.html" \
-   >/dev/null 2>&1) || true
+"$REVENANT" swarm scenarios/examples/sigkill-recover.json tests/browser/wedge-unexpected.json \
+  --seeds 12 -j 2 -q --repro-dir "$tmp/out" --html "$tmp/swarm.html" >/dev/null 2>&1 || true
 [ -s "$tmp/swarm.html" ] || fail "swarm: no page written"
 open_page "$tmp/swarm.html" "all"
 check_clean "swarm"
