@@ -154,11 +154,16 @@ typedef struct rpt_swarm {
 typedef struct rpt_html_opts {
   uint64_t max_records;          /* records kept per run after folding;
                                     0: RPT_HTML_MAX_RECORDS */
+  uint64_t max_bytes;            /* estimated bytes of a run's data;
+                                    0: RPT_HTML_MAX_BYTES */
 } rpt_html_opts;
 
-/* Default record budget per run: with about 60 bytes a record and spans,
-** a run's page stays under 5 MB. */
+/* Default budget per run: at most 40,000 records and about 4 MB of data
+** (records with their strings and spans), so that a run's page stays
+** under 5 MB. Only plain stretches without a chain record are folded to
+** meet it: a run whose chains alone exceed it is kept whole. */
 #define RPT_HTML_MAX_RECORDS 40000
+#define RPT_HTML_MAX_BYTES 4000000
 
 /* Writes one self-contained HTML page (inline CSS and JavaScript, no
 ** network) to f: the swarm's page when swarm is not NULL, and a timeline

@@ -352,11 +352,11 @@ static void h_header(FILE *f, const rpt_run *r) {
   fputc(']', f);
 }
 
-static int h_run(FILE *f, const rpt_run *r, uint64_t max_records) {
+static int h_run(FILE *f, const rpt_run *r, uint64_t max_records, uint64_t max_bytes) {
   rpt__folding fo;
   const sim_trace *t = rpt__rec(r->trace, 0) ? r->trace : NULL;
   size_t nv = r->violations ? r->n_violations : 0;
-  int rc = rpt__html_fold(t, r->violations, nv, max_records, &fo);
+  int rc = rpt__html_fold(t, r->violations, nv, max_records, max_bytes, &fo);
   h_header(f, r);
   h_actors(f, r);
   fprintf(f, ",\"total\":%zu,\"kept\":%" PRIu64 ",\"span_kinds\":[", t ? t->n : (size_t)0, fo.kept);
@@ -432,6 +432,7 @@ static void h_title(FILE *f, const rpt_run *runs, size_t n, const rpt_swarm *swa
 int rpt_html_write(FILE *f, const rpt_run *runs, size_t n, const rpt_swarm *swarm,
                    const rpt_html_opts *opts) {
   uint64_t max = opts && opts->max_records ? opts->max_records : RPT_HTML_MAX_RECORDS;
+  uint64_t max_bytes = opts && opts->max_bytes ? opts->max_bytes : RPT_HTML_MAX_BYTES;
   int rc = 0;
   fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"generator\" content=\"revenant\">\n", f);
@@ -448,7 +449,7 @@ int rpt_html_write(FILE *f, const rpt_run *runs, size_t n, const rpt_swarm *swar
   fputs(",\"runs\":[", f);
   for (size_t i = 0; i < n; i++) {
     fputs(i ? ",\n" : "\n", f);
-    if (h_run(f, &runs[i], max)) rc = -1;
+    if (h_run(f, &runs[i], max, max_bytes)) rc = -1;
   }
   fputs("]}\n</script>\n<script>\n", f);
   fputs(rpt_html_js, f);

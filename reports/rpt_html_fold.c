@@ -190,6 +190,12 @@ static void mark_essential(hseg *sg, size_t ns, const chk_violation *v, size_t n
   }
 }
 
+/* Rough size of a record on the page: the array, its decoded fields, its
+** strings, and its share of a span. */
+static uint64_t rec_bytes(const sim_trace *t, const sim_rec *r) {
+  return 70 + strlen(sim_trace_str(t, r->s)) + strlen(sim_trace_str(t, r->s2));
+}
+
 static int add_fold(rpt__folding *out, const sim_trace *t, const hseg *sg, size_t a, size_t b,
                     uint32_t period) {
   if (out->n_folds == out->cap_folds) {
@@ -202,7 +208,10 @@ static int add_fold(rpt__folding *out, const sim_trace *t, const hseg *sg, size_
   uint64_t first = sg[a].first, last = sg[b - 1].first + sg[b - 1].n - 1;
   out->folds[out->n_folds++] = (rpt__fold){first, last, t->recs[first].t_us, t->recs[last].t_us,
                                            last - first + 1, period ? (b - a) / period : 0, period};
-  for (uint64_t i = first; i <= last; i++) out->keep[i] = 0;
+  for (uint64_t i = first; i <= last; i++) {
+    out->keep[i] = 0;
+    out->bytes -= rec_bytes(t, &t->recs[i]);
+  }
   out->kept -= last - first + 1;
   return 0;
 }
@@ -253,9 +262,10 @@ static int cmp_stretch(const void *x, const void *y) {
   return p->a < q->a ? -1 : p->a > q->a;
 }
 
-/* Folds plain stretches (largest first) until at most max records are
-** kept. Returns 0 or -1 on OOM. */
-static int fold_budget(rpt__folding *out, const sim_trace *t, hseg *sg, size_t ns, uint64_t max) {
+/* Folds plain stretches (largest first) until at most max records and
+** about max_bytes are kept. Returns 0 or -1 on OOM. */
+static int fold_budget(rpt__folding *out, const sim_trace *t, hseg *sg, size_t ns, uint64_t max,
+                       uint64_t max_bytes) {
   hstretch *v = malloc((ns ? ns : 1) * sizeof *v);
   size_t n = 0;
   if (!v) return -1;
@@ -272,7 +282,7 @@ static int fold_budget(rpt__folding *out, const sim_trace *t, hseg *sg, size_t n
   }
   qsort(v, n, sizeof *v, cmp_stretch);
   int rc = 0;
-  for (size_t k = 0; k < n && out->kept > max && !rc; k++) {
+  for (size_t k = 0; k < n && (out->kept > max || out->bytes > max_bytes) && !rc; k++) {
     rc = add_fold(out, t, sg, v[k].a, v[k].b, 0);
     for (size_t j = v[k].a; j < v[k].b; j++) sg[j].folded = 1;
   }
@@ -300,7 +310,7 @@ static int spans_of(const sim_trace *t, rpt__folding *out, int32_t *open_after) 
 }
 
 int rpt__html_fold(const sim_trace *t, const chk_violation *v, size_t nv, uint64_t max_records,
-                   rpt__folding *out) {
+                   uint64_t max_bytes, rpt__folding *out) {
   memset(out, 0, sizeof *out);
   if (!rpt__rec(t, 0)) return 0;
   out->keep = malloc(t->n);
@@ -311,6 +321,7 @@ int rpt__html_fold(const sim_trace *t, const chk_violation *v, size_t nv, uint64
   }
   memset(out->keep, 1, t->n);
   out->kept = t->n;
+  for (size_t i = 0; i < t->n; i++) out->bytes += rec_bytes(t, &t->recs[i]);
   int rc = spans_of(t, out, open_after);
   size_t ns = 0;
   hseg *sg = rc ? NULL : segments(t, open_after, &ns);
@@ -318,7 +329,10 @@ int rpt__html_fold(const sim_trace *t, const chk_violation *v, size_t nv, uint64
   if (!sg) return -1;
   mark_essential(sg, ns, v, nv);
   rc = fold_periodic(out, t, sg, ns);
-  if (!rc && max_records && out->kept > max_records) rc = fold_budget(out, t, sg, ns, max_records);
+  if (!max_records) max_records = UINT64_MAX;
+  if (!max_bytes) max_bytes = UINT64_MAX;
+  if (!rc && (out->kept > max_records || out->bytes > max_bytes))
+    rc = fold_budget(out, t, sg, ns, max_records, max_bytes);
   if (out->n_folds) qsort(out->folds, out->n_folds, sizeof *out->folds, cmp_fold);
   free(sg);
   return rc;

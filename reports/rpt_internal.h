@@ -155,6 +155,7 @@ typedef struct rpt__fold {
 typedef struct rpt__folding {
   uint8_t *keep;       /* per record: 1 shown, 0 folded */
   uint64_t kept;       /* records with keep == 1 */
+  uint64_t bytes;      /* their estimated size on the page */
   rpt__fold *folds;    /* sorted by first */
   size_t n_folds, cap_folds;
   rpt__hspan *spans;   /* in open order */
@@ -163,13 +164,14 @@ typedef struct rpt__folding {
 
 /* Pairs the spans of t and decides which records the page keeps: repeating
 ** stretches fold (first two periods and the last one kept), then plain
-** stretches while more than max_records (0: no limit) are kept. Segments
+** stretches while more than max_records records or an estimated max_bytes
+** bytes are kept (0: no limit). Segments
 ** holding a record of a violation's chain (v[0..nv)) or its revealing
 ** record are never folded. out is filled even for a trace without kept
 ** records (then empty). Returns 0, or -1 on OOM; release out with
 ** rpt__html_fold_free in both cases. */
 int rpt__html_fold(const sim_trace *t, const chk_violation *v, size_t nv, uint64_t max_records,
-                   rpt__folding *out);
+                   uint64_t max_bytes, rpt__folding *out);
 
 /* Frees what rpt__html_fold allocated. */
 void rpt__html_fold_free(rpt__folding *f);

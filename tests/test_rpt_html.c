@@ -81,16 +81,22 @@ static void fx_small(fx *x, const char *scenario) {
   x->run.events = x->t.count;
 }
 
-/* Writes the page of runs[0..n) (and swarm) into a malloc'd string. */
-static char *page(const rpt_run *runs, size_t n, const rpt_swarm *sw, uint64_t max) {
+/* Writes the page of runs[0..n) (and swarm) with options o into a
+** malloc'd string. */
+static char *page_opts(const rpt_run *runs, size_t n, const rpt_swarm *sw, const rpt_html_opts *o) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
   assert_non_null(f);
-  rpt_html_opts o = {.max_records = max};
-  assert_int_equal(rpt_html_write(f, runs, n, sw, &o), 0);
+  assert_int_equal(rpt_html_write(f, runs, n, sw, o), 0);
   assert_int_equal(fclose(f), 0);
   return buf;
+}
+
+/* The same with a record budget of max (0: the default). */
+static char *page(const rpt_run *runs, size_t n, const rpt_swarm *sw, uint64_t max) {
+  rpt_html_opts o = {.max_records = max, .max_bytes = max ? UINT64_MAX : 0};
+  return page_opts(runs, n, sw, &o);
 }
 
 /* The JSON of #rv-data, parsed. */
@@ -244,12 +250,15 @@ static void test_escaping(void **state) {
 ** chain of the violation sits in cycle `mark`. distinct != 0 gives every
 ** cycle its own purpose string (nothing repeats). Returns the chain. */
 static void fx_week(fx *x, int distinct, uint64_t *chain) {
+  static char pad[1001];
+  memset(pad, 'x', 1000);
   fx_init(x, "week");
   uint64_t cycles = 7 * DAY_ / (31 * S_), mark = cycles / 2;
   int64_t t = 0;
   char purpose[32] = "onStart";
   for (uint64_t k = 0; k < cycles; k++, t += 31 * S_) {
     if (distinct) snprintf(purpose, sizeof purpose, "p%llu", (unsigned long long)k);
+    if (distinct == 2) add(x, t, RT_EV_CHAT_USER, 0, (int64_t)k, 0, 0, purpose, pad + k % 900);
     add(x, t, RT_EV_ACTOR_WAKE, 0, (int64_t)k + 1, RT_ENTRY_FETCH, 0, "Agent", NULL);
     add(x, t, RT_EV_GATE_ACQUIRE, 0, (int64_t)k + 1, 0, 0, purpose, NULL);
     add(x, t, RT_EV_REQUEST_ARRIVE, 0, (int64_t)k, RT_ENTRY_FETCH, 0, NULL, NULL);
@@ -321,6 +330,23 @@ static void test_fold_budget_plain(void **state) {
   sim_trace_free(&x.t);
 }
 
+/* Long strings: the byte estimate folds before the record count does. */
+static void test_fold_budget_bytes(void **state) {
+  (void)state;
+  fx x;
+  uint64_t chain[2];
+  fx_week(&x, 2, chain); /* ~19,500 cycles with 100-1000 byte strings */
+  rpt_html_opts o = {.max_records = 0, .max_bytes = 1000 * 1000};
+  char *html = page_opts(&x.run, 1, NULL, &o);
+  cJSON *d = page_data(html), *r = cJSON_GetArrayItem(item(d, "runs"), 0);
+  assert_true(strlen(html) < 1500 * 1000);
+  assert_true(item(r, "kept")->valuedouble < 40000); /* the record budget was not what bound */
+  assert_true(has_rec(r, (double)chain[0]) && has_rec(r, (double)chain[1]));
+  free(html);
+  cJSON_Delete(d);
+  sim_trace_free(&x.t);
+}
+
 static void test_deterministic(void **state) {
   (void)state;
   fx x;
@@ -371,6 +397,7 @@ int main(void) {
       cmocka_unit_test(test_escaping),
       cmocka_unit_test(test_fold_repeats_keeps_chain),
       cmocka_unit_test(test_fold_budget_plain),
+      cmocka_unit_test(test_fold_budget_bytes),
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_runs_and_swarm),
   };
