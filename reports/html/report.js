@@ -293,6 +293,7 @@
     drawFolds(out);
     drawFaults(out);
     drawSelection(out);
+    drawPicked(out);
     svg.setAttribute('width', TL.w);
     svg.setAttribute('height', TL.h);
     svg.setAttribute('viewBox', '0 0 ' + TL.w + ' ' + TL.h);
@@ -389,16 +390,45 @@
   }
 
   /* ---- interaction ---- */
+  var picked = null; /* {s: span} or {i: record index}: outlined on the timeline */
+  function drawPicked(out) {
+    if (!picked) return;
+    var x0, x1, y;
+    if (picked.s !== undefined) {
+      var s = run.spans[picked.s], l = TL.layout.byActor[s[0]];
+      if (!l) return;
+      x0 = xOf(s[2]); x1 = num(s[3]) < 0 ? xOf(run.end_us) : xOf(s[3]);
+      y = l.y + LANE_PAD + l.rowOf[picked.s] * ROW_H - 1;
+      out.push('<rect class="sel-outline" x="' + (Math.max(LABEL_W, x0) - 1).toFixed(1) + '" y="' + y + '" width="' +
+        (Math.max(2, Math.min(TL.w, x1) - Math.max(LABEL_W, x0)) + 2).toFixed(1) + '" height="' + ROW_H + '"></rect>');
+    } else {
+      var r = recMap.get(picked.i), lr = r && TL.layout.byActor[r[3]];
+      if (!lr) return;
+      x0 = xOf(r[1]);
+      out.push('<rect class="sel-outline" x="' + (x0 - 3).toFixed(1) + '" y="' + (lr.y + 2) + '" width="6" height="' +
+        (lr.h - 4) + '"></rect>');
+    }
+  }
   function onClickTarget(t) {
     while (t && t !== TL.svg && !(t.getAttribute && (t.getAttribute('data-i') !== null ||
       t.getAttribute('data-s') !== null || t.getAttribute('data-f') !== null))) t = t.parentNode;
     if (!t || t === TL.svg) return;
-    if (t.getAttribute('data-s') !== null) showSpan(Number(t.getAttribute('data-s')));
-    else if (t.getAttribute('data-f') !== null) showFold(Number(t.getAttribute('data-f')));
-    else showRecord(Number(t.getAttribute('data-i')));
+    if (t.getAttribute('data-s') !== null) {
+      picked = { s: Number(t.getAttribute('data-s')) };
+      showSpan(picked.s);
+    } else if (t.getAttribute('data-f') !== null) {
+      picked = null;
+      showFold(Number(t.getAttribute('data-f')));
+    } else {
+      picked = { i: Number(t.getAttribute('data-i')) };
+      showRecord(picked.i);
+    }
+    redraw();
   }
+  var drag = null;
+  /* The timeline's own listeners (a new svg per run page). */
   function attach() {
-    var svg = TL.svg, drag = null;
+    var svg = TL.svg;
     svg.addEventListener('wheel', function (e) {
       e.preventDefault();
       var rect = svg.getBoundingClientRect();
@@ -408,8 +438,11 @@
       drag = { x: e.clientX, t0: view.t0, t1: view.t1, moved: false, target: e.target };
       svg.classList.add('dragging');
     });
+  }
+  /* The window's listeners, once: drag, release, resize, keys. */
+  function attachWindow() {
     window.addEventListener('mousemove', function (e) {
-      if (!drag) return;
+      if (!drag || !TL) return;
       var dx = e.clientX - drag.x;
       if (Math.abs(dx) > 3) drag.moved = true;
       if (!drag.moved) return;
@@ -418,11 +451,22 @@
     });
     window.addEventListener('mouseup', function () {
       if (!drag) return;
-      svg.classList.remove('dragging');
-      if (!drag.moved) onClickTarget(drag.target);
+      if (TL) TL.svg.classList.remove('dragging');
+      if (!drag.moved && TL) onClickTarget(drag.target);
       drag = null;
     });
     window.addEventListener('resize', function () { if (TL) redraw(); });
+    window.addEventListener('keydown', function (e) {
+      if (!TL || e.target.tagName === 'SELECT' || e.target.tagName === 'INPUT') return;
+      var s = view.t1 - view.t0;
+      if (e.key === '+' || e.key === '=') zoom(0.5);
+      else if (e.key === '-') zoom(2);
+      else if (e.key === 'ArrowLeft') setView(view.t0 - s / 4, view.t1 - s / 4);
+      else if (e.key === 'ArrowRight') setView(view.t0 + s / 4, view.t1 + s / 4);
+      else if (e.key === '0') fit();
+      else return;
+      e.preventDefault();
+    });
   }
 
   /* ---- a run's page ---- */
@@ -433,6 +477,7 @@
   function showRun(i) {
     run = D.runs[i];
     selV = -1;
+    picked = null;
     recMap = new Map();
     (run.recs || []).forEach(function (r) { recMap.set(r[0], r); });
     var v = el('section', { 'class': 'run', 'data-run': String(i) }), h = [];
@@ -477,7 +522,7 @@
       '<svg class="timeline" xmlns="' + SVGNS + '"></svg><div class="legend">' +
       run.span_kinds.map(function (k) { return '<span><i class="sp-' + k + '" style="background:currentColor"></i>' + k + '</span>'; }).join('') +
       '<span>red tick: death, orange: gate reset, green: fiber recovered; dashed orange line: fault; hatched: folded; ' +
-      'pink: causal chain; blue: wait-for. Wheel zooms, drag pans.</span></div></div></div>');
+      'pink: causal chain; blue: wait-for. Wheel or +/- zooms, drag or arrows pan, 0 fits.</span></div></div></div>');
     v.innerHTML = h.join('');
     app.replaceChildren(v);
     v.querySelectorAll('.legend i').forEach(function (e) {
@@ -503,6 +548,7 @@
       else if (t.hasAttribute('data-i')) {
         var idx = Number(t.getAttribute('data-i')), r = recMap.get(idx);
         showRecord(idx);
+        picked = { i: idx };
         if (r) { var s = view.t1 - view.t0; setView(num(r[1]) - s / 2, num(r[1]) + s / 2); }
       }
     });
@@ -510,6 +556,12 @@
     fit();
     var want = Number((/[#&]v=(\d+)/.exec(location.hash) || [])[1] || 0);
     if (run.viols.length) selectViolation(Math.min(want, run.viols.length - 1), !/[#&]fit/.test(location.hash));
+    /* #rec=N, #span=N, #fold=N: open with that item picked, as if clicked */
+    var pk = /[#&](rec|span|fold)=(\d+)/.exec(location.hash);
+    if (pk && pk[1] === 'rec' && recMap.has(Number(pk[2]))) { picked = { i: Number(pk[2]) }; showRecord(picked.i); }
+    else if (pk && pk[1] === 'span' && run.spans[Number(pk[2])]) { picked = { s: Number(pk[2]) }; showSpan(picked.s); }
+    else if (pk && pk[1] === 'fold' && run.folds[Number(pk[2])]) showFold(Number(pk[2]));
+    if (pk) redraw();
   }
 
   /* ---- a swarm's page ---- */
@@ -607,6 +659,7 @@
 
   function main() {
     D = JSON.parse(document.getElementById('rv-data').textContent);
+    attachWindow();
     app = document.getElementById('rv-app');
     var top = el('header', { 'class': 'top' }, '<h1>revenant report</h1>');
     var pick = el('select', { id: 'rv-picker' });

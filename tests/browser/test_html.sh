@@ -98,6 +98,13 @@ open_page "$tmp/r1595.html" "run=0&fit"
 check_clean "issue-1595 whole run"
 has "issue-1595 whole run" 'class="fault-marker"'
 has "issue-1595 whole run" 'class="fold"'
+open_page "$tmp/r1595.html" "run=0&fit&fold=0"
+check_clean "issue-1595 fold details"
+has "issue-1595 fold details" '<td>folded</td><td class="mono">19502 repeats'
+open_page "$tmp/r1595.html" "run=0&span=0"
+check_clean "issue-1595 span details"
+has "issue-1595 span details" '<h3>opened by</h3>'
+has "issue-1595 span details" 'class="sel-outline"'
 shot "$tmp/r1595.html" html-run.png "run=0"
 
 # 2. a failing run (escaped name), its replay, wait-for edges of violation 2
@@ -105,13 +112,15 @@ if "$REVENANT" run tests/browser/wedge-unexpected.json --html "$tmp/fail.html" \
      --repro-dir "$tmp/out" -q >/dev/null; then
   fail "wedge-unexpected: expected the run to fail"
 fi
-open_page "$tmp/fail.html" "v=1"
+open_page "$tmp/fail.html" "v=1&rec=4"
 check_clean "failing run"
 has "failing run" 'badge fail'
 has "failing run" 'wedge-unexpected&lt;b&gt;&amp;amp;&lt;i&gt;'
 has "failing run" 'class="wait-rec"'
 has "failing run" 'class="wait-bar"'
 has "failing run" 'class="lane" data-actor="helper"'
+has "failing run" '<td>record</td><td class="mono">#4</td>'
+has "failing run" 'class="sel-outline"'
 set -- "$tmp"/out/repro-*.json
 "$REVENANT" replay "$1" --html "$tmp/replay.html" >/dev/null || true
 open_page "$tmp/replay.html" ""
