@@ -822,6 +822,7 @@ typedef struct sw_html {
   rpt_run runs[SW_HTML_RUNS];
   char run_replay[SW_HTML_RUNS][900];
   size_t n_runs;
+  char title[600];
 } sw_html;
 
 static int cmp_kind(const void *a, const void *b) {
@@ -903,7 +904,12 @@ static int html_fill(const swarm *s, sw_html *h, const sw_sorted *v, size_t n, c
                                  g[k].seeds[0], h->replays[k]};
     if (k < SW_HTML_RUNS && s->res[g[k].first_job].state == ST_DONE) html_run(s, h, g[k].first_job);
   }
-  h->sw = (rpt_swarm){NULL, n, s->failed, n / (s->n_units ? s->n_units : 1), h->sigs, ng,
+  size_t tl = (size_t)snprintf(h->title, sizeof h->title, "%zu case(s) of", s->n_units);
+  for (size_t i = 0; i < s->o.files.n && tl < sizeof h->title; i++)
+    tl += (size_t)snprintf(h->title + tl, sizeof h->title - tl, " %s", s->o.files.v[i]);
+  if (tl < sizeof h->title)
+    snprintf(h->title + tl, sizeof h->title - tl, "; shard %d/%d", s->o.shard_i, s->o.shard_n);
+  h->sw = (rpt_swarm){h->title, n, s->failed, n / (s->n_units ? s->n_units : 1), h->sigs, ng,
                       h->rec, nrec, h->kinds, h->n_kinds};
   return 0;
 }
