@@ -474,13 +474,9 @@
     return (r.passed ? 'PASS ' : 'FAIL ') + (r.scenario || '(unnamed)') +
       (r['case'] && r['case'] !== 'default' ? ' [' + r['case'] + ']' : '') + ' seed=' + r.seed + ' ' + (r.strategy || '');
   }
-  function showRun(i) {
-    run = D.runs[i];
-    selV = -1;
-    picked = null;
-    recMap = new Map();
-    (run.recs || []).forEach(function (r) { recMap.set(r[0], r); });
-    var v = el('section', { 'class': 'run', 'data-run': String(i) }), h = [];
+  /* The run page's header: verdict, identity, expectation, replay, figures. */
+  function runHeadHtml() {
+    var h = [];
     h.push('<div class="run-head"><div class="title"><span class="badge ' + (run.passed ? 'pass">PASS' : 'fail">FAIL') +
       '</span>' + esc(run.scenario || '(unnamed)') + (run['case'] ? ' <span class="mono">[' + esc(run['case']) + ']</span>' : '') + '</div>');
     h.push('<div class="meta"><span>seed <b class="mono">' + esc(run.seed) + '</b></span><span>strategy <b>' +
@@ -494,7 +490,13 @@
     if (run.figures && run.figures.length) h.push('<div class="meta">' + run.figures.map(function (f) {
       return '<span>' + esc(f[0]) + '=<b>' + esc(f[1]) + esc(f[2] || '') + '</b></span>';
     }).join('') + '</div>');
-    h.push('</div><div class="layout"><aside class="side"><h3>violations (' + run.viols.length + ')</h3>');
+    h.push('</div>');
+    return h.join('');
+  }
+  /* The side panel: violations, the selection, faults, details. */
+  function runSideHtml() {
+    var h = [];
+    h.push('<div class="layout"><aside class="side"><h3>violations (' + run.viols.length + ')</h3>');
     if (!run.viols.length) h.push('<p>none</p>');
     else {
       h.push('<ol class="viols">');
@@ -516,6 +518,11 @@
       h.push('</ul>');
     }
     h.push('<h3>details</h3><div id="rv-detail"><p>click a span, a mark or a fold</p></div></aside>');
+    return h.join('');
+  }
+  /* The toolbar, the timeline's svg and the legend. */
+  function runTimelineHtml() {
+    var h = [];
     h.push('<div class="tl-wrap"><div class="toolbar"><button data-act="fit">fit</button><button data-act="in">zoom in</button>' +
       '<button data-act="out">zoom out</button><button data-act="left">&larr;</button><button data-act="right">&rarr;</button>' +
       '<button data-act="viol">to violation</button><span class="range"></span></div>' +
@@ -523,6 +530,16 @@
       run.span_kinds.map(function (k) { return '<span><i class="sp-' + k + '" style="background:currentColor"></i>' + k + '</span>'; }).join('') +
       '<span>red tick: death, orange: gate reset, green: fiber recovered; dashed orange line: fault; hatched: folded; ' +
       'pink: causal chain; blue: wait-for. Wheel or +/- zooms, drag or arrows pan, 0 fits.</span></div></div></div>');
+    return h.join('');
+  }
+  function showRun(i) {
+    run = D.runs[i];
+    selV = -1;
+    picked = null;
+    recMap = new Map();
+    (run.recs || []).forEach(function (r) { recMap.set(r[0], r); });
+    var v = el('section', { 'class': 'run', 'data-run': String(i) }), h = [];
+    h.push(runHeadHtml(), runSideHtml(), runTimelineHtml());
     v.innerHTML = h.join('');
     app.replaceChildren(v);
     v.querySelectorAll('.legend i').forEach(function (e) {
