@@ -33,6 +33,7 @@ typedef struct hspans {
   size_t n, cap;
   size_t *open;           /* indices into v of spans still open */
   size_t n_open, cap_open;
+  size_t n_open_tr;       /* of them, tool runs */
   int oom;
 } hspans;
 
@@ -55,6 +56,7 @@ static void hs_open(hspans *h, uint32_t actor, int cls, int64_t id, const sim_re
   }
   h->v[h->n] = (rpt__hspan){actor, cls, id, r->t_us, r->t_us, idx, RPT__NO_REC, 0};
   h->open[h->n_open++] = h->n++;
+  h->n_open_tr += cls == RPT__SP_TOOLRUN;
 }
 
 /* Closes the newest open span of (actor, cls) [with id when match_id]. */
@@ -66,6 +68,7 @@ static void hs_close(hspans *h, uint32_t actor, int cls, int match_id, int64_t i
     s->t1 = r->t_us;
     s->close = idx;
     s->ended_by = r->kind;
+    h->n_open_tr -= cls == RPT__SP_TOOLRUN;
     memmove(&h->open[k], &h->open[k + 1], (h->n_open - k - 1) * sizeof h->open[0]);
     h->n_open--;
     return;
@@ -298,10 +301,9 @@ static int cmp_fold(const void *x, const void *y) {
 static int spans_of(const sim_trace *t, rpt__folding *out, int32_t *open_after) {
   hspans h = {0};
   for (size_t i = 0; i < t->n && !h.oom; i++) {
-    size_t tr = 0;
     hs_step(&h, &t->recs[i], i);
-    for (size_t k = 0; k < h.n_open; k++) tr += h.v[h.open[k]].cls == RPT__SP_TOOLRUN;
-    open_after[i] = (int32_t)(h.n_open - tr);
+    size_t other = h.n_open - h.n_open_tr;
+    open_after[i] = other > INT32_MAX ? INT32_MAX : (int32_t)other;
   }
   free(h.open);
   out->spans = h.v;
