@@ -242,8 +242,8 @@
 
   function drawSelection(out) {
     if (selV >= 0) {
-      var v = run.viols[selV], vx = xOf(v.t);
-      if (vx >= LABEL_W && vx <= TL.w)
+      var v = run.sels[selV], vx = xOf(v.t);
+      if (vx >= LABEL_W && vx <= TL.w && !v.fact)
         out.push('<line class="viol-marker" x1="' + vx.toFixed(1) + '" x2="' + vx.toFixed(1) + '" y1="' + AXIS_H +
           '" y2="' + TL.h + '"><title>' + esc(v.inv + ': ' + v.msg) + '</title></line>');
       (v.waits || []).forEach(function (w) {
@@ -353,14 +353,32 @@
   }
 
   /* ---- violations ---- */
+  /* What can be selected: the violations, then the facts (a fact's chain
+  ** is its nearest or first matching records). */
+  function selections() {
+    var out = run.viols.slice();
+    (run.facts || []).forEach(function (f) {
+      var t = num(run.end_us);
+      if (f.near.length) { var r = recMap.get(f.near[f.near.length - 1]); if (r) t = num(r[1]); }
+      out.push({ inv: 'fact "' + f.name + '"', actor: -1, t: t, chain: f.near, waits: [], fact: f,
+        msg: (f.passed ? 'holds: ' : 'failed: ') + f.msg });
+    });
+    return out;
+  }
   function selectViolation(k, zoomTo) {
     selV = k;
     var items = document.querySelectorAll('li.viol');
-    for (var i = 0; i < items.length; i++) items[i].classList.toggle('selected', i === k);
-    var v = run.viols[k], box = document.getElementById('rv-sel'), h = [];
-    h.push('<h3>selected violation</h3><p><b>' + esc(v.inv) + '</b> ' + esc(actorName(v.actor)) + ' t=' +
-      esc(fmtT(v.t)) + '<br>' + esc(v.msg) + '</p>');
-    h.push('<h3>causal chain (' + v.chain.length + ')</h3><ol class="chain">');
+    for (var i = 0; i < items.length; i++) items[i].classList.toggle('selected', Number(items[i].getAttribute('data-v')) === k);
+    var v = run.sels[k], box = document.getElementById('rv-sel'), h = [];
+    if (v.fact) {
+      h.push('<h3>selected fact</h3><p><b>' + esc(v.inv) + '</b> (' + esc(run.file || '') + ':' + esc(v.fact.line) + ')<br>' +
+        esc(v.msg) + '</p><p class="mono">' + esc(v.fact.json) + '</p>');
+      h.push('<h3>' + (v.fact.matches ? 'matching' : 'nearest') + ' records (' + v.chain.length + ')</h3><ol class="chain">');
+    } else {
+      h.push('<h3>selected violation</h3><p><b>' + esc(v.inv) + '</b> ' + esc(actorName(v.actor)) + ' t=' +
+        esc(fmtT(v.t)) + '<br>' + esc(v.msg) + '</p>');
+      h.push('<h3>causal chain (' + v.chain.length + ')</h3><ol class="chain">');
+    }
     v.chain.forEach(function (idx) {
       var r = recMap.get(idx);
       h.push('<li class="chain-rec" data-i="' + idx + '">' + esc(r ? recLine(r) : 'record #' + idx + ' (folded)') + '</li>');
@@ -380,7 +398,8 @@
       h.push('</ul>');
     }
     box.innerHTML = h.join('');
-    if (zoomTo) {
+    if (zoomTo && v.fact && !v.chain.length) fit();
+    else if (zoomTo) {
       var t0 = num(v.t), t1 = num(v.t);
       v.chain.forEach(function (idx) { var r = recMap.get(idx); if (r) t0 = Math.min(t0, num(r[1])); });
       (v.waits || []).forEach(function (w) { if (w[0] !== 'alarm') t0 = Math.min(t0, num(w[3])); });
@@ -506,6 +525,15 @@
       });
       h.push('</ol>');
     }
+    if (run.facts && run.facts.length) {
+      var nf = run.facts.filter(function (x) { return !x.passed; }).length;
+      h.push('<h3>facts (' + run.facts.length + ', ' + nf + ' failed)</h3><ol class="facts">');
+      run.facts.forEach(function (x, k) {
+        h.push('<li class="viol fact' + (x.passed ? ' held' : '') + '" data-v="' + (run.viols.length + k) + '" title="' +
+          esc(x.msg) + '"><span class="inv">' + (x.passed ? 'holds' : 'FAILED') + '</span> ' + esc(x.name) + '</li>');
+      });
+      h.push('</ol>');
+    }
     h.push('<div id="rv-sel"></div><h3>faults (' + (run.faults || []).length + ')</h3>');
     if (!(run.faults || []).length) h.push('<p>none</p>');
     else {
@@ -538,6 +566,7 @@
     picked = null;
     recMap = new Map();
     (run.recs || []).forEach(function (r) { recMap.set(r[0], r); });
+    run.sels = selections();
     var v = el('section', { 'class': 'run', 'data-run': String(i) }), h = [];
     h.push(runHeadHtml(), runSideHtml(), runTimelineHtml());
     v.innerHTML = h.join('');
@@ -572,7 +601,10 @@
     view = { t0: 0, t1: 1 };
     fit();
     var want = Number((/[#&]v=(\d+)/.exec(location.hash) || [])[1] || 0);
-    if (run.viols.length) selectViolation(Math.min(want, run.viols.length - 1), !/[#&]fit/.test(location.hash));
+    var first = run.viols.length ? 0 : -1;
+    (run.facts || []).forEach(function (x, k) { if (first < 0 && !x.passed) first = run.viols.length + k; });
+    if (/[#&]v=\d/.test(location.hash)) first = Math.min(want, run.sels.length - 1);
+    if (first >= 0) selectViolation(first, !/[#&]fit/.test(location.hash));
     /* #rec=N, #span=N, #fold=N: open with that item picked, as if clicked */
     var pk = /[#&](rec|span|fold)=(\d+)/.exec(location.hash);
     if (pk && pk[1] === 'rec' && recMap.has(Number(pk[2]))) { picked = { i: Number(pk[2]) }; showRecord(picked.i); }
