@@ -180,4 +180,21 @@ typedef struct rpt_html_opts {
 int rpt_html_write(FILE *f, const rpt_run *runs, size_t n, const rpt_swarm *swarm,
                    const rpt_html_opts *opts);
 
+/* The same page streamed run by run (the same bytes as rpt_html_write for
+** the same runs, title and swarm): rpt_html_begin (title: the page's
+** <title> after "revenant: ", NULL for "report"; opts may be NULL),
+** rpt_html_add per run (r is not kept: it may be freed right after), then
+** rpt_html_end with the swarm or NULL, which returns 0, or -1 if anything
+** failed (OOM, write error). */
+typedef struct rpt_html_stream {
+  FILE *f;
+  size_t n;
+  uint64_t max_records, max_bytes;
+  int err;
+} rpt_html_stream;
+
+void rpt_html_begin(rpt_html_stream *w, FILE *f, const char *title, const rpt_html_opts *opts);
+void rpt_html_add(rpt_html_stream *w, const rpt_run *r);
+int rpt_html_end(rpt_html_stream *w, const rpt_swarm *swarm);
+
 #endif

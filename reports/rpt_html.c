@@ -421,39 +421,50 @@ static void h_swarm(FILE *f, const rpt_swarm *s) {
 
 /* ---- the page ------------------------------------------------------------------ */
 
-static void h_title(FILE *f, const rpt_run *runs, size_t n, const rpt_swarm *swarm) {
-  fputs("<title>revenant: ", f);
-  if (swarm) h_text(f, "swarm");
-  else if (n == 1) h_text(f, runs[0].scenario_name ? runs[0].scenario_name : "run");
-  else fprintf(f, "%zu runs", n);
-  fputs("</title>\n", f);
-}
-
-int rpt_html_write(FILE *f, const rpt_run *runs, size_t n, const rpt_swarm *swarm,
-                   const rpt_html_opts *opts) {
-  uint64_t max = opts && opts->max_records ? opts->max_records : RPT_HTML_MAX_RECORDS;
-  uint64_t max_bytes = opts && opts->max_bytes ? opts->max_bytes : RPT_HTML_MAX_BYTES;
-  int rc = 0;
+void rpt_html_begin(rpt_html_stream *w, FILE *f, const char *title, const rpt_html_opts *opts) {
+  memset(w, 0, sizeof *w);
+  w->f = f;
+  w->max_records = opts && opts->max_records ? opts->max_records : RPT_HTML_MAX_RECORDS;
+  w->max_bytes = opts && opts->max_bytes ? opts->max_bytes : RPT_HTML_MAX_BYTES;
   fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        "<meta name=\"generator\" content=\"revenant\">\n", f);
-  h_title(f, runs, n, swarm);
-  fputs("<style>\n", f);
+        "<meta name=\"generator\" content=\"revenant\">\n<title>revenant: ", f);
+  h_text(f, title ? title : "report");
+  fputs("</title>\n<style>\n", f);
   fputs(rpt_html_css, f);
   fputs("</style>\n</head>\n<body>\n<div id=\"rv-app\">"
         "<noscript>This report needs JavaScript.</noscript></div>\n"
-        "<script type=\"application/json\" id=\"rv-data\">\n{\"schema\":\"revenant.html/1\"", f);
+        "<script type=\"application/json\" id=\"rv-data\">\n{\"schema\":\"revenant.html/1\",\"runs\":[", f);
+}
+
+void rpt_html_add(rpt_html_stream *w, const rpt_run *r) {
+  fputs(w->n++ ? ",\n" : "\n", w->f);
+  if (h_run(w->f, r, w->max_records, w->max_bytes)) w->err = 1;
+}
+
+int rpt_html_end(rpt_html_stream *w, const rpt_swarm *swarm) {
+  FILE *f = w->f;
+  fputc(']', f);
   if (swarm) {
     fputs(",\"swarm\":", f);
     h_swarm(f, swarm);
   }
-  fputs(",\"runs\":[", f);
-  for (size_t i = 0; i < n; i++) {
-    fputs(i ? ",\n" : "\n", f);
-    if (h_run(f, &runs[i], max, max_bytes)) rc = -1;
-  }
-  fputs("]}\n</script>\n<script>\n", f);
+  fputs("}\n</script>\n<script>\n", f);
   fputs(rpt_html_js, f);
   fputs("</script>\n</body>\n</html>\n", f);
-  if (ferror(f)) rc = -1;
-  return rc;
+  if (ferror(f)) w->err = 1;
+  return w->err ? -1 : 0;
+}
+
+int rpt_html_write(FILE *f, const rpt_run *runs, size_t n, const rpt_swarm *swarm,
+                   const rpt_html_opts *opts) {
+  char title[32];
+  const char *t = swarm ? "swarm" : n == 1 ? runs[0].scenario_name : NULL;
+  if (!swarm && n != 1) {
+    snprintf(title, sizeof title, "%zu runs", n);
+    t = title;
+  }
+  rpt_html_stream w;
+  rpt_html_begin(&w, f, t, opts);
+  for (size_t i = 0; i < n; i++) rpt_html_add(&w, &runs[i]);
+  return rpt_html_end(&w, swarm);
 }

@@ -354,6 +354,16 @@ static void test_deterministic(void **state) {
   fx_week(&x, 0, chain);
   char *a = page(&x.run, 1, NULL, 0), *b = page(&x.run, 1, NULL, 0);
   assert_string_equal(a, b);
+  free(b);
+  /* streamed run by run: the same bytes */
+  size_t len = 0;
+  FILE *f = open_memstream(&b, &len);
+  rpt_html_stream w;
+  rpt_html_begin(&w, f, "week", NULL);
+  rpt_html_add(&w, &x.run);
+  assert_int_equal(rpt_html_end(&w, NULL), 0);
+  assert_int_equal(fclose(f), 0);
+  assert_string_equal(a, b);
   free(a);
   free(b);
   sim_trace_free(&x.t);
