@@ -8,11 +8,11 @@ PREFIX   ?= /usr/local
 DESTDIR  ?=
 OPT      ?= -O2 -g
 SAN      ?=
-PKGS     := sqlite3 libcjson cmocka libfiu
-DEBS     := libsqlite3-dev libcjson-dev libcmocka-dev libfiu-dev pkg-config
+PKGS     := sqlite3 libcjson cmocka libfiu lua5.4
+DEBS     := libsqlite3-dev libcjson-dev libcmocka-dev libfiu-dev liblua5.4-dev pkg-config
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs sqlite3 libcjson libfiu 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs sqlite3 libcjson libfiu lua5.4 2>/dev/null)
 TEST_LIBS  := $(shell pkg-config --libs cmocka 2>/dev/null)
 
 CFLAGS  += -std=c11 -D_GNU_SOURCE -DFIU_ENABLE -Wall -Wextra -Werror \

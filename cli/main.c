@@ -4,7 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <sqlite3.h>
+
 #include "cli/cli.h"
+#include "runtime/rt_lua.h"
 
 /* The usage text: the command list comes from the command table, so it
 ** can never leave a command out. */
@@ -16,7 +19,7 @@ static void usage(FILE *f) {
     fprintf(f, "  %-7s %-13s %s\n", c->name, c->args, c->summary);
   fputs("\noptions:\n"
         "  -h, --help   show this help (and `revenant COMMAND --help`)\n"
-        "  --version    print the version\n\n"
+        "  --version    print the version (and of Lua and SQLite linked)\n\n"
         "exit status: 0 every expectation met, 1 an expectation failed, 2 usage or scenario error\n"
         "manual: docs/cli.md, docs/scenarios.md\n", f);
 }
@@ -32,7 +35,8 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (!strcmp(cmd, "--version")) {
-    printf("revenant %s\n", REVENANT_VERSION);
+    printf("revenant %s (%s, SQLite %s)\n", REVENANT_VERSION, rt_lua_release(),
+           sqlite3_libversion());
     return 0;
   }
   for (const cli_command *c = cli_commands; c->name; c++)

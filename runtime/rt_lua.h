@@ -1,0 +1,145 @@
+/*
+** rt_lua.h: a deterministic, sandboxed Lua 5.4 state for user scripts.
+**
+** One state per actor incarnation: the agent layer makes a state when an
+** incarnation starts and throws it away (rt_lua_free) when the incarnation
+** ends by eviction, restart, crash or SIGKILL, as workerd throws away an
+** isolate's memory. Globals, upvalues and pending coroutines never survive;
+** only what the script wrote to storage does.
+**
+** Inside the state (docs/scripting.md has the full rules):
+** - order: `pairs`/`next` visit keys in a defined order (numbers ascending,
+**   strings by bytes, false, true, then tables/functions/coroutines by their
+**   creation serial); `tostring` and `string.format` show serials, never
+**   addresses; `table.sort` is a stable merge sort;
+** - randomness: `math.random` and `revenant.random` draw from the host's
+**   stream; there is no clock but `revenant.now()` (the host's virtual time);
+** - sandbox: no io, os, debug, package, collectgarbage, string.dump, binary
+**   chunks, finalizers or weak tables; `require`/`dofile`/`loadfile` read
+**   only .lua text files inside the host's script folder;
+** - budgets: every resume slice of a callback may run `instr_budget` VM
+**   instructions and the state may hold `mem_cap` bytes; either ends the
+**   callback with RT_LUA_ERR_BUDGET / RT_LUA_ERR_MEMORY, whatever pcall the
+**   script wraps around it.
+**
+** Callbacks run as coroutines so that the host can suspend them: the host
+** starts one (rt_lua_start), the script yields values (coroutine.yield),
+** the host resumes it later with values (rt_lua_resume).
+*/
+#ifndef RT_LUA_H
+#define RT_LUA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <lua.h>
+
+#include "sim/sim_rng.h"
+
+#define RT_LUA_DEFAULT_INSTR 10000000ULL     /* VM instructions per slice */
+#define RT_LUA_DEFAULT_MEM (64u * 1024 * 1024) /* bytes per state */
+
+/* Outcome of rt_lua_load*, rt_lua_start and rt_lua_resume. */
+typedef enum rt_lua_rc {
+  RT_LUA_DONE = 0,           /* the callback returned; results on co->L */
+  RT_LUA_YIELDED = 1,        /* the callback yielded; values on co->L */
+  RT_LUA_ERR_RUN = -1,       /* error() or a runtime error */
+  RT_LUA_ERR_BUDGET = -2,    /* instruction budget exceeded */
+  RT_LUA_ERR_MEMORY = -3,    /* memory cap exceeded */
+  RT_LUA_ERR_SYNTAX = -4,    /* the chunk does not compile */
+  RT_LUA_ERR_FILE = -5,      /* a script file is missing or refused */
+  RT_LUA_ERR_USAGE = -6      /* host misuse (dead coroutine, bad stack) */
+} rt_lua_rc;
+
+/* What the host lends the state. Every field may be NULL/0; a script that
+** uses a missing service gets a clear error. */
+typedef struct rt_lua_host {
+  void *ctx;                                  /* passed to the callbacks */
+  int64_t (*now_us)(void *ctx);               /* virtual time, µs */
+  uint64_t (*random64)(void *ctx);            /* 64 random bits */
+  sim_rng *rng;                               /* used when random64 is NULL;
+                                                 borrowed, outlives the state */
+  void (*log)(void *ctx, const char *msg, size_t len); /* revenant.log, print */
+} rt_lua_host;
+
+typedef struct rt_lua_config {
+  rt_lua_host host;
+  const char *script_dir;   /* folder for require/dofile/loadfile; NULL:
+                               all three refused. Copied. */
+  uint64_t instr_budget;    /* per resume slice; 0: RT_LUA_DEFAULT_INSTR */
+  size_t mem_cap;           /* bytes; 0: RT_LUA_DEFAULT_MEM */
+} rt_lua_config;
+
+typedef struct rt_lua rt_lua;
+
+/* A callback running as a coroutine. `L` is its thread: after DONE it holds
+** the `nres` results, after YIELDED the `nres` yielded values (read them
+** with the Lua API at -nres..-1). Owned by the caller's storage; the thread
+** is anchored in the state until rt_lua_co_release. */
+typedef struct rt_lua_co {
+  lua_State *L;
+  int ref;      /* registry anchor, LUA_NOREF when released */
+  int nres;
+  int status;   /* last rt_lua_rc */
+} rt_lua_co;
+
+/* Makes a sandboxed state. Returns NULL on failure with the reason in err
+** (may be NULL). The caller frees it with rt_lua_free. */
+rt_lua *rt_lua_new(const rt_lua_config *cfg, char *err, size_t errlen);
+
+/* Closes the state and everything in it (pending coroutines included).
+** NULL is allowed. */
+void rt_lua_free(rt_lua *x);
+
+/* The main thread, for the host to push functions and arguments and to
+** read globals. Host pushes must stay small (they run unprotected). A light
+** C function the host adds after rt_lua_new gets its serial only when a
+** script first shows or orders it; push host functions as C closures (with
+** an upvalue) to number them when they are made. */
+lua_State *rt_lua_L(rt_lua *x);
+
+/* Compiles a text chunk named `name` (shown in errors as name:line) and
+** pushes it as a function on the main thread. Binary chunks are refused.
+** Returns RT_LUA_DONE, or RT_LUA_ERR_SYNTAX / RT_LUA_ERR_MEMORY with nothing
+** pushed and the message in rt_lua_error. */
+int rt_lua_load(rt_lua *x, const char *name, const char *src, size_t len);
+
+/* The same for `relpath` inside the script folder (same rules as dofile):
+** RT_LUA_ERR_FILE when the path is refused or cannot be read. */
+int rt_lua_load_file(rt_lua *x, const char *relpath);
+
+/* Starts a callback: pops a function and `nargs` arguments above it from
+** the main thread, runs it as a new coroutine until it returns, yields or
+** fails. Fills *co (any previous content is ignored). Returns an rt_lua_rc;
+** on an error the message (file:line, reason, traceback) is in rt_lua_error
+** and co->L holds nothing useful. Release *co with rt_lua_co_release. */
+int rt_lua_start(rt_lua *x, int nargs, rt_lua_co *co);
+
+/* Resumes a yielded callback: drops the values it yielded, pops `nargs`
+** values from the main thread and passes them as the results of its
+** coroutine.yield. Returns an rt_lua_rc like rt_lua_start; RT_LUA_ERR_USAGE
+** when co is not suspended. A fresh instruction budget starts. */
+int rt_lua_resume(rt_lua *x, rt_lua_co *co, int nargs);
+
+/* Unanchors the coroutine (its memory goes back at the next collection).
+** Idempotent. */
+void rt_lua_co_release(rt_lua *x, rt_lua_co *co);
+
+/* The message of the last failure ("" if none): "file:line: reason" and,
+** for runtime, budget and memory errors, a "stack traceback:" section.
+** Valid until the next call on x. */
+const char *rt_lua_error(const rt_lua *x);
+
+/* Bytes the state holds now (Lua's blocks and the identity map). */
+size_t rt_lua_mem_used(const rt_lua *x);
+
+/* "Lua 5.4.x": the release built against, after checking that the library
+** linked at run time has the same version number ("Lua version mismatch"
+** otherwise). */
+const char *rt_lua_release(void);
+
+/* VM instructions charged to the current or last resume slice (counted in
+** steps of the hook period, at most 1,000). */
+uint64_t rt_lua_instr_used(const rt_lua *x);
+
+#endif

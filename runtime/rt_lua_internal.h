@@ -1,0 +1,81 @@
+/*
+** rt_lua_internal.h: what rt_lua.c (the state: allocator, identities,
+** budgets, coroutines, errors) shares with rt_lua_lib.c (the sandboxed
+** library: ordered pairs, tostring, sort, random, load, require, stubs).
+** Not for other files.
+*/
+#ifndef RT_LUA_INTERNAL_H
+#define RT_LUA_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <lua.h>
+
+#include "runtime/rt_lua.h"
+
+#define RT__LUA_ERR_MAX 8192
+
+/* Address -> creation serial of every live table, Lua function and thread
+** (an open-addressing map, looked up by exact address, never iterated). */
+typedef struct rt__lua_ids {
+  uintptr_t *key;    /* 0 = empty slot */
+  uint64_t *val;
+  size_t cap;        /* power of two, or 0 */
+  size_t n;
+} rt__lua_ids;
+
+struct rt_lua {
+  lua_State *L;
+  rt_lua_host host;
+  char *dir;               /* realpath of the script folder, or NULL */
+  uint64_t budget;         /* instructions per resume slice */
+  uint64_t used;           /* charged in the current slice */
+  int period;              /* hook period, instructions */
+  size_t cap;              /* memory cap, bytes */
+  size_t mem;              /* bytes held now */
+  int in_script;           /* 1 while a slice runs: the cap is strict */
+  int refused;             /* the last growing allocation was refused */
+  int abort;               /* 0, RT_LUA_ERR_BUDGET or RT_LUA_ERR_MEMORY */
+  rt__lua_ids ids;
+  uint64_t serial;         /* last creation serial given */
+  uint64_t serial_base;    /* serials <= base: the sandbox's own objects */
+  sim_rng own;             /* math.randomseed(n)'s private stream */
+  int own_on;
+  char err[RT__LUA_ERR_MAX];
+};
+
+/* The rt_lua that owns L (any of its threads). */
+rt_lua *rt__lua_of(lua_State *L);
+
+/* Creation serial of the value at idx if it is a table, function or
+** thread; 0 for other types. A light C function that was never seen gets
+** the next serial now. */
+uint64_t rt__lua_serial(lua_State *L, int idx);
+
+/* Charges n instructions of work done in C to the current slice; raises
+** the budget error when the budget is spent. */
+void rt__lua_charge(lua_State *L, uint64_t n);
+
+/* Raises the pending abort (budget or memory) if there is one. */
+void rt__lua_check_abort(lua_State *L);
+
+/* Draws 64 bits from the host stream (or math.randomseed's own stream when
+** own != 0); raises a clear error when the host gave none. */
+uint64_t rt__lua_random64(lua_State *L, int own);
+
+/* Installs the sandboxed library into L's globals (after the standard
+** libraries base, coroutine, table, string, math, utf8 are open). Runs in
+** protected mode; raises on failure. */
+void rt__lua_lib_install(lua_State *L);
+
+/* Pushes the sandbox's tostring of the value at idx (no addresses). */
+const char *rt__lua_tostring(lua_State *L, int idx, size_t *len);
+
+/* Reads `relpath` inside the script folder after checking it (relative,
+** no "..", ends in .lua, stays inside after symlinks), compiles it as text
+** and pushes the function. Returns LUA_OK, or an error status with the
+** message pushed (LUA_ERRFILE for a refused or unreadable path). */
+int rt__lua_loadfile(lua_State *L, const char *relpath);
+
+#endif
