@@ -891,7 +891,7 @@ static int html_fill(const swarm *s, sw_html *h, const sw_sorted *v, size_t n, c
   nrec = 0;
   for (size_t i = 0; i < n; i++) {
     sw_res *r = &s->res[v[i].job];
-    memcpy(h->rec + nrec, r->rec_us, r->n_rec * sizeof *h->rec);
+    if (r->n_rec) memcpy(h->rec + nrec, r->rec_us, r->n_rec * sizeof *h->rec);
     nrec += r->n_rec;
     if (r->faults) html_kinds(h, r->faults, !r->passed); /* r->faults is consumed */
   }
