@@ -271,7 +271,8 @@ static void h_folds(FILE *f, const rpt_run *r, const rpt__folding *fo) {
 
 static const char *const rpt_wait_cats[RPT__W_COUNT] = {"gate", "rpc", "request", "alarm"};
 
-/* [[cat, actor, to, since_us, x, label], ...] pending at the violation. */
+/* [[cat, actor, to, since_us, x, label, record], ...] pending at the
+** violation; record: the index of the record that started the wait. */
 static int h_waits(FILE *f, const rpt_run *r, int64_t now) {
   rpt__waits ws = {0};
   rpt__waits_at(r->trace, now, &ws);
@@ -287,7 +288,7 @@ static int h_waits(FILE *f, const rpt_run *r, int64_t now) {
     fputc(',', f);
     if (w->cat == RPT__W_REQ) hj_str(f, rpt__enum_name(RPT_F_ENTRY, w->x));
     else hj_str(f, r->trace ? sim_trace_str(r->trace, w->s) : "");
-    fputc(']', f);
+    fprintf(f, ",%" PRIu64 "]", w->idx);
   }
   fputc(']', f);
   int oom = ws.oom;

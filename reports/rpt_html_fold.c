@@ -8,14 +8,16 @@
 **
 ** Folding keeps a long run light. The trace is cut into segments at quiet
 ** points: a record later in time than the one before, with no span open
-** (tool runs excepted: they live for days). Each segment gets a signature
+** (tool runs, and spans that last over an hour or never close, excepted:
+** a request left unanswered must not stop all folding). Each segment gets a signature
 ** (the sequence of its kinds, actors and strings; integers are left out,
 ** since ids and times change every cycle). A stretch of segments that
 ** repeats with a period of 1..RPT__FOLD_MAX_PERIOD segments keeps its first
 ** two periods and its last one; the periods in between become one fold
 ** (record counts per kind and actor). Segments that hold a record of a
-** violation's chain, or the record that revealed it, are never folded: a
-** stretch stops there. When the kept records still exceed the budget,
+** violation's chain, the record that revealed it, or the record that
+** started a wait still pending at its time (a gate, a call, a request, an
+** alarm) are never folded: a stretch stops there. When the kept records still exceed the budget,
 ** plain stretches of unfolded segments are folded too (largest first),
 ** again never a chain's segment.
 */
@@ -27,13 +29,13 @@
 
 #define RPT__FOLD_MAX_PERIOD 16
 #define RPT__SEG_MAX_RECORDS 4096 /* a segment never quiet is cut anyway */
+#define RPT__BUSY_MAX_US (3600LL * 1000000) /* longer spans do not delay a cut */
 
 typedef struct hspans {
   rpt__hspan *v;
   size_t n, cap;
   size_t *open;           /* indices into v of spans still open */
   size_t n_open, cap_open;
-  size_t n_open_tr;       /* of them, tool runs */
   int oom;
 } hspans;
 
@@ -56,7 +58,6 @@ static void hs_open(hspans *h, uint32_t actor, int cls, int64_t id, const sim_re
   }
   h->v[h->n] = (rpt__hspan){actor, cls, id, r->t_us, r->t_us, idx, RPT__NO_REC, 0};
   h->open[h->n_open++] = h->n++;
-  h->n_open_tr += cls == RPT__SP_TOOLRUN;
 }
 
 /* Closes the newest open span of (actor, cls) [with id when match_id]. */
@@ -68,7 +69,6 @@ static void hs_close(hspans *h, uint32_t actor, int cls, int match_id, int64_t i
     s->t1 = r->t_us;
     s->close = idx;
     s->ended_by = r->kind;
-    h->n_open_tr -= cls == RPT__SP_TOOLRUN;
     memmove(&h->open[k], &h->open[k + 1], (h->n_open - k - 1) * sizeof h->open[0]);
     h->n_open--;
     return;
@@ -176,21 +176,31 @@ static hseg *segments(const sim_trace *t, const int32_t *open_after, size_t *n_o
   return v;
 }
 
-/* Marks the segments that hold a chain record or a revealing record. */
-static void mark_essential(hseg *sg, size_t ns, const chk_violation *v, size_t nv) {
+/* Marks the segment holding record idx, if any. */
+static void mark_record(hseg *sg, size_t ns, uint64_t idx) {
+  size_t lo = 0, hi = ns; /* last segment with first <= idx */
+  while (hi - lo > 1) {
+    size_t mid = (lo + hi) / 2;
+    if (sg[mid].first <= idx) lo = mid;
+    else hi = mid;
+  }
+  if (ns && idx >= sg[lo].first && idx < sg[lo].first + sg[lo].n) sg[lo].essential = 1;
+}
+
+/* Marks the segments that hold a chain record, a revealing record, or the
+** record that started a wait pending at a violation. Returns 0, or -1 on
+** OOM. */
+static int mark_essential(const sim_trace *t, hseg *sg, size_t ns, const chk_violation *v, size_t nv) {
   for (size_t k = 0; k < nv; k++) {
     int nc = v[k].n_chain < 0 ? 0 : v[k].n_chain > CHK_MAX_CHAIN ? CHK_MAX_CHAIN : v[k].n_chain;
-    for (int c = 0; c <= nc; c++) {
-      uint64_t idx = c < nc ? v[k].chain[c] : v[k].at_index;
-      size_t lo = 0, hi = ns; /* last segment with first <= idx */
-      while (hi - lo > 1) {
-        size_t mid = (lo + hi) / 2;
-        if (sg[mid].first <= idx) lo = mid;
-        else hi = mid;
-      }
-      if (ns && idx >= sg[lo].first && idx < sg[lo].first + sg[lo].n) sg[lo].essential = 1;
-    }
+    for (int c = 0; c <= nc; c++) mark_record(sg, ns, c < nc ? v[k].chain[c] : v[k].at_index);
+    rpt__waits ws = {0};
+    rpt__waits_at(t, v[k].t_us, &ws);
+    for (size_t i = 0; i < ws.n; i++) mark_record(sg, ns, ws.w[i].idx);
+    free(ws.w);
+    if (ws.oom) return -1;
   }
+  return 0;
 }
 
 /* Rough size of a record on the page: the array, its decoded fields, its
@@ -298,17 +308,28 @@ static int cmp_fold(const void *x, const void *y) {
   return p->first < q->first ? -1 : p->first > q->first;
 }
 
+/* Pairs the spans of t into out; open_after[i] gets the number of busy
+** spans open after record i: spans that close within RPT__BUSY_MAX_US
+** (tool runs, calls or requests never answered and other long waits do not
+** keep a stretch from being cut, or one pending request would stop all
+** folding). */
 static int spans_of(const sim_trace *t, rpt__folding *out, int32_t *open_after) {
   hspans h = {0};
-  for (size_t i = 0; i < t->n && !h.oom; i++) {
-    hs_step(&h, &t->recs[i], i);
-    size_t other = h.n_open - h.n_open_tr;
-    open_after[i] = other > INT32_MAX ? INT32_MAX : (int32_t)other;
-  }
+  for (size_t i = 0; i < t->n && !h.oom; i++) hs_step(&h, &t->recs[i], i);
   free(h.open);
   out->spans = h.v;
   out->n_spans = h.n;
-  return h.oom ? -1 : 0;
+  if (h.oom) return -1;
+  memset(open_after, 0, t->n * sizeof *open_after);
+  for (size_t k = 0; k < h.n; k++) {
+    const rpt__hspan *s = &h.v[k];
+    if (s->cls == RPT__SP_TOOLRUN || s->close == RPT__NO_REC || s->t1 - s->t0 > RPT__BUSY_MAX_US) continue;
+    open_after[s->open]++;
+    open_after[s->close]--;
+  }
+  int32_t open = 0;
+  for (size_t i = 0; i < t->n; i++) open_after[i] = open += open_after[i];
+  return 0;
 }
 
 int rpt__html_fold(const sim_trace *t, const chk_violation *v, size_t nv, uint64_t max_records,
@@ -329,8 +350,8 @@ int rpt__html_fold(const sim_trace *t, const chk_violation *v, size_t nv, uint64
   hseg *sg = rc ? NULL : segments(t, open_after, &ns);
   free(open_after);
   if (!sg) return -1;
-  mark_essential(sg, ns, v, nv);
-  rc = fold_periodic(out, t, sg, ns);
+  rc = mark_essential(t, sg, ns, v, nv);
+  if (!rc) rc = fold_periodic(out, t, sg, ns);
   if (!max_records) max_records = UINT64_MAX;
   if (!max_bytes) max_bytes = UINT64_MAX;
   if (!rc && (out->kept > max_records || out->bytes > max_bytes))

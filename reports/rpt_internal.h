@@ -106,6 +106,7 @@ typedef struct rpt__wait {
   uint32_t actor;     /* the holder, caller or requested actor */
   int64_t id, t, x;   /* id: call/request id; t: since; x: callee, entry or alarm time */
   uint32_t s;         /* purpose or method (interned string id) */
+  uint64_t idx;       /* the record that started the wait (for an alarm: the latest set) */
 } rpt__wait;
 
 /* A growable list of waits; zero-initialise, free(w) when done. */
@@ -167,7 +168,8 @@ typedef struct rpt__folding {
 ** stretches while more than max_records records or an estimated max_bytes
 ** bytes are kept (0: no limit). Segments
 ** holding a record of a violation's chain (v[0..nv)) or its revealing
-** record are never folded. out is filled even for a trace without kept
+** record, or the record that started one of its waits (rpt__waits_at at
+** its time), are never folded. out is filled even for a trace without kept
 ** records (then empty). Returns 0, or -1 on OOM; release out with
 ** rpt__html_fold_free in both cases. */
 int rpt__html_fold(const sim_trace *t, const chk_violation *v, size_t nv, uint64_t max_records,

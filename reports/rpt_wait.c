@@ -49,29 +49,30 @@ static void rpt_wait_death(rpt__waits *ws, uint32_t actor) {
       rpt_wait_del(ws, i);
 }
 
-static void rpt_wait_alarm(rpt__waits *ws, const sim_rec *r, int64_t at) {
+static void rpt_wait_alarm(rpt__waits *ws, const sim_rec *r, int64_t at, uint64_t idx) {
   long i = rpt_wait_find(ws, RPT__W_ALARM, r->actor, 0, 0);
   if (i >= 0) {
     ws->w[i].x = at;
     ws->w[i].t = r->t_us;
+    ws->w[i].idx = idx;
   } else {
-    rpt_wait_add(ws, (rpt__wait){RPT__W_ALARM, r->actor, 0, r->t_us, at, 0});
+    rpt_wait_add(ws, (rpt__wait){RPT__W_ALARM, r->actor, 0, r->t_us, at, 0, idx});
   }
 }
 
-static void rpt_wait_step(rpt__waits *ws, const sim_rec *r) {
+static void rpt_wait_step(rpt__waits *ws, const sim_rec *r, uint64_t idx) {
   switch (r->kind) {
-  case RT_EV_GATE_ACQUIRE: rpt_wait_add(ws, (rpt__wait){RPT__W_GATE, r->actor, 0, r->t_us, 0, r->s}); break;
+  case RT_EV_GATE_ACQUIRE: rpt_wait_add(ws, (rpt__wait){RPT__W_GATE, r->actor, 0, r->t_us, 0, r->s, idx}); break;
   case RT_EV_GATE_RELEASE:
   case RT_EV_GATE_TIMEOUT: rpt_wait_drop(ws, RPT__W_GATE, r->actor, 0, 0); break;
   case RT_EV_ACTOR_DEATH: rpt_wait_death(ws, r->actor); break;
-  case RT_EV_RPC_SEND: rpt_wait_add(ws, (rpt__wait){RPT__W_RPC, r->actor, r->a, r->t_us, r->b, r->s}); break;
+  case RT_EV_RPC_SEND: rpt_wait_add(ws, (rpt__wait){RPT__W_RPC, r->actor, r->a, r->t_us, r->b, r->s, idx}); break;
   case RT_EV_RPC_REPLY: rpt_wait_drop(ws, RPT__W_RPC, r->actor, 1, r->a); break;
-  case RT_EV_REQUEST_ARRIVE: rpt_wait_add(ws, (rpt__wait){RPT__W_REQ, r->actor, r->a, r->t_us, r->b, 0}); break;
+  case RT_EV_REQUEST_ARRIVE: rpt_wait_add(ws, (rpt__wait){RPT__W_REQ, r->actor, r->a, r->t_us, r->b, 0, idx}); break;
   case RT_EV_REQUEST_OK:
   case RT_EV_REQUEST_FAIL: rpt_wait_drop(ws, RPT__W_REQ, r->actor, 1, r->a); break;
-  case RT_EV_ALARM_SET: rpt_wait_alarm(ws, r, r->a); break;
-  case RT_EV_ALARM_RETRY: rpt_wait_alarm(ws, r, r->a); break;
+  case RT_EV_ALARM_SET: rpt_wait_alarm(ws, r, r->a, idx); break;
+  case RT_EV_ALARM_RETRY: rpt_wait_alarm(ws, r, r->a, idx); break;
   case RT_EV_ALARM_DELETE:
   case RT_EV_ALARM_FIRE: rpt_wait_drop(ws, RPT__W_ALARM, r->actor, 0, 0); break;
   default: break;
@@ -81,5 +82,5 @@ static void rpt_wait_step(rpt__waits *ws, const sim_rec *r) {
 void rpt__waits_at(const sim_trace *t, int64_t now, rpt__waits *ws) {
   if (!rpt__rec(t, 0)) return;
   for (size_t i = 0; i < t->n && t->recs[i].t_us <= now && !ws->oom; i++)
-    rpt_wait_step(ws, &t->recs[i]);
+    rpt_wait_step(ws, &t->recs[i], i);
 }

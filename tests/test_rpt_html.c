@@ -181,6 +181,7 @@ static void test_structure(void **state) {
       assert_int_equal(cJSON_GetArrayItem(w, 1)->valueint, 0);
       assert_int_equal(cJSON_GetArrayItem(w, 2)->valueint, 1);
       assert_string_equal(cJSON_GetArrayItem(w, 5)->valuestring, "inspect");
+      assert_int_equal(cJSON_GetArrayItem(w, 6)->valueint, 9); /* the rpc_send of call 5 */
     }
     gate += !strcmp(cat, "gate");
   }
@@ -248,7 +249,9 @@ static void test_escaping(void **state) {
 
 /* 7 days of one cycle every 31 s (wake, gate, request, timeout, death); the
 ** chain of the violation sits in cycle `mark`. distinct != 0 gives every
-** cycle its own purpose string (nothing repeats). Returns the chain. */
+** cycle its own purpose string (nothing repeats). chain[0..1] gets the
+** chain; chain[2] a request of the first quarter that is never answered
+** (a wait still pending at the violation). */
 static void fx_week(fx *x, int distinct, uint64_t *chain) {
   static char pad[1001];
   memset(pad, 'x', 1000);
@@ -266,6 +269,8 @@ static void fx_week(fx *x, int distinct, uint64_t *chain) {
     add(x, t + 30 * S_, RT_EV_REQUEST_FAIL, 0, (int64_t)k, 30 * S_, 0, "reset", NULL);
     uint64_t b = add(x, t + 30 * S_, RT_EV_ACTOR_DEATH, 0, RT_DEATH_GATE_RESET, (int64_t)k + 1, 0, NULL, NULL);
     if (k == mark) chain[0] = a, chain[1] = b;
+    if (k == cycles / 4)
+      chain[2] = add(x, t + 30 * S_, RT_EV_REQUEST_ARRIVE, 1, 999999, RT_ENTRY_FETCH, 0, NULL, NULL);
   }
   x->v[0] = (chk_violation){.inv = CHK_NO_WEDGE, .actor = 0, .t_us = t, .chain = {chain[0], chain[1]},
                             .n_chain = 2, .subject = -1, .at_index = UINT64_MAX};
@@ -278,7 +283,7 @@ static void fx_week(fx *x, int distinct, uint64_t *chain) {
 static void test_fold_repeats_keeps_chain(void **state) {
   (void)state;
   fx x;
-  uint64_t chain[2];
+  uint64_t chain[3];
   fx_week(&x, 0, chain);
   char *html = page(&x.run, 1, NULL, 0);
   size_t size = strlen(html);
@@ -289,6 +294,7 @@ static void test_fold_repeats_keeps_chain(void **state) {
   assert_true(kept < 200);         /* 19,509 cycles down to a few */
   assert_true(size < 100 * 1000);  /* bytes: far below the 5 MB budget */
   assert_true(has_rec(r, (double)chain[0]) && has_rec(r, (double)chain[1]));
+  assert_true(has_rec(r, (double)chain[2]));
   cJSON *f;
   int n = 0;
   cJSON_ArrayForEach(f, item(r, "folds")) {
@@ -298,7 +304,7 @@ static void test_fold_repeats_keeps_chain(void **state) {
     assert_false(item(f, "first")->valuedouble <= chain[0] && chain[0] <= item(f, "last")->valuedouble);
     n++;
   }
-  assert_int_equal(n, 2);          /* the chain's cycle splits the stretch */
+  assert_int_equal(n, 3);          /* the pending request's and the chain's cycles split it */
   assert_true(folded + kept == total);
   /* the kept records are the first cycles, the chain's, and the last ones */
   assert_true(has_rec(r, 0) && has_rec(r, total - 1));
@@ -310,7 +316,7 @@ static void test_fold_repeats_keeps_chain(void **state) {
 static void test_fold_budget_plain(void **state) {
   (void)state;
   fx x;
-  uint64_t chain[2];
+  uint64_t chain[3];
   fx_week(&x, 1, chain); /* every cycle differs: nothing repeats */
   char *all = page(&x.run, 1, NULL, UINT64_MAX);
   cJSON *d = page_data(all), *r = cJSON_GetArrayItem(item(d, "runs"), 0);
@@ -322,6 +328,7 @@ static void test_fold_budget_plain(void **state) {
   assert_true(item(r, "kept")->valuedouble <= 3000);
   assert_true(strlen(html) * 20 < strlen(all));
   assert_true(has_rec(r, (double)chain[0]) && has_rec(r, (double)chain[1]));
+  assert_true(has_rec(r, (double)chain[2])); /* where the pending request's wait starts */
   cJSON *f;
   cJSON_ArrayForEach(f, item(r, "folds")) assert_int_equal(item(f, "period")->valueint, 0);
   free(all);
@@ -334,7 +341,7 @@ static void test_fold_budget_plain(void **state) {
 static void test_fold_budget_bytes(void **state) {
   (void)state;
   fx x;
-  uint64_t chain[2];
+  uint64_t chain[3];
   fx_week(&x, 2, chain); /* ~19,500 cycles with 100-1000 byte strings */
   rpt_html_opts o = {.max_records = 0, .max_bytes = 1000 * 1000};
   char *html = page_opts(&x.run, 1, NULL, &o);
@@ -350,7 +357,7 @@ static void test_fold_budget_bytes(void **state) {
 static void test_deterministic(void **state) {
   (void)state;
   fx x;
-  uint64_t chain[2];
+  uint64_t chain[3];
   fx_week(&x, 0, chain);
   char *a = page(&x.run, 1, NULL, 0), *b = page(&x.run, 1, NULL, 0);
   assert_string_equal(a, b);

@@ -393,7 +393,7 @@
           '" unanswered since t=' + fmtT(w[3]);
         else if (w[0] === 'request') txt += ' request ' + w[4] + ' (' + w[5] + ') unanswered since t=' + fmtT(w[3]);
         else txt += ' alarm armed for t=' + fmtT(w[4]);
-        h.push('<li class="wait-rec" data-t="' + esc(w[3]) + '">' + esc(txt) + '</li>');
+        h.push('<li class="wait-rec" data-i="' + esc(w[6]) + '">' + esc(txt) + '</li>');
       });
       h.push('</ul>');
     }
@@ -401,7 +401,10 @@
     if (zoomTo && v.fact && !v.chain.length) fit();
     else if (zoomTo) {
       var t0 = num(v.t), t1 = num(v.t);
-      v.chain.forEach(function (idx) { var r = recMap.get(idx); if (r) t0 = Math.min(t0, num(r[1])); });
+      v.chain.forEach(function (idx) {
+        var r = recMap.get(idx);
+        if (r) { t0 = Math.min(t0, num(r[1])); t1 = Math.max(t1, num(r[1])); }
+      });
       (v.waits || []).forEach(function (w) { if (w[0] !== 'alarm') t0 = Math.min(t0, num(w[3])); });
       var pad = Math.max(2e6, (t1 - t0) * 0.08);
       setView(t0 - pad, t1 + pad);
@@ -588,7 +591,7 @@
       else if (a === 'viol' && selV >= 0) selectViolation(selV, true);
     });
     v.querySelector('aside').addEventListener('click', function (e) {
-      var t = e.target.closest('[data-v],[data-i],[data-t]');
+      var t = e.target.closest('[data-v],[data-i]');
       if (!t) return;
       if (t.hasAttribute('data-v')) selectViolation(Number(t.getAttribute('data-v')), true);
       else if (t.hasAttribute('data-i')) {
