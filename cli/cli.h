@@ -48,6 +48,7 @@ int cli_cmd_replay(int argc, char **argv);
 int cli_cmd_swarm(int argc, char **argv);   /* cmd_swarm.c, docs/swarm.md */
 int cli_cmd_shrink(int argc, char **argv);  /* cmd_shrink.c */
 int cli_cmd_merge(int argc, char **argv);   /* cmd_merge.c: combine results JSON */
+int cli_cmd_trace(int argc, char **argv);   /* cmd_trace.c: print a run's records */
 
 /* NULL-terminated table of subcommands. */
 extern const cli_command cli_commands[];

@@ -13,13 +13,16 @@
 #include "scenarios/scn.h"
 
 static const char replay_usage[] =
-    "usage: revenant replay FILE [--html OUT]\n"
+    "usage: revenant replay FILE [options]\n"
     "\n"
     "Re-runs a repro file (scenario, case, seed, strategy) and compares the\n"
     "trace hash with the one recorded in it.\n"
     "\n"
     "options:\n"
-    "  --html OUT   write the replayed run as a self-contained HTML report\n"
+    "  -v, --verbose     print the run's report (violations, facts, figures) as run -v does\n"
+    "  --json FILE       write the run's results JSON (docs/reports.md)\n"
+    "  --trace FILE      write the run's Chrome Trace Event timeline (Perfetto)\n"
+    "  --html FILE       write the run as a self-contained HTML report\n"
     "\n"
     "exit status: 0 same hash, 1 the hash differs (the build changed behaviour),\n"
     "2 usage error or unreadable repro file\n";
@@ -35,29 +38,47 @@ static int find_case(const scn_scenario *sc, const char *label) {
   return sc->n_cases == 1 ? 0 : -1;
 }
 
-/* Writes the replayed run as an HTML report to out; 0 or -1. */
-static int replay_html(const char *out, const char *path, const scn_scenario *sc, int ci,
-                       const scn_result *res) {
-  char replay_cmd[1100];
-  snprintf(replay_cmd, sizeof replay_cmd, "revenant replay %s", path);
-  rpt_run r = {
-      .scenario_name = sc->name, .scenario_file = sc->file, .seed = res->seed,
-      .strategy = sim_strategy_name(res->strategy), .variant = sc->cases[ci].label,
-      .trace_hash = res->trace_hash, .events = res->events, .end_us = res->end_us,
-      .passed = res->passed, .expect = sc->cases[ci].expect_text,
-      .failure = res->passed ? NULL : res->failure,
-      .violations = chk_violation_count(res->checks) ? chk_violation_at(res->checks, 0) : NULL,
-      .n_violations = chk_violation_count(res->checks), .trace = &res->s->trace,
-      .actor_names = (const char *const *)res->actor_names, .n_actors = res->n_actors,
-      .replay = replay_cmd};
-  FILE *f = fopen(out, "w");
-  int err = !f || rpt_html_write(f, &r, 1, NULL, NULL);
-  if (f && fclose(f)) err = 1;
-  if (err) fprintf(stderr, "revenant replay: cannot write %s\n", out);
-  return err ? -1 : 0;
+typedef struct replay_opts {
+  const char *file, *json, *trace, *html;
+  int verbose;
+} replay_opts;
+
+/* Writes the outputs -v, --json, --trace and --html ask for. 0, or -1 on a
+** write error. */
+static int replay_outputs(const replay_opts *o, const scn_scenario *sc, int ci, scn_result *res) {
+  char variant[80], line[900];
+  const char *names[SCN_MAX_ACTORS];
+  for (uint32_t a = 0; a < sc->n_actors; a++) names[a] = sc->actors[a].id;
+  snprintf(variant, sizeof variant, "%s", sc->cases[ci].label);
+  snprintf(line, sizeof line, "revenant replay %s", o->file);
+  rpt_run r = {.scenario_name = sc->name, .scenario_file = sc->file, .seed = res->seed,
+               .strategy = sim_strategy_name(res->strategy), .variant = variant,
+               .trace_hash = res->trace_hash, .events = res->events, .end_us = res->end_us,
+               .passed = res->passed, .expect = sc->cases[ci].expect_text,
+               .failure = res->passed ? NULL : res->failure, .trace = &res->s->trace,
+               .actor_names = names, .n_actors = sc->n_actors, .facts = res->facts,
+               .replay = line};
+  r.n_violations = chk_violation_count(res->checks);
+  r.violations = r.n_violations ? chk_violation_at(res->checks, 0) : NULL;
+  if (o->verbose) rpt_text_run(stdout, &r, 1, 0);
+  const char *paths[3] = {o->json, o->trace, o->html};
+  for (int k = 0; k < 3; k++) {
+    if (!paths[k]) continue;
+    FILE *f = fopen(paths[k], "w");
+    int err = !f || (k == 0   ? rpt_json_write(f, &r, 1)
+                     : k == 1 ? rpt_trace_write(f, &r)
+                              : rpt_html_write(f, &r, 1, NULL, NULL));
+    if (f && fclose(f)) err = 1;
+    if (err) {
+      fprintf(stderr, "revenant replay: cannot write %s\n", paths[k]);
+      return -1;
+    }
+  }
+  return 0;
 }
 
-static int replay(const char *path, const cJSON *doc, scn_scenario *sc, const char *html) {
+static int replay(const replay_opts *o, const cJSON *doc, scn_scenario *sc) {
+  const char *path = o->file;
   const char *seed_s = str_field(doc, "seed"), *strat_s = str_field(doc, "strategy");
   const char *hash_s = str_field(doc, "trace_hash"), *variant = str_field(doc, "variant");
   uint64_t seed, want;
@@ -88,43 +109,55 @@ static int replay(const char *path, const cJSON *doc, scn_scenario *sc, const ch
          same ? "REPRODUCED" : "DIVERGED", sc->name, sc->cases[ci].label,
          (unsigned long long)seed, (unsigned long long)res.trace_hash, same ? "==" : "!=",
          (unsigned long long)want, res.passed ? "met" : "failed again");
-  if (!res.passed) printf("  %s\n", res.failure);
-  int bad_html = html && replay_html(html, path, sc, ci, &res);
+  if (!res.passed && !o->verbose) printf("  %s\n", res.failure);
+  int out = replay_outputs(o, sc, ci, &res);
   scn_result_free(&res);
   scn_free(sc);
-  if (bad_html) return 2;
-  return same ? 0 : 1;
+  return out ? 2 : same ? 0 : 1;
 }
 
-int cli_cmd_replay(int argc, char **argv) {
-  const char *file = NULL, *html = NULL;
+static int replay_args(int argc, char **argv, replay_opts *o) {
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+    const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       fputs(replay_usage, stdout);
       return 0;
     }
-    if (!strcmp(argv[i], "--html") && i + 1 < argc) {
-      html = argv[++i];
-    } else if (argv[i][0] == '-' || file) {
-      fprintf(stderr, "revenant replay: expected one repro FILE and optionally --html OUT\n%s", replay_usage);
+    if ((!strcmp(a, "--json") || !strcmp(a, "--trace") || !strcmp(a, "--html")) && !val) {
+      fprintf(stderr, "revenant replay: option needs a value: %s\n%s", a, replay_usage);
       return 2;
-    } else {
-      file = argv[i];
+    }
+    if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) o->verbose = 1;
+    else if (!strcmp(a, "--json")) o->json = argv[++i];
+    else if (!strcmp(a, "--trace")) o->trace = argv[++i];
+    else if (!strcmp(a, "--html")) o->html = argv[++i];
+    else if (a[0] != '-' && !o->file) o->file = a;
+    else {
+      fprintf(stderr, "revenant replay: %s: %s\n%s", a[0] == '-' ? "unknown option" :
+              "expected exactly one repro FILE, got another", a, replay_usage);
+      return 2;
     }
   }
-  if (!file) {
+  if (!o->file) {
     fprintf(stderr, "revenant replay: expected exactly one repro FILE\n%s", replay_usage);
     return 2;
   }
-  char *buf = cli_read_file(file);
+  return -1;
+}
+
+int cli_cmd_replay(int argc, char **argv) {
+  replay_opts o = {0};
+  int rc = replay_args(argc, argv, &o);
+  if (rc >= 0) return rc;
+  char *buf = cli_read_file(o.file);
   cJSON *doc = buf ? cJSON_Parse(buf) : NULL;
   free(buf);
   if (!doc) {
-    fprintf(stderr, "revenant replay: %s: cannot read or parse\n", file);
+    fprintf(stderr, "revenant replay: %s: cannot read or parse\n", o.file);
     return 2;
   }
   scn_scenario *sc = calloc(1, sizeof *sc);
-  int rc = sc ? replay(file, doc, sc, html) : 2;
+  rc = sc ? replay(&o, doc, sc) : 2;
   free(sc);
   cJSON_Delete(doc);
   return rc;

@@ -166,6 +166,7 @@ static void fill_rpt(run_record *rec, const scn_scenario *sc, int ci, double wal
   r->violations = chk_violation_count(res->checks) ? chk_violation_at(res->checks, 0) : NULL;
   r->n_violations = chk_violation_count(res->checks);
   r->trace = &res->s->trace;
+  r->facts = res->facts;
   r->actor_names = (const char *const *)res->actor_names;
   r->n_actors = res->n_actors;
   r->figures = rec->figs;
@@ -442,7 +443,8 @@ int cli_cmd_check(int argc, char **argv) {
       bad++;
       continue;
     }
-    printf("ok %s (%d case%s)\n", files.v[i], sc->n_cases, sc->n_cases == 1 ? "" : "s");
+    printf("ok %s (%d case%s, %d fact%s)\n", files.v[i], sc->n_cases, sc->n_cases == 1 ? "" : "s",
+           sc->n_facts, sc->n_facts == 1 ? "" : "s");
     scn_free(sc);
   }
   free(sc);

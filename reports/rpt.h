@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #include "checks/chk.h"
+#include "checks/chk_facts.h"
 #include "sim/sim_trace.h"
 
 /* One measured figure of a run, e.g. {"recovery_ms_p50", 1200, "ms"}. */
@@ -48,6 +49,7 @@ typedef struct rpt_run {
   uint32_t n_actors;
   const rpt_figure *figures;
   size_t n_figures;
+  const chk_facts *facts;        /* the case's facts and verdicts; may be NULL */
   const char *replay;            /* the command that replays this run */
   double wall_s;                 /* wall seconds of the run (report only) */
 } rpt_run;
@@ -63,6 +65,16 @@ typedef struct rpt_run {
 ** escapes; color=0 writes none. Chains need r->trace with kept records;
 ** without them only the record indices are shown. */
 void rpt_text_run(FILE *f, const rpt_run *r, int verbose, int color);
+
+/* Writes one record as a line "t=30.000s agent kind field=value ...\n"
+** (the fields named by the runtime's field table; r gives actor names and
+** the trace's strings). */
+void rpt_record_text(FILE *f, const rpt_run *r, const sim_rec *rec);
+
+/* Writes one record as a JSON object on one line: "index", "t_us", "kind",
+** "actor", then its fields (enum names, actor ids, JSON fields embedded).
+** Returns 0, or -1 on OOM. */
+int rpt_record_jsonl(FILE *f, const rpt_run *r, const sim_rec *rec, uint64_t index);
 
 /* Writes the closing line "<passed> passed, <failed> failed\n" to f. */
 void rpt_text_summary(FILE *f, size_t passed, size_t failed);

@@ -25,7 +25,7 @@
 #define RPT_HTML_MAX_FAULTS 20000
 
 static const char *const rpt_sp_names[RPT__SP_COUNT] = {
-    "gate", "startup", "request", "alarm", "fiber", "rpc", "toolrun", "recovery"};
+    "gate", "startup", "request", "alarm", "fiber", "rpc", "toolrun", "recovery", "hook", "onstart"};
 
 /* A JSON string that is safe inside <script>: '<', '>', '&', U+2028 and
 ** U+2029 are \u-escaped, invalid UTF-8 becomes '?'. NULL is null. */
@@ -107,15 +107,15 @@ static void h_value(FILE *f, const rpt_run *r, const rpt__fval *fv) {
   char ab[24];
   const char *name;
   switch (fv->type) {
-  case RPT_F_STR: hj_str(f, fv->str); break;
-  case RPT_F_BOOL: fputs(fv->v ? "true" : "false", f); break;
-  case RPT_F_ACTOR:
+  case RT_F_STR: case RT_F_JSON: hj_str(f, fv->str); break;
+  case RT_F_BOOL: fputs(fv->v ? "true" : "false", f); break;
+  case RT_F_ACTOR:
     if (fv->v < 0 || fv->v >= (int64_t)RT_NO_ACTOR) fputs("null", f);
     else hj_str(f, rpt__actor(r, (uint32_t)fv->v, ab));
     break;
-  case RPT_F_INT: case RPT_F_US: case RPT_F_AT: hj_int(f, fv->v); break;
+  case RT_F_INT: case RT_F_US: case RT_F_AT: hj_int(f, fv->v); break;
   default:
-    name = rpt__enum_name(fv->type, fv->v);
+    name = rt_schema_enum_name(fv->type, fv->v);
     if (name) hj_str(f, name);
     else hj_int(f, fv->v);
   }
@@ -126,7 +126,7 @@ static int64_t h_actor(uint32_t a) {
 }
 
 static void h_rec(FILE *f, const rpt_run *r, hkeys *ks, const sim_rec *rec, uint64_t idx) {
-  rpt__fval fv[RPT__MAX_FIELDS];
+  rpt__fval fv[RT_FIELDS];
   int n = rpt__decode(r->trace, rec, fv);
   fprintf(f, "[%" PRIu64 ",", idx);
   hj_int(f, rec->t_us);
@@ -286,7 +286,7 @@ static int h_waits(FILE *f, const rpt_run *r, int64_t now) {
     fputc(',', f);
     hj_int(f, w->cat == RPT__W_REQ ? w->id : w->x);
     fputc(',', f);
-    if (w->cat == RPT__W_REQ) hj_str(f, rpt__enum_name(RPT_F_ENTRY, w->x));
+    if (w->cat == RPT__W_REQ) hj_str(f, rt_schema_enum_name(RT_F_ENTRY, w->x));
     else hj_str(f, r->trace ? sim_trace_str(r->trace, w->s) : "");
     fprintf(f, ",%" PRIu64 "]", w->idx);
   }
@@ -325,6 +325,29 @@ static int h_violations(FILE *f, const rpt_run *r) {
   return rc;
 }
 
+/* The case's facts: [{name, line, passed, msg, json, near, matches}]. */
+static void h_facts(FILE *f, const rpt_run *r) {
+  int n = r->facts ? chk_facts_count(r->facts) : 0;
+  fputs(",\"facts\":[", f);
+  for (int i = 0; i < n; i++) {
+    const chk_fact *fa = chk_facts_fact(r->facts, i);
+    const chk_fact_result *res = chk_facts_result(r->facts, i);
+    int first = 1;
+    fputs(i ? ",\n{" : "\n{", f);
+    hj_key(f, &first, "name"), hj_str(f, fa->name);
+    hj_key(f, &first, "line"), hj_int(f, fa->line);
+    hj_key(f, &first, "passed"), fputs(res->passed ? "true" : "false", f);
+    hj_key(f, &first, "msg"), hj_str(f, res->msg);
+    hj_key(f, &first, "json"), hj_str(f, fa->json);
+    hj_key(f, &first, "matches"), fputs(res->near_matches ? "true" : "false", f);
+    fputs(",\"near\":[", f);
+    for (int k = 0; k < res->n_near && k < CHK_FACT_NEAR; k++)
+      fprintf(f, "%s%" PRIu64, k ? "," : "", res->near_idx[k]);
+    fputs("]}", f);
+  }
+  fputc(']', f);
+}
+
 static void h_header(FILE *f, const rpt_run *r) {
   int first = 1;
   fputc('{', f);
@@ -357,13 +380,14 @@ static int h_run(FILE *f, const rpt_run *r, uint64_t max_records, uint64_t max_b
   rpt__folding fo;
   const sim_trace *t = rpt__rec(r->trace, 0) ? r->trace : NULL;
   size_t nv = r->violations ? r->n_violations : 0;
-  int rc = rpt__html_fold(t, r->violations, nv, max_records, max_bytes, &fo);
+  int rc = rpt__html_fold(t, r->violations, nv, r->facts, max_records, max_bytes, &fo);
   h_header(f, r);
   h_actors(f, r);
   fprintf(f, ",\"total\":%zu,\"kept\":%" PRIu64 ",\"span_kinds\":[", t ? t->n : (size_t)0, fo.kept);
   for (int i = 0; i < RPT__SP_COUNT; i++) fprintf(f, "%s\"%s\"", i ? "," : "", rpt_sp_names[i]);
   fputc(']', f);
   if (h_violations(f, r)) rc = -1;
+  h_facts(f, r);
   if (t && !rc) {
     hkeys ks = {.n = 0};
     h_kinds(f, t);

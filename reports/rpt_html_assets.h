@@ -97,6 +97,7 @@ static const char rpt_html_css[] =
   "a.runlink { cursor: pointer; color: #0b57d0; text-decoration: underline; }\n"
   "li.fault-rec { color: #e65100; }\n"
   "li.viol.fact .inv { color: var(--bad); } li.viol.fact.held .inv { color: var(--ok); }\n"
+  ".sp-hook { fill: #d4793a; } .sp-onstart { fill: #c7a0e8; }\n"
   "";
 
 static const char rpt_html_js[] =

@@ -3,7 +3,7 @@
 **
 ** Spans pair an opening record with its closing one per actor (gate,
 ** startup, request, alarm handler, fiber, RPC call, tool run, recovery
-** scan), over the whole trace, so that a span stays right even when one of
+** scan, recovery hook, user onStart), over the whole trace, so that a span stays right even when one of
 ** its ends is folded away.
 **
 ** Folding keeps a long run light. The trace is cut into segments at quiet
@@ -126,6 +126,10 @@ static void hs_step(hspans *h, const sim_rec *r, uint64_t i) {
     break;
   case RT_EV_FIBER_RECOVERED:
   case RT_EV_FIBER_HOOK_THREW: hs_hook(h, r, i); break;
+  case RT_EV_HOOK_BEGIN: hs_open(h, a, RPT__SP_HOOK, r->a, r, i); break;
+  case RT_EV_HOOK_END: hs_close(h, a, RPT__SP_HOOK, 1, r->a, r, i); break;
+  case RT_EV_ONSTART_BEGIN: hs_open(h, a, RPT__SP_ONSTART, 0, r, i); break;
+  case RT_EV_ONSTART_END: hs_close(h, a, RPT__SP_ONSTART, 0, 0, r, i); break;
   case RT_EV_ACTOR_DEATH: hs_death(h, r, i); break;
   default: break;
   }
@@ -187,10 +191,15 @@ static void mark_record(hseg *sg, size_t ns, uint64_t idx) {
   if (ns && idx >= sg[lo].first && idx < sg[lo].first + sg[lo].n) sg[lo].essential = 1;
 }
 
-/* Marks the segments that hold a chain record, a revealing record, or the
-** record that started a wait pending at a violation. Returns 0, or -1 on
-** OOM. */
-static int mark_essential(const sim_trace *t, hseg *sg, size_t ns, const chk_violation *v, size_t nv) {
+/* Marks the segments that hold a chain record, a revealing record, the
+** record that started a wait pending at a violation, or a fact's nearest
+** or matching record. Returns 0, or -1 on OOM. */
+static int mark_essential(const sim_trace *t, hseg *sg, size_t ns, const chk_violation *v, size_t nv,
+                          const chk_facts *facts) {
+  for (int i = 0; facts && i < chk_facts_count(facts); i++) {
+    const chk_fact_result *res = chk_facts_result(facts, i);
+    for (int k = 0; k < res->n_near && k < CHK_FACT_NEAR; k++) mark_record(sg, ns, res->near_idx[k]);
+  }
   for (size_t k = 0; k < nv; k++) {
     int nc = v[k].n_chain < 0 ? 0 : v[k].n_chain > CHK_MAX_CHAIN ? CHK_MAX_CHAIN : v[k].n_chain;
     for (int c = 0; c <= nc; c++) mark_record(sg, ns, c < nc ? v[k].chain[c] : v[k].at_index);
@@ -332,8 +341,8 @@ static int spans_of(const sim_trace *t, rpt__folding *out, int32_t *open_after) 
   return 0;
 }
 
-int rpt__html_fold(const sim_trace *t, const chk_violation *v, size_t nv, uint64_t max_records,
-                   uint64_t max_bytes, rpt__folding *out) {
+int rpt__html_fold(const sim_trace *t, const chk_violation *v, size_t nv, const chk_facts *facts,
+                   uint64_t max_records, uint64_t max_bytes, rpt__folding *out) {
   memset(out, 0, sizeof *out);
   if (!rpt__rec(t, 0)) return 0;
   out->keep = malloc(t->n);
@@ -350,7 +359,7 @@ int rpt__html_fold(const sim_trace *t, const chk_violation *v, size_t nv, uint64
   hseg *sg = rc ? NULL : segments(t, open_after, &ns);
   free(open_after);
   if (!sg) return -1;
-  rc = mark_essential(t, sg, ns, v, nv);
+  rc = mark_essential(t, sg, ns, v, nv, facts);
   if (!rc) rc = fold_periodic(out, t, sg, ns);
   if (!max_records) max_records = UINT64_MAX;
   if (!max_bytes) max_bytes = UINT64_MAX;

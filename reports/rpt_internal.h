@@ -14,43 +14,20 @@
 #include <cJSON.h>
 
 #include "reports/rpt.h"
-
-/* How one field of a record is shown. */
-typedef enum rpt__ftype {
-  RPT_F_INT = 0,   /* plain integer */
-  RPT_F_US,        /* duration in µs ("held_us") */
-  RPT_F_AT,        /* absolute virtual time in µs ("at_us") */
-  RPT_F_BOOL,      /* 1 / 0 */
-  RPT_F_ACTOR,     /* actor index */
-  RPT_F_DEATH,     /* rt_death_cause */
-  RPT_F_ENTRY,     /* rt_entry */
-  RPT_F_ACTION,    /* rt_recover_action */
-  RPT_F_TRSTATUS,  /* rt_toolrun_status */
-  RPT_F_WRITEOP,   /* rt_write_op */
-  RPT_F_SOURCE,    /* recovery scan source: 1 startup, 2 alarm */
-  RPT_F_OUTCOME,   /* tool-run inspection: 1 inspected, 2 timed_out, 3 failed */
-  RPT_F_PHASE,     /* 1 begin, 0 end */
-  RPT_F_STR        /* interned string (s or s2) */
-} rpt__ftype;
+#include "runtime/rt_schema.h"
 
 /* One decoded field. key is the JSON key (with its _us suffix). */
 typedef struct rpt__fval {
   const char *key;
-  rpt__ftype type;
-  int64_t v;         /* the integer (all but RPT_F_STR) */
-  const char *str;   /* RPT_F_STR: the string, never NULL */
+  rt_ftype type;
+  int64_t v;         /* the integer (all but RT_F_STR / RT_F_JSON) */
+  const char *str;   /* RT_F_STR / RT_F_JSON: the string, never NULL */
 } rpt__fval;
 
-#define RPT__MAX_FIELDS 5
-
-/* Decodes the used fields of r (per kind, as rt_events.h documents them)
-** into out[0..RPT__MAX_FIELDS); empty strings are left out. t gives the
+/* Decodes the used fields of r (per kind, with the runtime's field table
+** rt_schema_fields) into out[0..RT_FIELDS); empty strings are left out. t gives the
 ** strings and may be NULL. Returns the number of fields. */
 int rpt__decode(const sim_trace *t, const sim_rec *r, rpt__fval *out);
-
-/* The name of an enum-typed field value, or NULL when the type is not an
-** enum or the value is unknown. */
-const char *rpt__enum_name(rpt__ftype type, int64_t v);
 
 /* Stable name of a kind ("fiber_start"); "kind_<n>" for unknown kinds
 ** (buf must hold 24 bytes). */
@@ -127,7 +104,7 @@ void rpt__waits_at(const sim_trace *t, int64_t now, rpt__waits *ws);
 
 enum {
   RPT__SP_GATE, RPT__SP_STARTUP, RPT__SP_REQUEST, RPT__SP_ALARM, RPT__SP_FIBER,
-  RPT__SP_RPC, RPT__SP_TOOLRUN, RPT__SP_RECOVERY, RPT__SP_COUNT
+  RPT__SP_RPC, RPT__SP_TOOLRUN, RPT__SP_RECOVERY, RPT__SP_HOOK, RPT__SP_ONSTART, RPT__SP_COUNT
 };
 
 #define RPT__NO_REC UINT64_MAX
@@ -169,11 +146,12 @@ typedef struct rpt__folding {
 ** bytes are kept (0: no limit). Segments
 ** holding a record of a violation's chain (v[0..nv)) or its revealing
 ** record, or the record that started one of its waits (rpt__waits_at at
-** its time), are never folded. out is filled even for a trace without kept
+** its time), or one of the nearest or matching records of a fact (facts
+** may be NULL), are never folded. out is filled even for a trace without kept
 ** records (then empty). Returns 0, or -1 on OOM; release out with
 ** rpt__html_fold_free in both cases. */
-int rpt__html_fold(const sim_trace *t, const chk_violation *v, size_t nv, uint64_t max_records,
-                   uint64_t max_bytes, rpt__folding *out);
+int rpt__html_fold(const sim_trace *t, const chk_violation *v, size_t nv, const chk_facts *facts,
+                   uint64_t max_records, uint64_t max_bytes, rpt__folding *out);
 
 /* Frees what rpt__html_fold allocated. */
 void rpt__html_fold_free(rpt__folding *f);

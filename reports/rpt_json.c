@@ -57,11 +57,11 @@ static int rpt_jprint(FILE *f, cJSON *root, int err) {
   return rc;
 }
 
-static cJSON *rpt_json_chain_rec(rpt_jb *b, const rpt_run *r, uint64_t idx) {
+/* {"index", "t_us", "kind", "actor", fields...} of rec (NULL: index only). */
+static cJSON *rpt_json_rec(rpt_jb *b, const rpt_run *r, const sim_rec *rec, uint64_t idx) {
   char kb[24];
   cJSON *o = cJSON_CreateObject();
   rpt_jadd(b, o, "index", rpt__json_u64(idx));
-  const sim_rec *rec = rpt__rec(r->trace, idx);
   if (o && rec) {
     rpt_jadd(b, o, "t_us", rpt__json_int(rec->t_us));
     rpt_jstr(b, o, "kind", rpt__kind_name(rec->kind, kb));
@@ -69,6 +69,48 @@ static cJSON *rpt_json_chain_rec(rpt_jb *b, const rpt_run *r, uint64_t idx) {
     if (rpt__json_fields(o, r, rec) != 0) b->err = 1;
   }
   return o;
+}
+
+static cJSON *rpt_json_chain_rec(rpt_jb *b, const rpt_run *r, uint64_t idx) {
+  return rpt_json_rec(b, r, rpt__rec(r->trace, idx), idx);
+}
+
+int rpt_record_jsonl(FILE *f, const rpt_run *r, const sim_rec *rec, uint64_t index) {
+  rpt_jb b = {0};
+  cJSON *o = rpt_json_rec(&b, r, rec, index);
+  char *s = o && !b.err ? cJSON_PrintUnformatted(o) : NULL;
+  cJSON_Delete(o);
+  if (!s) return -1;
+  int rc = fputs(s, f) < 0 || fputc('\n', f) == EOF ? -1 : 0;
+  cJSON_free(s);
+  return rc;
+}
+
+/* One fact and its verdict: name, line, passed, message, the fact as
+** written, and the nearest candidates (or matches) the report shows. */
+static cJSON *rpt_json_fact(rpt_jb *b, const rpt_run *r, const chk_fact *fa,
+                            const chk_fact_result *res) {
+  cJSON *o = cJSON_CreateObject();
+  rpt_jstr(b, o, "name", fa->name);
+  rpt_jadd(b, o, "line", cJSON_CreateNumber(fa->line));
+  rpt_jadd(b, o, "passed", cJSON_CreateBool(res->passed != 0));
+  rpt_jstr(b, o, "message", res->msg);
+  cJSON *q = cJSON_Parse(fa->json);
+  rpt_jadd(b, o, "fact", q ? q : cJSON_CreateString(fa->json));
+  rpt_jstr(b, o, "near", res->near_matches ? "matches" : "candidates");
+  cJSON *recs = rpt_jadd(b, o, "records", cJSON_CreateArray());
+  for (int i = 0; recs && i < res->n_near; i++)
+    rpt_jadd(b, recs, NULL, rpt_json_rec(b, r, &res->near[i], res->near_idx[i]));
+  return o;
+}
+
+static void rpt_json_facts(rpt_jb *b, cJSON *o, const rpt_run *r, int failed_only) {
+  cJSON *arr = rpt_jadd(b, o, failed_only ? "failed_facts" : "facts", cJSON_CreateArray());
+  for (int i = 0; arr && i < chk_facts_count(r->facts); i++) {
+    const chk_fact_result *res = chk_facts_result(r->facts, i);
+    if (failed_only && res->passed) continue;
+    rpt_jadd(b, arr, NULL, rpt_json_fact(b, r, chk_facts_fact(r->facts, i), res));
+  }
 }
 
 static cJSON *rpt_json_violation(rpt_jb *b, const rpt_run *r, const chk_violation *v) {
@@ -109,6 +151,7 @@ static cJSON *rpt_json_run(rpt_jb *b, const rpt_run *r) {
   cJSON *vs = rpt_jadd(b, o, "violations", cJSON_CreateArray());
   for (size_t i = 0; vs && r->violations && i < r->n_violations; i++)
     rpt_jadd(b, vs, NULL, rpt_json_violation(b, r, &r->violations[i]));
+  rpt_json_facts(b, o, r, 0);
   rpt_jstr(b, o, "replay", r->replay);
   return o;
 }
@@ -178,6 +221,7 @@ int rpt_repro_write(FILE *f, const rpt_run *r, const char *scenario_json) {
   rpt_jstr(&b, root, "variant", r->variant);
   rpt_jhex(&b, root, "trace_hash", r->trace_hash, 1);
   rpt_jstr(&b, root, "expect", r->expect);
+  rpt_json_facts(&b, root, r, 1);
   cJSON *faults = rpt_jadd(&b, root, "faults", cJSON_CreateArray());
   const sim_trace *t = r->trace;
   for (size_t i = 0; faults && rpt__rec(t, 0) && i < t->n && !b.err; i++)

@@ -29,21 +29,24 @@ static void rpt_text_field(FILE *f, const rpt_run *r, const rpt__fval *fv) {
   char buf[32], key[32];
   size_t kl = strlen(fv->key);
   snprintf(key, sizeof key, "%s", fv->key);
-  if ((fv->type == RPT_F_US || fv->type == RPT_F_AT) && kl > 3 && kl < sizeof key &&
+  if ((fv->type == RT_F_US || fv->type == RT_F_AT) && kl > 3 && kl < sizeof key &&
       strcmp(key + kl - 3, "_us") == 0)
     key[kl - 3] = 0;
   const char *name;
   switch (fv->type) {
-  case RPT_F_INT: fprintf(f, " %s=%" PRId64, key, fv->v); break;
-  case RPT_F_US: case RPT_F_AT: fprintf(f, " %s=%s", key, rpt__fmt_s(buf, sizeof buf, fv->v)); break;
-  case RPT_F_BOOL: fprintf(f, " %s=%s", key, fv->v ? "yes" : "no"); break;
-  case RPT_F_STR: fprintf(f, " %s=\"%s\"", key, fv->str); break;
-  case RPT_F_ACTOR:
+  case RT_F_INT: fprintf(f, " %s=%" PRId64, key, fv->v); break;
+  case RT_F_US: case RT_F_AT:
+    fprintf(f, " %s=%s", key, fv->type == RT_F_AT && fv->v < 0 ? "none" : rpt__fmt_s(buf, sizeof buf, fv->v));
+    break;
+  case RT_F_BOOL: fprintf(f, " %s=%s", key, fv->v ? "yes" : "no"); break;
+  case RT_F_STR: fprintf(f, " %s=\"%s\"", key, fv->str); break;
+  case RT_F_JSON: fprintf(f, " %s=%s", key, fv->str); break;
+  case RT_F_ACTOR:
     fprintf(f, " %s=%s", key,
             fv->v >= 0 && fv->v <= (int64_t)RT_NO_ACTOR ? rpt__actor(r, (uint32_t)fv->v, buf) : "?");
     break;
   default:
-    name = rpt__enum_name(fv->type, fv->v);
+    name = rt_schema_enum_name(fv->type, fv->v);
     if (name) fprintf(f, " %s=%s", key, name);
     else fprintf(f, " %s=%" PRId64, key, fv->v);
   }
@@ -52,11 +55,56 @@ static void rpt_text_field(FILE *f, const rpt_run *r, const rpt__fval *fv) {
 /* "t=95.000s actor kind field=value..." (no newline). */
 static void rpt_text_rec(FILE *f, const rpt_run *r, const sim_rec *rec) {
   char tb[32], ab[24], kb[24];
-  rpt__fval fv[RPT__MAX_FIELDS];
+  rpt__fval fv[RT_FIELDS];
   fprintf(f, "t=%s %s %s", rpt__fmt_s(tb, sizeof tb, rec->t_us),
           rpt__actor(r, rec->actor, ab), rpt__kind_name(rec->kind, kb));
   int n = rpt__decode(r->trace, rec, fv);
   for (int i = 0; i < n; i++) rpt_text_field(f, r, &fv[i]);
+}
+
+void rpt_record_text(FILE *f, const rpt_run *r, const sim_rec *rec) {
+  rpt_text_rec(f, r, rec);
+  fputc('\n', f);
+}
+
+/* ---- facts ------------------------------------------------------------ */
+
+#define RPT_FACT_QUOTE 300
+
+/* One failed fact: its name and line, the quote, what was found, and the
+** nearest candidate records. */
+static void rpt_text_fact(FILE *f, const rpt_run *r, const chk_fact *fa,
+                          const chk_fact_result *res, const rpt_colors *c) {
+  char ab[24], kb[24];
+  size_t n = strlen(fa->json);
+  fprintf(f, "  %sfact \"%s\"%s failed (%s:%d): %s\n", c->bad, fa->name, c->off,
+          rpt_or(r->scenario_file, "-"), fa->line, res->msg);
+  fprintf(f, "    %.*s%s\n", (int)(n > RPT_FACT_QUOTE ? RPT_FACT_QUOTE : n), fa->json,
+          n > RPT_FACT_QUOTE ? "..." : "");
+  if (fa->form == CHK_FACT_END) return;
+  int step = fa->form == CHK_FACT_SEQUENCE && res->found < fa->n_pat ? (int)res->found : 0;
+  const chk_fact_pat *p = &fa->pat[step];
+  const char *who = p->actor == UINT32_MAX ? "any actor" : rpt__actor(r, p->actor, ab);
+  if (res->n_near == 0) {
+    fprintf(f, "    no %s records on %s\n", rpt__kind_name(p->kind, kb), who);
+    return;
+  }
+  fprintf(f, "    %s %s records on %s:\n", res->near_matches ? "matching" : "nearest",
+          rpt__kind_name(p->kind, kb), who);
+  for (int i = 0; i < res->n_near; i++) {
+    fputs("      ", f);
+    rpt_text_rec(f, r, &res->near[i]);
+    fputc('\n', f);
+  }
+}
+
+static void rpt_text_facts(FILE *f, const rpt_run *r, int verbose, const rpt_colors *c) {
+  for (int i = 0; i < chk_facts_count(r->facts); i++) {
+    const chk_fact_result *res = chk_facts_result(r->facts, i);
+    const chk_fact *fa = chk_facts_fact(r->facts, i);
+    if (!res->passed) rpt_text_fact(f, r, fa, res, c);
+    else if (verbose) fprintf(f, "  fact \"%s\" holds: %s\n", fa->name, res->msg);
+  }
 }
 
 /* ---- who waits on whom ---------------------------------------------- */
@@ -80,7 +128,7 @@ static void rpt_wait_line(FILE *f, const rpt_run *r, const rpt__wait *w, int64_t
     break;
   case RPT__W_REQ:
     fprintf(f, "      request  %s request %" PRId64 " (%s) unanswered since t=%s (%s)\n", who,
-            w->id, rpt_or(rpt__enum_name(RPT_F_ENTRY, w->x), "?"), t1, d1);
+            w->id, rpt_or(rt_schema_enum_name(RT_F_ENTRY, w->x), "?"), t1, d1);
     break;
   default:
     fprintf(f, "      alarm    %s alarm armed for t=%s", who, t1);
@@ -171,6 +219,7 @@ void rpt_text_run(FILE *f, const rpt_run *r, int verbose, int color) {
     if (r->expect && *r->expect) fprintf(f, "  expected: %s\n", r->expect);
     if (r->variant && *r->variant) fprintf(f, "  variant: %s\n", r->variant);
   }
+  rpt_text_facts(f, r, verbose, &c);
   if (verbose) {
     rpt_text_figures(f, r);
     fprintf(f, "  %swall %.3fs%s\n", c.dim, r->wall_s, c.off);

@@ -76,18 +76,18 @@ static void rpt_ev(rpt_tw *w, const char *name, const char *ph) {
 
 /* Writes ,"args":{decoded fields of rec[, extra_key: extra_val]}. */
 static void rpt_args(rpt_tw *w, const sim_rec *rec, const char *xkey, const char *xval) {
-  rpt__fval fv[RPT__MAX_FIELDS];
+  rpt__fval fv[RT_FIELDS];
   char ab[24];
   int n = rpt__decode(w->t, rec, fv);
   fputs(",\"args\":{", w->f);
   for (int i = 0; i < n; i++) {
-    const char *name = rpt__enum_name(fv[i].type, fv[i].v);
+    const char *name = rt_schema_enum_name(fv[i].type, fv[i].v);
     if (i) fputc(',', w->f);
     rpt__json_str(w->f, fv[i].key);
     fputc(':', w->f);
-    if (fv[i].type == RPT_F_STR) rpt__json_str(w->f, fv[i].str);
-    else if (fv[i].type == RPT_F_BOOL) fputs(fv[i].v ? "true" : "false", w->f);
-    else if (fv[i].type == RPT_F_ACTOR && fv[i].v >= 0 && fv[i].v < (int64_t)RT_NO_ACTOR)
+    if (fv[i].type == RT_F_STR || fv[i].type == RT_F_JSON) rpt__json_str(w->f, fv[i].str);
+    else if (fv[i].type == RT_F_BOOL) fputs(fv[i].v ? "true" : "false", w->f);
+    else if (fv[i].type == RT_F_ACTOR && fv[i].v >= 0 && fv[i].v < (int64_t)RT_NO_ACTOR)
       rpt__json_str(w->f, rpt__actor(w->r, (uint32_t)fv[i].v, ab));
     else if (name) rpt__json_str(w->f, name);
     else fprintf(w->f, "%" PRId64, fv[i].v);
@@ -104,7 +104,7 @@ static void rpt_args(rpt_tw *w, const sim_rec *rec, const char *xkey, const char
 static void rpt_span_name(rpt_tw *w, const rpt_span *s, char *buf, size_t len) {
   const sim_rec *rec = &w->t->recs[s->open_idx];
   const char *str = sim_trace_str(w->t, rec->s);
-  const char *entry = rpt__enum_name(RPT_F_ENTRY, s->cls == RPT_SP_REQ ? rec->b : rec->a);
+  const char *entry = rt_schema_enum_name(RT_F_ENTRY, s->cls == RPT_SP_REQ ? rec->b : rec->a);
   switch (s->cls) {
   case RPT_SP_GATE: snprintf(buf, len, *str ? "gate: %s" : "gate%s", str); break;
   case RPT_SP_STARTUP: snprintf(buf, len, "startup (%s)", entry ? entry : "?"); break;
@@ -211,19 +211,19 @@ static void rpt_step_instant(rpt_tw *w, const sim_rec *rec) {
   switch (rec->kind) {
   case RT_EV_FAULT: snprintf(name, sizeof name, "fault: %s%s%s", *s ? s : "?", *s2 ? " " : "", s2); break;
   case RT_EV_ACTOR_DEATH:
-    en = rpt__enum_name(RPT_F_DEATH, rec->a);
+    en = rt_schema_enum_name(RT_F_DEATH, rec->a);
     snprintf(name, sizeof name, "death: %s", en ? en : "?");
     break;
   case RT_EV_ALARM_FIRE: snprintf(name, sizeof name, "alarm fire"); break;
   case RT_EV_GATE_TIMEOUT: snprintf(name, sizeof name, "gate timeout"); break;
   case RT_EV_FIBER_RECOVERED:
-    en = rpt__enum_name(RPT_F_ACTION, rec->c);
+    en = rt_schema_enum_name(RT_F_ACTION, rec->c);
     snprintf(name, sizeof name, "recovered fiber %" PRId64 " (%s)", rec->a, en ? en : "?");
     break;
   case RT_EV_FIBER_HOOK_THREW: snprintf(name, sizeof name, "recovery hook threw (fiber %" PRId64 ")", rec->a); break;
   case RT_EV_TOOLRUN_STATUS:
     if (!RT_TR_IS_TERMINAL(rec->b)) return;
-    en = rpt__enum_name(RPT_F_TRSTATUS, rec->b);
+    en = rt_schema_enum_name(RT_F_TRSTATUS, rec->b);
     snprintf(name, sizeof name, "tool run %" PRId64 " -> %s", rec->a, en ? en : "?");
     break;
   case RT_EV_STORAGE_FAIL: snprintf(name, sizeof name, "%s", rpt__kind_name(rec->kind, kb)); break;

@@ -305,6 +305,21 @@ int rt_actor_alive(const rt_world *w, uint32_t actor);
 /* Current keepAlive ref count (0 if not alive). */
 int rt_keepalive_refs(const rt_world *w, uint32_t actor);
 
+/* One column condition of rt_query_rows: column == value. */
+typedef struct rt_qcol {
+  const char *name;         /* a column of the table (rt_schema_columns) */
+  int kind;                 /* 0: integer i, 1: text s, 2: IS NULL */
+  int64_t i;
+  const char *s;
+} rt_qcol;
+
+/* The number of rows of SDK table `table` (one of rt_schema.h's tables) in
+** the storage of `actor` whose columns equal cols[0..n), committed or
+** pending, read at the end of a run (facts, scenarios/scn_facts.c).
+** Returns -1 for an unknown table or column, or an SQL error. */
+int64_t rt_query_rows(rt_world *w, uint32_t actor, const char *table, const rt_qcol *cols,
+                      int n);
+
 /* ---- checkpoint executor (seed 002 "Durable Execution"; rt_executor.c) --
 ** The actor runner of a Beach turn calls DurableExecutor.checkpoint() at
 ** every lifecycle moment; the adapter persists it; restore(turnId) returns

@@ -145,7 +145,7 @@ void rt__keepalive_release(rt_world *w, uint32_t a) {
   if (m->refs != 0) return;
   if (w->cfg.heartbeat == RT_HB_SCHEDULE) {
     int64_t id;
-    if (rt__schedule_find(w, a, HEARTBEAT_CB, &id)) rt__w_schedule_delete(w, a, id);
+    if (rt__schedule_find(w, a, HEARTBEAT_CB, &id)) rt__w_schedule_delete(w, a, id, HEARTBEAT_CB);
     rt__schedule_next_alarm(w, a);
   } else if (w->cfg.dispose == RT_DISPOSE_FIXED) {
     rt__schedule_next_alarm(w, a);
@@ -286,19 +286,48 @@ static void run_parked(rt_world *w, uint32_t a) {
 static void hook_next(rt_world *w, uint32_t a);
 static void alarm_after_housekeeping(rt_world *w, uint32_t a);
 
+/* The orphan's snapshot as stored ({"pc":N}, or null) into buf. */
+static const char *orphan_snapshot(const rt_orphan *o, char *buf, size_t n) {
+  if (o->snapshot < 0) return "null";
+  rt__snapshot_text(buf, n, o->snapshot);
+  return buf;
+}
+
+/* RT_EV_HOOK_END for the running hook of orphan o. */
+static void hook_end(rt_world *w, uint32_t a, const rt_orphan *o, rt_cb_outcome how,
+                     const char *err) {
+  rt_mem *m = w->actors[a].mem;
+  int64_t began = m ? m->hook_began : w->s->now_us;
+  sim_emit(w->s, RT_EV_HOOK_END, a, o->id, how, w->s->now_us - began, rt__str(w, o->name),
+           err ? rt__str(w, err) : 0);
+}
+
+void rt__hook_cut(rt_world *w, uint32_t a, rt_mem *m, rt_cb_outcome how) {
+  if (!m->recovery_in_progress || m->orphan_idx >= m->n_orphans) return;
+  const rt_orphan *o = &m->orphans[m->orphan_idx];
+  sim_emit(w->s, RT_EV_HOOK_END, a, o->id, how, w->s->now_us - m->hook_began,
+           rt__str(w, o->name), 0);
+}
+
 static void hook_done(sim *s, void *ctx, uint64_t arg) {
   rt_world *w = ctx;
   uint32_t a = (uint32_t)arg;
   rt_mem *m = w->actors[a].mem;
   rt_orphan *o = &m->orphans[m->orphan_idx];
   const rt_recovery_policy *p = policy_for(&w->actors[a].spec, o->name);
+  char snap[48];
   (void)s;
   if (rt__chat_recover(w, a, o) == 0) {
     /* a chat turn: _handleInternalFiberRecovery took it (rt_chat.c, A.7 step 4) */
+    hook_end(w, a, o, RT_CB_RETURNED, NULL);
   } else if (p->action == RT_RECOVER_THROW) {
-    rt__emit(w, RT_EV_FIBER_HOOK_THREW, a, o->id, o->snapshot, 0, o->name);
+    hook_end(w, a, o, RT_CB_THREW, "onFiberRecovered threw");
+    sim_emit(w->s, RT_EV_FIBER_HOOK_THREW, a, o->id, o->snapshot, 0, rt__str(w, o->name),
+             rt__str(w, orphan_snapshot(o, snap, sizeof snap)));
   } else {
-    rt__emit(w, RT_EV_FIBER_RECOVERED, a, o->id, o->snapshot, p->action, o->name);
+    hook_end(w, a, o, RT_CB_RETURNED, NULL);
+    sim_emit(w->s, RT_EV_FIBER_RECOVERED, a, o->id, o->snapshot, p->action, rt__str(w, o->name),
+             rt__str(w, orphan_snapshot(o, snap, sizeof snap)));
     int prog = rt__prog_find(w, o->name);
     if (prog >= 0 && p->action != RT_RECOVER_DROP && m->n_pending_resume < RT_MAX_ORPHANS) {
       /* the hook calls runFiber: the new row is written in the hook's turn */
@@ -320,6 +349,10 @@ static void hook_next(rt_world *w, uint32_t a) {
   if (m->orphan_idx < m->n_orphans) {
     const rt_orphan *o = &m->orphans[m->orphan_idx];
     int64_t t = policy_for(&w->actors[a].spec, o->name)->hook_us;
+    char snap[48];
+    m->hook_began = w->s->now_us;
+    sim_emit(w->s, RT_EV_HOOK_BEGIN, a, o->id, o->snapshot, o->created_ms * 1000,
+             rt__str(w, o->name), rt__str(w, orphan_snapshot(o, snap, sizeof snap)));
     sim_after(w->s, t, m->dom, hook_done, w, a);
     return;
   }
@@ -414,6 +447,13 @@ void rt__startup_begin(rt_world *w, uint32_t a, rt_entry entry) {
   if (rt__check_run_fibers(w, a, 1) != 1) rt__startup_continue(w, a);
 }
 
+void rt__callbacks_cut(rt_world *w, uint32_t a, rt_mem *m, rt_death_cause cause) {
+  rt_cb_outcome how = cause == RT_DEATH_GATE_RESET ? RT_CB_TIMED_OUT : RT_CB_CUT;
+  if (m->phase == SU_ONSTART)
+    rt__emit(w, RT_EV_ONSTART_END, a, how, w->s->now_us - m->onstart_began, 0, NULL);
+  rt__hook_cut(w, a, m, how);
+}
+
 void rt__startup_continue(rt_world *w, uint32_t a) {
   rt_actor *ac = &w->actors[a];
   rt_mem *m = ac->mem;
@@ -431,6 +471,7 @@ void rt__startup_continue(rt_world *w, uint32_t a) {
       /* fall through */
     case SU_GATED_RECONCILE:
       m->phase = SU_ONSTART;
+      m->onstart_began = w->s->now_us;
       rt__emit(w, RT_EV_ONSTART_BEGIN, a, 0, 0, 0, NULL);
       if (ac->spec.on_start_tool_run) /* the user onStart calls runAgentTool */
         rt__toolrun_start(w, a, ac->spec.on_start_child, ac->spec.on_start_work_us);
@@ -438,10 +479,15 @@ void rt__startup_continue(rt_world *w, uint32_t a) {
         sim_after(w->s, ac->spec.on_start_us, m->dom, onstart_done, w, a);
       return;
     case SU_ONSTART:
-      if (onstart_throws(ac))
+      if (onstart_throws(ac)) {
+        rt__emit(w, RT_EV_ONSTART_END, a, RT_CB_THREW, w->s->now_us - m->onstart_began, 0,
+                 "onStart threw");
         startup_fail(w, a, "onStart threw");
-      else
+      } else {
+        rt__emit(w, RT_EV_ONSTART_END, a, RT_CB_RETURNED, w->s->now_us - m->onstart_began, 0,
+                 NULL);
         startup_ok(w, a);
+      }
       return;
     default: return;
   }
@@ -508,9 +554,9 @@ void rt__alarm_handle(rt_world *w, uint32_t a, const rt_msg *msg) {
   for (int i = 0; i < n; i++) {
     rt__emit(w, RT_EV_SCHEDULE_RUN, a, ids[i], 0, 0, names[i]);
     if (iv[i] > 0)
-      rt__w_schedule_time(w, a, ids[i], w->s->now_us / 1000000 + iv[i]);
+      rt__w_schedule_time(w, a, ids[i], w->s->now_us / 1000000 + iv[i], iv[i], names[i]);
     else
-      rt__w_schedule_delete(w, a, ids[i]);
+      rt__w_schedule_delete(w, a, ids[i], names[i]);
     rt__chat_callback(w, a, ids[i], names[i]); /* chat recovery callbacks (rt_chat.c) */
   }
   if (rt__legacy_check(w, a, 2)) return; /* legacy fibers: heartbeat callback + alarm() */
@@ -550,7 +596,7 @@ void rt__schedule_request(rt_world *w, uint32_t a, const rt_msg *m) {
     case MSG_SCHEDULE: schedule_add(w, a, m); break;
     case MSG_CANCEL_SCHEDULE:
       if (rt__schedule_find(w, a, sim_trace_str(&w->s->trace, m->str), &id)) {
-        rt__w_schedule_delete(w, a, id);
+        rt__w_schedule_delete(w, a, id, sim_trace_str(&w->s->trace, m->str));
         rt__schedule_next_alarm(w, a);
       }
       break;

@@ -388,7 +388,7 @@ static int w_snapshot(rt_world *w, uint32_t a, const chat_turn *t, const char *b
   sqlite3_bind_text(st, 1, snap, -1, SQLITE_TRANSIENT);
   sqlite3_bind_int64(st, 2, t->fiber);
   int rc = sqlite3_step(st);
-  if (rc == SQLITE_DONE) rt__emit(w, RT_EV_STASH, a, t->fiber, response, txn_of(w, a), NULL);
+  if (rc == SQLITE_DONE) rt__emit(w, RT_EV_STASH, a, t->fiber, response, txn_of(w, a), snap);
   return rt__txn_wrote(w, a, RT_W_STASH, t->fiber, rc);
 }
 
@@ -956,7 +956,7 @@ static void release(rt_world *w, uint32_t a, const chat_cb *cb) {
     rt__txn_wrote(w, a, RT_W_SCHEDULE, cb->sid, sqlite3_step(st));
   }
   if (!cb->held) return;
-  rt__w_schedule_delete(w, a, cb->sid);
+  rt__w_schedule_delete(w, a, cb->sid, cb->name);
   rt__schedule_next_alarm(w, a);
 }
 

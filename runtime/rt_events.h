@@ -202,6 +202,14 @@ enum rt_chat_upstream_phase {
   RT_UP_RETRIEVED = 4       /* a completed stored response fetched by its id */
 };
 
+/* How a user callback ended (RT_EV_ONSTART_END.a, RT_EV_HOOK_END.b). */
+typedef enum rt_cb_outcome {
+  RT_CB_RETURNED = 1,       /* returned normally */
+  RT_CB_THREW = 2,          /* threw */
+  RT_CB_TIMED_OUT = 3,      /* cut by a gate reset (blockConcurrencyWhile past 30 s) */
+  RT_CB_CUT = 4             /* cut by another death (evict, restart, crash, SIGKILL) */
+} rt_cb_outcome;
+
 typedef enum rt_event_kind {
   RT_EV_NONE = 0,
   RT_EV_ACTOR_WAKE,        /* incarnation, entry, -, class, - */
@@ -219,13 +227,13 @@ typedef enum rt_event_kind {
   RT_EV_RPC_SEND,          /* call id, callee actor, -, method, - */
   RT_EV_RPC_REPLY,         /* call id, ok, -, -, - (on the caller) */
   RT_EV_FIBER_START,       /* fiber id, recovered-from fiber id or 0, start pc, name, - */
-  RT_EV_STASH,             /* fiber id, value (program counter), txn id, -, - */
+  RT_EV_STASH,             /* fiber id, program counter (chat: response id), txn id, value JSON, - */
   RT_EV_EFFECT,            /* fiber id, pc, attempt, effect name, - */
   RT_EV_FIBER_DONE,        /* fiber id, 1 ok / 0 error, -, name, - */
   RT_EV_RECOVERY_SCAN,     /* source (1 startup, 2 alarm), rows found, -, -, - */
   RT_EV_RECOVERY_REENTRY,  /* source, -, -, -, - : guard dropped the call */
-  RT_EV_FIBER_RECOVERED,   /* old fiber id, snapshot value or -1, action, name, - ; hook returned */
-  RT_EV_FIBER_HOOK_THREW,  /* old fiber id, snapshot value or -1, -, name, - */
+  RT_EV_FIBER_RECOVERED,   /* old fiber id, snapshot pc or -1, action, name, snapshot JSON ; hook returned */
+  RT_EV_FIBER_HOOK_THREW,  /* old fiber id, snapshot pc or -1, -, name, snapshot JSON */
   RT_EV_KEEPALIVE,         /* refs after, +1 acquire / -1 release, -, -, - */
   RT_EV_ALARM_SET,         /* at_us, -, -, -, - */
   RT_EV_ALARM_DELETE,      /* -, -, -, -, - */
@@ -233,7 +241,8 @@ typedef enum rt_event_kind {
   RT_EV_ALARM_DONE,        /* 1 ok / 0 failed, -, -, -, - */
   RT_EV_ALARM_RETRY,       /* next at_us, retry count, -, -, - */
   RT_EV_SCHEDULE_RUN,      /* schedule row id, -, -, callback, - */
-  RT_EV_WRITE,             /* rt_write_op, key (fiber/run id), txn id, -, - */
+  RT_EV_WRITE,             /* rt_write_op, key (fiber/run id), txn id, table, row name (fiber name,
+                              schedule callback, tool-run status) */
   RT_EV_TXN_COMMIT,        /* txn id, writes, -, -, - */
   RT_EV_TXN_ROLLBACK,      /* txn id, writes, -, reason, - */
   RT_EV_WAITUNTIL,         /* pending after, +1/-1, -, -, - */
@@ -268,6 +277,12 @@ typedef enum rt_event_kind {
   RT_EV_CHAT_STREAM,       /* stream id, rt_chat_stream_status, request id, -, - : metadata row written */
   RT_EV_CHAT_UPSTREAM,     /* response id, rt_chat_upstream_phase, request id, answered user text, provider */
   RT_EV_CHAT_RECOVERY,     /* old fiber id, interrupted request id, partial text chunks, options, arm */
+  /* user callbacks and schedule rows (issue #12; docs/trace.md) */
+  RT_EV_ONSTART_END,       /* rt_cb_outcome, duration_us, -, error, - : the user onStart ended */
+  RT_EV_HOOK_BEGIN,        /* fiber id, snapshot pc or -1, created_at_us, name, snapshot JSON :
+                              onFiberRecovered called with the orphan row */
+  RT_EV_HOOK_END,          /* fiber id, rt_cb_outcome, duration_us, name, error : the hook ended */
+  RT_EV_SCHEDULE_SET,      /* schedule id, at_us or -1 (row deleted), interval_us, callback, - */
   RT_EV_KIND_COUNT
 } rt_event_kind;
 
@@ -297,6 +312,7 @@ const char *rt_chat_provider_name(int provider);  /* "inline", "retrieve", "synt
 const char *rt_chat_bug_name(int bug);
 const char *rt_chat_stream_status_name(int status);
 const char *rt_chat_upstream_phase_name(int phase);
+const char *rt_cb_outcome_name(int outcome);  /* "returned", "threw", "timed_out", "cut" */
 
 /* The platform's message for a gate held past the ceiling (seed 003). */
 #define RT_MSG_GATE_RESET                                                  \

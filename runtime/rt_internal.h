@@ -94,6 +94,7 @@ typedef struct rt_orphan {
   int64_t id;
   char name[64];
   int snapshot;             /* -1 = null */
+  int64_t created_ms;       /* created_at of the row (virtual ms) */
 } rt_orphan;
 
 #define RT_MAX_ORPHANS 64
@@ -114,6 +115,8 @@ typedef struct rt_mem {
   int64_t idle_timeout;
   sim_handle idle_timer;
   int recovery_in_progress; /* _checkRunFibers guard */
+  int64_t hook_began;       /* when the running onFiberRecovered hook started */
+  int64_t onstart_began;    /* when the user onStart started */
   /* startup */
   rt_startup_phase phase;
   int64_t startup_began;
@@ -252,8 +255,9 @@ int rt__w_child_run(rt_world *w, uint32_t a, int64_t run, int status);
 int rt__w_schedule_insert(rt_world *w, uint32_t a, int64_t id,
                           const char *callback, int64_t time_s,
                           int64_t interval_s);
-int rt__w_schedule_delete(rt_world *w, uint32_t a, int64_t id);
-int rt__w_schedule_time(rt_world *w, uint32_t a, int64_t id, int64_t time_s);
+int rt__w_schedule_delete(rt_world *w, uint32_t a, int64_t id, const char *callback);
+int rt__w_schedule_time(rt_world *w, uint32_t a, int64_t id, int64_t time_s, int64_t iv_s,
+                        const char *callback);
 void rt__commit_now(rt_world *w, uint32_t a);
 void rt__rollback(rt_world *w, uint32_t a, const char *reason);
 int rt__load_orphans(rt_world *w, uint32_t a, rt_orphan *out, int cap);
@@ -290,6 +294,11 @@ void rt__schedule_next_alarm(rt_world *w, uint32_t a);
 void rt__schedule_request(rt_world *w, uint32_t a, const rt_msg *m);
 int rt__prog_find(rt_world *w, const char *name);
 void rt__fiber_run(rt_world *w, uint32_t a, rt_fiber *f); /* for rt_legacy.c */
+/* The actor is dying with memory m: ONSTART_END / HOOK_END records for a
+** user onStart or recovery hook that was running (timed_out on a gate
+** reset, cut otherwise). Call before the ACTOR_DEATH record. */
+void rt__callbacks_cut(rt_world *w, uint32_t a, rt_mem *m, rt_death_cause cause);
+void rt__hook_cut(rt_world *w, uint32_t a, rt_mem *m, rt_cb_outcome how);
 
 /* rt_toolrun.c */
 void rt__toolrun_request(rt_world *w, uint32_t a, const rt_msg *m);

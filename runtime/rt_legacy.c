@@ -271,7 +271,7 @@ static void heartbeat_gc(rt_world *w, uint32_t a) {
       m->n_legacy_pending > 0 || rt__count_runs(w, a) > 0 ||
       one_int(w, a, L_COUNT_RUNNING, NULL) != 0 || !rt__schedule_find(w, a, HEARTBEAT_CB, &sid))
     return;
-  rt__w_schedule_delete(w, a, sid);
+  rt__w_schedule_delete(w, a, sid, HEARTBEAT_CB);
   rt__schedule_next_alarm(w, a);
 }
 

@@ -73,6 +73,10 @@ static const char *const rt_event_names[RT_EV_KIND_COUNT] = {
   [RT_EV_CHAT_STREAM] = "chat_stream",
   [RT_EV_CHAT_UPSTREAM] = "chat_upstream",
   [RT_EV_CHAT_RECOVERY] = "chat_recovery",
+  [RT_EV_ONSTART_END] = "onstart_end",
+  [RT_EV_HOOK_BEGIN] = "hook_begin",
+  [RT_EV_HOOK_END] = "hook_end",
+  [RT_EV_SCHEDULE_SET] = "schedule_set",
 };
 
 static const char *const rt_death_names[] = {
@@ -298,3 +302,12 @@ const char *rt_chat_stream_status_name(int status) {
 const char *rt_chat_upstream_phase_name(int phase) {
   return RT_NAME_IN(rt_chat_upstream_phase_names, phase);
 }
+
+static const char *const rt_cb_outcome_names[] = {
+  [RT_CB_RETURNED] = "returned",
+  [RT_CB_THREW] = "threw",
+  [RT_CB_TIMED_OUT] = "timed_out",
+  [RT_CB_CUT] = "cut",
+};
+
+const char *rt_cb_outcome_name(int outcome) { return RT_NAME_IN(rt_cb_outcome_names, outcome); }

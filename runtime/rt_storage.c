@@ -77,7 +77,7 @@ static const char *const sql[ST_COUNT] = {
     [ST_RUN_INSERT] = "INSERT INTO cf_agents_runs(id,name,snapshot,created_at) VALUES(?,?,NULL,?)",
     [ST_RUN_STASH] = "UPDATE cf_agents_runs SET snapshot=? WHERE id=?",
     [ST_RUN_DELETE] = "DELETE FROM cf_agents_runs WHERE id=?",
-    [ST_RUN_SELECT] = "SELECT id,name,snapshot FROM cf_agents_runs ORDER BY created_at,id",
+    [ST_RUN_SELECT] = "SELECT id,name,snapshot,created_at FROM cf_agents_runs ORDER BY created_at,id",
     [ST_ALARM_SET] = "INSERT OR REPLACE INTO rv_alarm(k,at) VALUES(0,?)",
     [ST_ALARM_DELETE] = "DELETE FROM rv_alarm WHERE k=0",
     [ST_ALARM_GET] = "SELECT at FROM rv_alarm WHERE k=0",
@@ -381,8 +381,25 @@ static int txn_join(rt_world *w, uint32_t a) {
   return 0;
 }
 
-/* Records a write boundary; commits at once when not in turn mode. */
-static int txn_wrote(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc) {
+/* The SDK table a write op touches (the WRITE record's "table"). */
+static const char *op_table(rt_write_op op) {
+  switch (op) {
+    case RT_W_FIBER_INSERT: case RT_W_STASH: case RT_W_FIBER_DELETE: return "cf_agents_runs";
+    case RT_W_TOOLRUN_INSERT: case RT_W_TOOLRUN_STATUS: return "cf_agent_tool_runs";
+    case RT_W_SCHEDULE: return "cf_agents_schedules";
+    case RT_W_CHILD_RUN: return "rv_child_runs";
+    case RT_W_LEGACY_FIBER: return "cf_agents_fibers";
+    case RT_W_CHECKPOINT: return "beach_turn_checkpoints";
+    case RT_W_THREAD: return "rv_thread_changesets";
+    default: return NULL; /* the alarm is not a table; chat writes name their own record */
+  }
+}
+
+/* Records a write boundary (one RT_EV_WRITE with the table and the row's
+** name: fiber name, schedule callback, tool-run status); commits at once
+** when not in turn mode. */
+static int txn_wrote_row(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc,
+                         const char *name) {
   rt_actor *ac = &w->actors[a];
   rt_db *d = &ac->store;
   if (rc != SQLITE_DONE) {
@@ -390,11 +407,23 @@ static int txn_wrote(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int r
     return -1;
   }
   d->txn_writes++;
-  rt__emit(w, RT_EV_WRITE, a, op, key, d->txn_id, NULL);
+  const char *table = op_table(op);
+  sim_emit(w->s, RT_EV_WRITE, a, op, key, d->txn_id, table ? rt__str(w, table) : 0,
+           name ? rt__str(w, name) : 0);
   w->writes++;
   if (w->hook_fn && w->writes == w->hook_k) sim_after(w->s, 0, 0, hook_event, w, 0);
   if (w->cfg.commit != RT_COMMIT_TURN || !ac->mem) rt__commit_now(w, a);
   return 0;
+}
+
+static int txn_wrote(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc) {
+  return txn_wrote_row(w, a, op, key, rc, NULL);
+}
+
+/* A schedule row changed: RT_EV_SCHEDULE_SET (at -1: deleted). */
+static void schedule_set(rt_world *w, uint32_t a, int64_t id, int64_t at_us, int64_t iv_us,
+                         const char *callback) {
+  rt__emit(w, RT_EV_SCHEDULE_SET, a, id, at_us, iv_us, callback);
 }
 
 int rt__w_fiber_insert(rt_world *w, uint32_t a, int64_t id, const char *name) {
@@ -403,7 +432,7 @@ int rt__w_fiber_insert(rt_world *w, uint32_t a, int64_t id, const char *name) {
   sqlite3_bind_int64(st, 1, id);
   sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
   sqlite3_bind_int64(st, 3, w->s->now_us / 1000);
-  return txn_wrote(w, a, RT_W_FIBER_INSERT, id, sqlite3_step(st));
+  return txn_wrote_row(w, a, RT_W_FIBER_INSERT, id, sqlite3_step(st), name);
 }
 
 int rt__w_stash(rt_world *w, uint32_t a, int64_t id, int pc) {
@@ -415,7 +444,7 @@ int rt__w_stash(rt_world *w, uint32_t a, int64_t id, int pc) {
   sqlite3_bind_int64(st, 2, id);
   int rc = sqlite3_step(st);
   if (rc == SQLITE_DONE)
-    rt__emit(w, RT_EV_STASH, a, id, pc, w->actors[a].store.txn_id, NULL);
+    rt__emit(w, RT_EV_STASH, a, id, pc, w->actors[a].store.txn_id, snap);
   return txn_wrote(w, a, RT_W_STASH, id, rc);
 }
 
@@ -444,7 +473,8 @@ int rt__w_toolrun_insert(rt_world *w, uint32_t a, int64_t run, uint32_t child,
   sqlite3_bind_int64(st, 3, child);
   sqlite3_bind_int(st, 4, status);
   sqlite3_bind_int64(st, 5, w->s->now_us / 1000);
-  return txn_wrote(w, a, RT_W_TOOLRUN_INSERT, run, sqlite3_step(st));
+  return txn_wrote_row(w, a, RT_W_TOOLRUN_INSERT, run, sqlite3_step(st),
+                       rt_toolrun_status_name(status));
 }
 
 /* Returns 1 if the row changed, 0 if it was terminal or absent, -1 on
@@ -466,7 +496,7 @@ int rt__w_toolrun_status(rt_world *w, uint32_t a, int64_t run, int status,
   int rc = sqlite3_step(st);
   if (rc != SQLITE_DONE) return txn_wrote(w, a, RT_W_TOOLRUN_STATUS, run, rc);
   if (sqlite3_changes(w->actors[a].store.db) == 0) return 0;
-  return txn_wrote(w, a, RT_W_TOOLRUN_STATUS, run, rc) ? -1 : 1;
+  return txn_wrote_row(w, a, RT_W_TOOLRUN_STATUS, run, rc, rt_toolrun_status_name(status)) ? -1 : 1;
 }
 
 int rt__w_child_run(rt_world *w, uint32_t a, int64_t run, int status) {
@@ -487,22 +517,29 @@ int rt__w_schedule_insert(rt_world *w, uint32_t a, int64_t id,
   sqlite3_bind_int64(st, 3, time_s);
   sqlite3_bind_int64(st, 4, interval_s);
   sqlite3_bind_int64(st, 5, w->s->now_us / 1000000);
-  return txn_wrote(w, a, RT_W_SCHEDULE, id, sqlite3_step(st));
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_DONE) schedule_set(w, a, id, time_s * 1000000, interval_s * 1000000, callback);
+  return txn_wrote_row(w, a, RT_W_SCHEDULE, id, rc, callback);
 }
 
-int rt__w_schedule_delete(rt_world *w, uint32_t a, int64_t id) {
+int rt__w_schedule_delete(rt_world *w, uint32_t a, int64_t id, const char *callback) {
   sqlite3_stmt *st;
   if (txn_join(w, a) || !(st = stmt(w, a, ST_SCH_DELETE))) return -1;
   sqlite3_bind_int64(st, 1, id);
-  return txn_wrote(w, a, RT_W_SCHEDULE, id, sqlite3_step(st));
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_DONE) schedule_set(w, a, id, -1, 0, callback);
+  return txn_wrote_row(w, a, RT_W_SCHEDULE, id, rc, callback);
 }
 
-int rt__w_schedule_time(rt_world *w, uint32_t a, int64_t id, int64_t time_s) {
+int rt__w_schedule_time(rt_world *w, uint32_t a, int64_t id, int64_t time_s, int64_t iv_s,
+                        const char *callback) {
   sqlite3_stmt *st;
   if (txn_join(w, a) || !(st = stmt(w, a, ST_SCH_TIME))) return -1;
   sqlite3_bind_int64(st, 1, time_s);
   sqlite3_bind_int64(st, 2, id);
-  return txn_wrote(w, a, RT_W_SCHEDULE, id, sqlite3_step(st));
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_DONE) schedule_set(w, a, id, time_s * 1000000, iv_s * 1000000, callback);
+  return txn_wrote_row(w, a, RT_W_SCHEDULE, id, rc, callback);
 }
 
 void rt__snapshot_text(char *buf, size_t n, int pc) { snprintf(buf, n, "{\"pc\":%d}", pc); }
@@ -521,6 +558,7 @@ int rt__load_orphans(rt_world *w, uint32_t a, rt_orphan *out, int cap) {
     out[n].id = sqlite3_column_int64(st, 0);
     snprintf(out[n].name, sizeof out[n].name, "%s", sqlite3_column_text(st, 1));
     out[n].snapshot = rt__snapshot_pc(sqlite3_column_text(st, 2));
+    out[n].created_ms = sqlite3_column_int64(st, 3);
     n++;
   }
   sqlite3_reset(st);

@@ -247,6 +247,7 @@ void rt_kill_actor(rt_world *w, uint32_t a, rt_death_cause cause) {
   rt_actor *ac = &w->actors[a];
   rt_mem *m = ac->mem;
   if (!m) return;
+  rt__callbacks_cut(w, a, m, cause);
   rt__rollback(w, a, rt_death_name(cause));
   sim_domain_kill(w->s, m->dom);
   ac->mem = NULL;

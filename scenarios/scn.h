@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "checks/chk.h"
+#include "checks/chk_facts.h"
 #include "faults/flt.h"
 #include "runtime/rt.h"
 #include "sim/sim.h"
@@ -26,6 +27,7 @@
 #define SCN_MAX_FAULTS 64
 #define SCN_MAX_STALE 64
 #define SCN_MAX_CASES 8
+#define SCN_MAX_FACTS 24
 
 typedef enum scn_work_kind {
   SCN_W_REQUEST = 1, SCN_W_FIBER, SCN_W_TOOLRUN,
@@ -98,6 +100,8 @@ typedef struct scn_scenario {
   chk_params params;
   scn_case cases[SCN_MAX_CASES];
   int n_cases;
+  chk_fact facts[SCN_MAX_FACTS]; /* expect.facts, each with the cases it applies to */
+  int n_facts;
   char *source;            /* the file's text (owned), for repro files */
 } scn_scenario;
 
@@ -124,6 +128,7 @@ typedef struct scn_result {
   char failure[512];
   sim *s;                  /* owned: the kernel, with the kept trace */
   chk_set *checks;         /* owned */
+  chk_facts *facts;        /* owned: the case's facts and their verdicts (NULL: none judged) */
   char **actor_names;      /* owned, n_actors entries */
   uint32_t n_actors;
   uint64_t writes;         /* durable write boundaries passed */
@@ -151,6 +156,12 @@ typedef struct scn_run_opts {
                                 every "violate" one fired and nothing must
                                 hold (the trace is then a prefix of the full
                                 run's: its hash differs) */
+  int robust_facts_only;     /* judge only the facts marked robust */
+  sim_observer_fn observer;  /* non-NULL: also called on every trace record
+                                as it is written (revenant trace) */
+  void *observer_ctx;
+  const sim_trace **trace_out; /* non-NULL: receives the run's trace (for its
+                                strings) before the first record */
 } scn_run_opts;
 
 /* scn_run_case with options (opts may be NULL). */
@@ -195,7 +206,8 @@ typedef struct scn_mix {
 ** `seed` (each of evict, restart, crash, storage_fail, rpc_delay, rpc_drop,
 ** alarm_delay, stuck_child on or off, with its rate, time and target) and
 ** appends it to sc->faults (never beyond SCN_MAX_FAULTS). Also sets
-** sc->seed = seed and notes the mix in sc->description. A pure function
+** sc->seed = seed, notes the mix in sc->description and drops the facts
+** not marked robust (they pin the file's own run only). A pure function
 ** of (scenario, seed). Returns the number of faults added. */
 int scn_swarm_mix(scn_scenario *sc, uint64_t seed, scn_mix *mix);
 

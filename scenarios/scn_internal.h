@@ -27,6 +27,21 @@ void scn__compute_figures(scn_result *res);
 ** expectation (or o->check_mask). */
 void scn__judge(const scn_case *cs, const scn_run_opts *o, scn_result *res);
 
+/* scn_facts.c: makes res->facts, the engine of the facts of case ci (none
+** when o->check_mask judges invariants only). 0, or -1 on OOM. */
+int scn__facts_begin(const scn_scenario *sc, int ci, const scn_run_opts *o, scn_result *res);
+
+/* Reads the end-state facts from w (NULL: a sigkill run, no end facts) and
+** finishes the engine; call after chk_finish, before the world is freed. */
+void scn__facts_end(rt_world *w, scn_result *res);
+
+/* Fails res (passed = 0, failure names the first failed fact) for every
+** failed fact; call after scn__judge. */
+void scn__facts_judge(scn_result *res);
+
+/* Registers o->observer on res's trace (and fills o->trace_out). 0 or -1. */
+int scn__observe(const scn_run_opts *o, scn_result *res);
+
 /* 1 if the scenario has a sigkill fault (it then runs in worker
 ** processes over file-backed storage). */
 int scn__has_sigkill(const scn_scenario *sc);

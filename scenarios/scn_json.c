@@ -1291,6 +1291,11 @@ static const char *scn__suggest(const char *key, const char *const *allowed)
     return best;
 }
 
+const char *scn_suggest(const char *key, const char *const *names)
+{
+    return key && names ? scn__suggest(key, names) : NULL;
+}
+
 /* Reports member m of d as an unknown field, with a suggestion or the full list. */
 static int scn__unknown_field(const scn_doc *d, const cJSON *m, const char *const *allowed, scn_err *err)
 {

@@ -136,6 +136,10 @@ int scn_check_fields(const scn_doc *d, const cJSON *obj, const char *const *allo
  */
 int scn_expect_type(const scn_doc *d, const cJSON *node, int cjson_type_mask, const char *what, scn_err *err); /* "expected an object for \"actors[2]\"" style */
 
+/* The name in names (NULL-terminated) that key most likely misspells, as
+** the "did you mean" of scn_check_fields chooses it, or NULL. */
+const char *scn_suggest(const char *key, const char *const *names);
+
 /* "an object", "a number", "true", ... ("nothing" for NULL): a node's
 ** JSON type as messages name it. */
 const char *scn_type_name(const cJSON *node);

@@ -104,4 +104,10 @@ int ld_load_faults(ld *L);
 /* "expect" or "cases" into sc->cases. */
 int ld_load_cases(ld *L);
 
+/* ---- scn_load_facts.c --------------------------------------------------- */
+
+/* An expectation's "facts" array into sc->facts, each applying to the
+** cases in case_mask (bit per case index). */
+int ld_load_facts(ld *L, const cJSON *arr, uint32_t case_mask);
+
 #endif

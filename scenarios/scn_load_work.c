@@ -394,7 +394,7 @@ int ld_load_faults(ld *L) {
 
 /* ---- expectations and cases ------------------------------------------- */
 
-static const char *const expect_fields[] = {"hold", "violate", NULL};
+static const char *const expect_fields[] = {"hold", "violate", "facts", NULL};
 static const char *const case_fields[] = {"name", "runtime", "expect", NULL};
 
 /* One invariant name of a hold/violate list into *mask. */
@@ -454,13 +454,28 @@ static void expect_text(const cJSON *ex, scn_case *c) {
   }
 }
 
-static int load_expect(ld *L, const cJSON *ex, scn_case *c) {
+/* An expectation; its facts apply to the cases in case_mask. */
+static int load_expect(ld *L, const cJSON *ex, scn_case *c, uint32_t case_mask) {
+  const cJSON *facts = ld_get(ex, "facts");
   if (ld_obj_fields(L, ex, "expect", expect_fields) < 0) return -1;
   if (inv_list(L, ex, "hold", 0, &c->hold_mask) < 0 ||
       inv_list(L, ex, "violate", c->hold_mask, &c->violate_mask) < 0)
     return -1;
   expect_text(ex, c);
-  return 0;
+  return facts ? ld_load_facts(L, facts, case_mask) : 0;
+}
+
+/* A top-level "expect" beside "cases" may hold only facts (for every case). */
+static int shared_facts(ld *L, const cJSON *ex) {
+  const cJSON *m;
+  if (ld_obj_fields(L, ex, "expect", expect_fields) < 0) return -1;
+  cJSON_ArrayForEach(m, ex) {
+    if (strcmp(m->string, "facts") != 0)
+      return ld_key_errf(L, m, "give either \"expect\" or \"cases\", not both "
+                         "(each case has its own \"expect\"; a top-level \"expect\" beside "
+                         "\"cases\" may hold only \"facts\")");
+  }
+  return ld_load_facts(L, ld_get(ex, "facts"), 0xffffffffu);
 }
 
 static int load_case(ld *L, const cJSON *o, int i, const char *what) {
@@ -477,22 +492,23 @@ static int load_case(ld *L, const cJSON *o, int i, const char *what) {
                       ld_quote(q, sizeof q, c->label));
   c->cfg = L->base;
   if (rt && ld_load_runtime(L, rt, &c->cfg) < 0) return -1;
-  return ex ? load_expect(L, ex, c) : 0;
+  return ex ? load_expect(L, ex, c, 1u << i) : 0;
 }
 
 int ld_load_cases(ld *L) {
   scn_scenario *sc = L->sc;
   const cJSON *ex = ld_get(L->root, "expect"), *cs = ld_get(L->root, "cases"), *o;
   char what[32];
-  if (ex && cs)
+  if (ex && cs && (!cJSON_IsObject(ex) || !ld_get(ex, "facts")))
     return ld_key_errf(L, cs, "give either \"expect\" or \"cases\", not both "
                     "(each case has its own \"expect\")");
   if (!cs) {
     sc->n_cases = 1;
     snprintf(sc->cases[0].label, sizeof sc->cases[0].label, "default");
     sc->cases[0].cfg = L->base;
-    return ex ? load_expect(L, ex, &sc->cases[0]) : 0;
+    return ex ? load_expect(L, ex, &sc->cases[0], 0xffffffffu) : 0;
   }
+  if (ex && shared_facts(L, ex) < 0) return -1;
   if (ld_arr_len(L, cs, "cases", 1, SCN_MAX_CASES, "cases") < 0) return -1;
   cJSON_ArrayForEach(o, cs) {
     snprintf(what, sizeof what, "cases[%d]", sc->n_cases);

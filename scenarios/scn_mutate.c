@@ -148,6 +148,18 @@ static void mix_detail(const scn_scenario *sc, const scn_fault *f, char *b, size
     snprintf(b, cap, "%" PRId64 "ms@%.3fs", f->delay_us / 1000, at);
 }
 
+/* A swarm run adds faults the file's own run did not have: only the facts
+** marked robust claim to survive them; the others are dropped. */
+static void keep_robust_facts(scn_scenario *sc) {
+  int k = 0;
+  for (int i = 0; i < sc->n_facts; i++)
+    if (sc->facts[i].robust) {
+      if (k != i) sc->facts[k] = sc->facts[i];
+      k++;
+    }
+  sc->n_facts = k;
+}
+
 int scn_swarm_mix(scn_scenario *sc, uint64_t seed, scn_mix *mix) {
   static const flt_kind kinds[] = {FLT_EVICT, FLT_RESTART, FLT_CRASH, FLT_STORAGE_FAIL,
                                    FLT_RPC_DELAY, FLT_RPC_DROP, FLT_ALARM_DELAY, FLT_STUCK_CHILD};
@@ -167,6 +179,7 @@ int scn_swarm_mix(scn_scenario *sc, uint64_t seed, scn_mix *mix) {
     }
     mix_note(mix, "%s%s=%s", flt_kind_name(kinds[i]), detail);
   }
+  keep_robust_facts(sc);
   sc->seed = seed;
   size_t n = strnlen(sc->description, sizeof sc->description);
   snprintf(sc->description + n, sizeof sc->description - n, "%sswarm seed 0x%" PRIx64 ": %s",
@@ -282,6 +295,11 @@ char *scn_signature(const scn_scenario *sc, int ci, const scn_result *res, char 
   for (int inv = 0; inv < CHK_INVARIANT_COUNT; inv++)
     if ((cs->violate_mask & ~seen) & (1u << inv)) {
       snprintf(buf, cap, "missing:%s/-/-", chk_invariant_name((chk_invariant)inv));
+      return buf;
+    }
+  for (int i = 0; i < chk_facts_count(res->facts); i++)
+    if (!chk_facts_result(res->facts, i)->passed) {
+      snprintf(buf, cap, "fact:%s/-/-", chk_facts_fact(res->facts, i)->name);
       return buf;
     }
   snprintf(buf, cap, "other/-/-");

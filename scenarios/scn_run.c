@@ -148,11 +148,14 @@ static const flt_fault crash_fault = {FLT_CRASH, RT_NO_ACTOR, 0, 0, 0, 0, RT_STU
 
 static void crash_now(void *ctx) { flt_apply((rt_world *)ctx, &crash_fault); }
 
-static int assemble(const scn_scenario *sc, const scn_run_opts *o, rt_world *w, scn_result *res) {
+static int assemble(const scn_scenario *sc, int ci, const scn_run_opts *o, rt_world *w,
+                    scn_result *res) {
   chk_params p = sc->params;
   p.enabled_mask = 0xffffffffu;
   res->checks = chk_new(&res->s->trace, &p);
-  if (!res->checks || scn__add_actors(sc, w, res) || scn__seed_stale(sc, w) || scn__plan_workload(sc, w, 0) ||
+  if (!res->checks || scn__facts_begin(sc, ci, o, res) ||
+      (o->observer && scn__observe(o, res)) ||
+      scn__add_actors(sc, w, res) || scn__seed_stale(sc, w) || scn__plan_workload(sc, w, 0) ||
       flt_plan(w, sc->faults, o->without_faults ? 0 : sc->n_faults, sc->duration_us) < 0) {
     scn__set_failure(res, "cannot assemble the world (out of memory or storage error)");
     return -1;
@@ -184,14 +187,15 @@ int scn_run_case_ex(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy 
     return -1;
   }
   rt_world *w = rt_world_new(res->s, &cs->cfg);
-  if (!w || assemble(sc, o, w, res)) {
+  if (!w || assemble(sc, ci, o, w, res)) {
     if (!w) scn__set_failure(res, "cannot make the world");
     rt_world_free(w);
     flt_reset();
     return -1;
   }
+  /* with facts to judge, only a failed "hold" decides early: facts need the whole run */
   decide_ctx dc = {res->s, o->check_mask ? o->check_mask : cs->hold_mask,
-                   o->check_mask ? 0 : cs->violate_mask, 0};
+                   o->check_mask || chk_facts_count(res->facts) ? 0 : cs->violate_mask, 0};
   if (o->stop_when_decided) chk_on_violation(res->checks, decide_on_violation, &dc);
   sim_stop_reason why = sim_run(res->s, sc->duration_us, 0);
   if (o->stop_when_decided) chk_on_violation(res->checks, NULL, NULL);
@@ -200,6 +204,7 @@ int scn_run_case_ex(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy 
   if (why != SIM_STOP_REQUESTED && res->s->now_us < sc->duration_us)
     res->s->now_us = sc->duration_us;
   chk_finish(res->checks, res->s->now_us);
+  scn__facts_end(w, res);
   res->writes = rt_write_count(w);
   rt_world_free(w);
   flt_reset();
@@ -208,11 +213,13 @@ int scn_run_case_ex(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy 
   res->end_us = res->s->now_us;
   scn__compute_figures(res);
   scn__judge(cs, o, res);
+  scn__facts_judge(res);
   return 0;
 }
 
 void scn_result_free(scn_result *res) {
   if (res->checks) chk_free(res->checks);
+  chk_facts_free(res->facts);
   if (res->s) sim_free(res->s);
   free(res->s);
   for (uint32_t i = 0; res->actor_names && i < res->n_actors; i++) free(res->actor_names[i]);

@@ -251,15 +251,22 @@ int scn__run_sigkill(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy
   for (uint32_t i = 0; i < res->n_actors; i++) res->actor_names[i] = strdup(sc->actors[i].id);
   if (res->checks)
     chk_set_actor_names(res->checks, (const char *const *)res->actor_names, res->n_actors);
+  if (res->checks && (scn__facts_begin(sc, ci, o, res) ||
+                      (o->observer && scn__observe(o, res)))) {
+    scn__set_failure(res, "out of memory");
+    return -1;
+  }
   int rc = res->checks ? run_all(sc, ci, seed, strategy, dir, res) : -1;
   remove_dir(dir, sc->n_actors);
   if (rc) return -1;
   res->s->now_us = sc->duration_us;
   chk_finish(res->checks, res->s->now_us);
+  scn__facts_end(NULL, res); /* no end-state facts in sigkill runs (the loader refuses them) */
   res->trace_hash = res->s->trace.hash;
   res->events = res->s->trace.count;
   res->end_us = res->s->now_us;
   scn__compute_figures(res);
   scn__judge(&sc->cases[ci], o, res);
+  scn__facts_judge(res);
   return 0;
 }

@@ -588,21 +588,53 @@ static void put_inv_list(wobj *o, const char *k, uint32_t mask) {
   fputc(']', o->f);
 }
 
-static void expect_body(FILE *f, const scn_case *c) {
+/* 1 if fact i goes with mask: every case (mask 0: the top level of a file
+** with cases, or the only case) or exactly case bit mask. */
+static int fact_in(const scn_scenario *sc, int i, uint32_t mask) {
+  uint32_t all = sc->n_cases >= 32 ? 0xffffffffu : (1u << sc->n_cases) - 1;
+  uint32_t m = sc->facts[i].case_mask & all;
+  return mask ? m == mask && m != all : m == all;
+}
+
+static int has_facts(const scn_scenario *sc, uint32_t mask) {
+  for (int i = 0; i < sc->n_facts; i++)
+    if (fact_in(sc, i, mask)) return 1;
+  return 0;
+}
+
+/* "facts": [...] of the facts that go with mask, each as written. */
+static void put_facts(wobj *e, const scn_scenario *sc, uint32_t mask) {
+  if (!has_facts(sc, mask)) return;
+  key(e, "facts");
+  fputc('[', e->f);
+  for (int i = 0, n = 0; i < sc->n_facts; i++)
+    if (fact_in(sc, i, mask)) fprintf(e->f, "%s\n      %s", n++ ? "," : "", sc->facts[i].json);
+  fputc(']', e->f);
+}
+
+static void expect_body(FILE *f, const scn_case *c, const scn_scenario *sc, uint32_t mask,
+                        int with_facts) {
   wobj e = {f, 0};
   fputc('{', f);
-  put_inv_list(&e, "hold", c->hold_mask);
-  put_inv_list(&e, "violate", c->violate_mask);
+  if (c) {
+    put_inv_list(&e, "hold", c->hold_mask);
+    put_inv_list(&e, "violate", c->violate_mask);
+  }
+  if (with_facts) put_facts(&e, sc, mask);
   fputc('}', f);
 }
 
 static void put_cases(wobj *top, const scn_scenario *sc, const rt_config *base) {
   if (sc->n_cases == 1 && strcmp(sc->cases[0].label, "default") == 0) {
-    if (sc->cases[0].hold_mask || sc->cases[0].violate_mask) {
+    if (sc->cases[0].hold_mask || sc->cases[0].violate_mask || has_facts(sc, 0)) {
       top_key(top, "expect");
-      expect_body(top->f, &sc->cases[0]);
+      expect_body(top->f, &sc->cases[0], sc, 0, 1);
     }
     return;
+  }
+  if (has_facts(sc, 0)) { /* facts of every case */
+    top_key(top, "expect");
+    expect_body(top->f, NULL, sc, 0, 1);
   }
   top_key(top, "cases");
   fputs("[\n", top->f);
@@ -615,9 +647,10 @@ static void put_cases(wobj *top, const scn_scenario *sc, const rt_config *base) 
       key(&o, "runtime");
       runtime_body(top->f, base, &c->cfg);
     }
-    if (c->hold_mask || c->violate_mask) {
+    uint32_t bit = i < 32 ? 1u << i : 0;
+    if (c->hold_mask || c->violate_mask || (bit && has_facts(sc, bit))) {
       key(&o, "expect");
-      expect_body(top->f, c);
+      expect_body(top->f, c, sc, bit, bit != 0);
     }
     fputs(i + 1 < sc->n_cases ? "},\n" : "}\n", top->f);
   }

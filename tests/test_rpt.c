@@ -223,7 +223,7 @@ static void test_text_failure(void **state) {
   assert_contains(s, "variant: toolrun=gated heartbeat=alarm");
   assert_contains(s, "violation 1/1: no_wedge  actor parent  t=100.000s");
   assert_contains(s, "2 gate resets in a row without progress");
-  assert_contains(s, "t=95.000s parent fiber_recovered fiber=7 snapshot=3 action=resume name=\"research\"\n");
+  assert_contains(s, "t=95.000s parent fiber_recovered fiber=7 pc=3 action=resume name=\"research\"\n");
   assert_contains(s, "t=90.000s parent actor_death cause=gate_reset incarnation=2\n");
   assert_contains(s, "t=90.000s parent gate_timeout held=30.000s ceiling=30.000s message=\"A call to");
   assert_contains(s, "who waits on whom at t=100.000s:");
@@ -315,7 +315,7 @@ static void test_json_results(void **state) {
   static const char *const top[] = {"schema", "runs", "summary"};
   static const char *const run_keys[] = {"scenario", "file", "seed", "strategy", "variant",
                                          "passed", "expect", "failure", "trace_hash", "events",
-                                         "end_us", "figures", "violations", "replay"};
+                                         "end_us", "figures", "violations", "facts", "replay"};
   assert_keys(doc, top, 3);
   assert_str_item(doc, "schema", "revenant.results/1");
   const cJSON *r0 = cJSON_GetArrayItem(get(doc, "runs"), 0);
@@ -338,7 +338,7 @@ static void test_json_results(void **state) {
   assert_str_item(v, "actor", "parent");
   assert_num_item(v, "t_us", 100e6);
   const cJSON *c2 = cJSON_GetArrayItem(get(v, "chain"), 2);
-  static const char *const c_keys[] = {"index", "t_us", "kind", "actor", "fiber", "snapshot",
+  static const char *const c_keys[] = {"index", "t_us", "kind", "actor", "fiber", "pc",
                                        "action", "name"};
   assert_keys(c2, c_keys, 8);
   assert_num_item(c2, "index", (double)x->i_recovered);
@@ -632,8 +632,8 @@ static void test_repro(void **state) {
   if (!doc) fail_msg("repro does not parse:\n%s", s);
   free(s);
   static const char *const keys[] = {"revenant_repro", "scenario", "seed", "strategy",
-                                     "variant", "trace_hash", "expect", "faults"};
-  assert_keys(doc, keys, 8);
+                                     "variant", "trace_hash", "expect", "failed_facts", "faults"};
+  assert_keys(doc, keys, 9);
   assert_num_item(doc, "revenant_repro", 1);
   assert_str_item(get(doc, "scenario"), "name", "gated_wedge");
   assert_str_item(get(doc, "scenario"), "duration", "200s");

@@ -21,6 +21,7 @@
 #include <cJSON.h>
 
 #include "checks/chk.h"
+#include "checks/chk_facts.h"
 #include "reports/rpt.h"
 #include "runtime/rt_events.h"
 #include "sim/sim_trace.h"
@@ -57,10 +58,16 @@ static void fx_init(fx *x, const char *scenario) {
                      .replay = "revenant run s.json --seed 0x2a"};
 }
 
+static void fx_small_records(fx *x);
+
 /* A small failing run: a gate span, an RPC to child-1 left unanswered, a
 ** fault, a death and a no_wedge violation whose chain has three records. */
 static void fx_small(fx *x, const char *scenario) {
   fx_init(x, scenario);
+  fx_small_records(x);
+}
+
+static void fx_small_records(fx *x) {
   add(x, 0, RT_EV_ACTOR_WAKE, 0, 1, RT_ENTRY_FETCH, 0, "Agent", NULL);
   add(x, 0, RT_EV_GATE_ACQUIRE, 0, 1, 0, 0, "onStart", NULL);
   add(x, 1 * S_, RT_EV_RPC_SEND, 0, 4, 1, 0, "inspect", NULL);
@@ -72,6 +79,8 @@ static void fx_small(fx *x, const char *scenario) {
   add(x, 60 * S_, RT_EV_GATE_ACQUIRE, 0, 2, 0, 0, "onStart", NULL);
   uint64_t c2 = add(x, 61 * S_, RT_EV_RPC_SEND, 0, 5, 1, 0, "inspect", NULL);
   add(x, 62 * S_, 200, 0, 11, 12, 0, "custom", NULL); /* a kind reports/ does not know */
+  add(x, 63 * S_, RT_EV_HOOK_BEGIN, 0, 7, 3, 0, "research", NULL);
+  add(x, 64 * S_, RT_EV_HOOK_END, 0, 7, 1, 1 * S_, "research", NULL);
   x->v[0] = (chk_violation){.inv = CHK_NO_WEDGE, .actor = 0, .t_us = 100 * S_,
                             .chain = {c0, c1, c2}, .n_chain = 3, .subject = -1,
                             .at_index = UINT64_MAX};
@@ -162,6 +171,16 @@ static void test_structure(void **state) {
   assert_string_equal(cJSON_GetArrayItem(item(r, "span_kinds"), cJSON_GetArrayItem(sp, 1)->valueint)->valuestring, "gate");
   assert_true(cJSON_GetArrayItem(sp, 3)->valuedouble == 30.0 * S_);
   assert_int_equal(cJSON_GetArrayItem(sp, 5)->valueint, 4);
+  /* the recovery hook of fiber 7: [63 s, 64 s] */
+  int hooks = 0;
+  cJSON_ArrayForEach(sp, item(r, "spans")) {
+    const char *cls = cJSON_GetArrayItem(item(r, "span_kinds"), cJSON_GetArrayItem(sp, 1)->valueint)->valuestring;
+    if (strcmp(cls, "hook")) continue;
+    hooks++;
+    assert_true(cJSON_GetArrayItem(sp, 2)->valuedouble == 63.0 * S_);
+    assert_true(cJSON_GetArrayItem(sp, 3)->valuedouble == 64.0 * S_);
+  }
+  assert_int_equal(hooks, 1);
   /* the fault marker */
   cJSON *fl = cJSON_GetArrayItem(item(r, "faults"), 0);
   assert_int_equal(cJSON_GetArraySize(item(r, "faults")), 1);
@@ -214,6 +233,43 @@ static void test_generic_records(void **state) {
   assert_string_equal(cJSON_GetArrayItem(rec, 5)->valuestring, "gate_reset");
   free(html);
   cJSON_Delete(d);
+  sim_trace_free(&x.t);
+}
+
+/* A failed fact is listed with its nearest records (here: the matches). */
+static void test_facts(void **state) {
+  (void)state;
+  fx x;
+  fx_init(&x, "facts");
+  static chk_fact fact;
+  memset(&fact, 0, sizeof fact);
+  snprintf(fact.name, sizeof fact.name, "the gate is never reset </script>");
+  snprintf(fact.json, sizeof fact.json, "{\"match\":{\"kind\":\"gate_timeout\"},\"count\":0}");
+  fact.line = 7;
+  fact.case_mask = 1;
+  fact.form = CHK_FACT_MATCH;
+  fact.pat[0] = (chk_fact_pat){.kind = RT_EV_GATE_TIMEOUT, .actor = UINT32_MAX, .from_us = 0,
+                               .to_us = INT64_MAX, .gap_max_us = INT64_MAX};
+  fact.n_pat = 1;
+  fact.count_min = fact.count_max = 0;
+  chk_facts *cf = chk_facts_new(&x.t, &fact, 1, 0, 0);
+  assert_non_null(cf);
+  fx_small_records(&x);
+  chk_facts_finish(cf, 200 * S_);
+  x.run.facts = cf;
+  char *html = page(&x.run, 1, NULL, 0);
+  assert_int_equal(count(html, "</script>"), 2);
+  cJSON *d = page_data(html), *r = cJSON_GetArrayItem(item(d, "runs"), 0);
+  cJSON *fa = cJSON_GetArrayItem(item(r, "facts"), 0);
+  assert_string_equal(item(fa, "name")->valuestring, "the gate is never reset </script>");
+  assert_false(cJSON_IsTrue(item(fa, "passed")));
+  assert_int_equal(item(fa, "line")->valueint, 7);
+  assert_int_equal(cJSON_GetArraySize(item(fa, "near")), 1);
+  assert_int_equal(cJSON_GetArrayItem(item(fa, "near"), 0)->valueint, 4); /* the gate_timeout */
+  assert_true(has_rec(r, 4));
+  free(html);
+  cJSON_Delete(d);
+  chk_facts_free(cf);
   sim_trace_free(&x.t);
 }
 
@@ -411,6 +467,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_structure),
       cmocka_unit_test(test_generic_records),
+      cmocka_unit_test(test_facts),
       cmocka_unit_test(test_escaping),
       cmocka_unit_test(test_fold_repeats_keeps_chain),
       cmocka_unit_test(test_fold_budget_plain),

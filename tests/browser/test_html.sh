@@ -121,6 +121,11 @@ has "failing run" 'class="wait-bar"'
 has "failing run" 'class="lane" data-actor="helper"'
 has "failing run" '<td>record</td><td class="mono">#4</td>'
 has "failing run" 'class="sel-outline"'
+open_page "$tmp/fail.html" "v=2"
+check_clean "failing fact"
+has "failing fact" 'selected fact</h3>'
+has "failing fact" 'class="viol fact selected"'
+has "failing fact" 'class="chain-mark"'
 set -- "$tmp"/out/repro-*.json
 "$REVENANT" replay "$1" --html "$tmp/replay.html" >/dev/null || true
 open_page "$tmp/replay.html" ""
