@@ -66,15 +66,16 @@ static int replay_outputs(const replay_opts *o, const scn_scenario *sc, int ci, 
   const char *paths[3] = {o->json, o->trace, o->html};
   for (int k = 0; k < 3; k++) {
     if (!paths[k]) continue;
-    FILE *f = fopen(paths[k], "w");
-    int err = !f || (k == 0   ? rpt_json_write(f, &r, 1)
-                     : k == 1 ? rpt_trace_write(f, &r)
-                              : rpt_html_write(f, &r, 1, NULL, NULL));
-    if (f && fclose(f)) err = 1;
-    if (err) {
+    cli_out f; /* atomic: a temporary file renamed into place */
+    if (cli_out_open(&f, paths[k])) return -1;
+    if (k == 0   ? rpt_json_write(f.f, &r, 1)
+        : k == 1 ? rpt_trace_write(f.f, &r)
+                 : rpt_html_write(f.f, &r, 1, NULL, NULL)) {
       fprintf(stderr, "revenant replay: cannot write %s\n", paths[k]);
+      cli_out_abort(&f);
       return -1;
     }
+    if (cli_out_commit(&f)) return -1;
   }
   return 0;
 }
@@ -163,7 +164,7 @@ static int replay_args(int argc, char **argv, replay_opts *o) {
       fputs(replay_usage, stdout);
       return 0;
     }
-    if ((!strcmp(a, "--json") || !strcmp(a, "--trace") || !strcmp(a, "--html")) && !val) {
+    if ((!strcmp(a, "--json") || !strcmp(a, "--trace") || !strcmp(a, "--html")) && (!val || cli_is_flag(val))) {
       fprintf(stderr, "revenant replay: option needs a value: %s\n%s", a, replay_usage);
       return 2;
     }

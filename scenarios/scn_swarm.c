@@ -43,7 +43,7 @@ typedef struct sw_res {
   int64_t end_us;
   char *failure, *sig;
   chk_violation *viol;
-  char *detail;                 /* opts.detail's line, or NULL */
+  char *extra;                  /* the worker's "E" line (opts.worker_extra) */
 } sw_res;
 
 typedef struct sw_worker {
@@ -183,6 +183,17 @@ static void clean(char *d, size_t cap, const char *s) {
   d[i] = 0;
 }
 
+/* The "E" line of job j: what opts.worker_extra says about its run. */
+static void worker_extra_line(const scn_swarm *s, uint64_t j, const scn_scenario *m, int ci, const scn_result *r,
+                              FILE *out) {
+  char buf[4096], text[4096];
+  buf[0] = 0;
+  s->o.worker_extra(s->o.ctx, m, ci, r, buf, sizeof buf);
+  buf[sizeof buf - 1] = 0;
+  clean(text, sizeof text, buf);
+  fprintf(out, "E\t%" PRIu64 "\t%s\n", j, text);
+}
+
 /* Runs job j in a worker and writes its result line. */
 static void worker_job(const scn_swarm *s, uint64_t j, scn_scenario *m, FILE *out) {
   scn_swarm_job jb;
@@ -194,11 +205,12 @@ static void worker_job(const scn_swarm *s, uint64_t j, scn_scenario *m, FILE *ou
   /* The verdict is all a swarm needs: stop when it is decided, keep no
   ** trace records (a failing run is re-run with them kept, for its
   ** signature). */
-  scn_run_opts ro = {.stop_when_decided = 1, .lean = !s->o.detail}; /* detail reads the trace */
+  scn_run_opts ro = {.stop_when_decided = 1, .lean = !s->o.worker_extra}; /* worker_extra may read the trace */
   if (scn_run_case_ex(m, jb.ci, jb.seed, m->strategy, &ro, &r) != 0) {
     clean(text, sizeof text, r.failure);
     fprintf(out, "X\t%" PRIu64 "\t%s\n", j, text);
   } else {
+    if (s->o.worker_extra) worker_extra_line(s, j, m, jb.ci, &r, out);
     size_t nv = r.passed ? 0 : chk_violation_count(r.checks);
     clean(sig, sizeof sig, scn_signature(m, jb.ci, &r, sig, sizeof sig));
     clean(text, sizeof text, r.passed ? "" : r.failure);
@@ -209,14 +221,6 @@ static void worker_job(const scn_swarm *s, uint64_t j, scn_scenario *m, FILE *ou
       const chk_violation *v = chk_violation_at(r.checks, i);
       clean(text, sizeof text, v->msg);
       fprintf(out, "\t%d\t%" PRIu32 "\t%" PRId64 "\t%s", (int)v->inv, v->actor, v->t_us, text);
-    }
-    if (s->o.detail) { /* one more field after the violations */
-      char detail[4096] = "";
-      s->o.detail(s->o.ctx, m, jb.ci, &r, detail, sizeof detail);
-      detail[sizeof detail - 1] = 0;
-      for (char *p = detail; *p; p++)
-        if (*p == '\t' || *p == '\n' || *p == '\r') *p = ' ';
-      fprintf(out, "\t%s", detail);
     }
     fputc('\n', out);
   }
@@ -240,10 +244,10 @@ static void worker_main(const scn_swarm *s, int fd, uint64_t start) {
 /* ---- results: reorder buffer, groups, delivery ------------------------------- */
 
 static void res_clear(sw_res *r) {
-  free(r->detail);
   free(r->failure);
   free(r->sig);
   free(r->viol);
+  free(r->extra);
   memset(r, 0, sizeof *r);
 }
 
@@ -275,9 +279,13 @@ static void group_add(scn_swarm *s, const scn_swarm_result *r) {
       s->groups = g;
       s->cap_groups = nc;
     }
-    char *sig = strdup(r->sig);
-    if (!sig) return;
-    s->groups[s->n_groups++] = (scn_swarm_group){sig, r->unit, r->job, r->state, 0, {0}};
+    char *sig = strdup(r->sig), *failure = strdup(r->failure);
+    if (!sig || !failure) {
+      free(sig);
+      free(failure);
+      return;
+    }
+    s->groups[s->n_groups++] = (scn_swarm_group){sig, failure, r->unit, r->job, r->state, 0, {0}};
   }
   scn_swarm_group *g = &s->groups[k];
   if (g->count < 8) g->seeds[g->count] = r->seed;
@@ -289,7 +297,7 @@ static void deliver(scn_swarm *s, uint64_t j, sw_res *x) {
   scn_swarm_job_info(s, j, &jb);
   scn_swarm_result r = {j, jb.seed, jb.unit, jb.file, jb.ci, (scn_swarm_state)x->state, x->passed,
                         x->hash, x->events, x->end_us, x->failure ? x->failure : "",
-                        x->sig ? x->sig : "", x->viol, x->n_viol, x->detail ? x->detail : ""};
+                        x->sig ? x->sig : "", x->viol, x->n_viol, x->extra ? x->extra : ""};
   if (!r.passed) group_add(s, &r);
   if (s->o.on_result) s->o.on_result(s->o.ctx, &r);
   res_clear(x);
@@ -301,6 +309,7 @@ static void deliver_ready(scn_swarm *s, int all) {
     sw_res *x = &s->ring[s->next_out % s->ring_cap];
     if (x->state) deliver(s, s->next_out, x);
     else if (!all) break;
+    else res_clear(x); /* a gap: at most an "E" line whose result never came */
     s->next_out++;
   }
 }
@@ -346,10 +355,18 @@ static void parse_viol(sw_res *r, char **f, int nf, int n) {
 
 /* One result line from a worker. */
 static void on_line(scn_swarm *s, sw_worker *wk, char *line) {
-  char *f[9 + 4 * SCN_SWARM_MAX_VIOL + 1];
+  char *f[9 + 4 * SCN_SWARM_MAX_VIOL];
   int nf = split(line, f, (int)(sizeof f / sizeof f[0]));
   if (!strcmp(f[0], "D")) {
     wk->done = 1;
+    return;
+  }
+  if (!strcmp(f[0], "E")) { /* opts.worker_extra, sent just before the job's R line */
+    sw_res *x = nf >= 3 ? res_at(s, strtoull(f[1], NULL, 10)) : NULL;
+    if (x && !x->state) {
+      free(x->extra);
+      x->extra = strdup(f[2]);
+    }
     return;
   }
   if (nf < 3 || (strcmp(f[0], "R") && strcmp(f[0], "X"))) return;
@@ -362,7 +379,10 @@ static void on_line(scn_swarm *s, sw_worker *wk, char *line) {
   }
   sw_res *r = res_at(s, j);
   if (!r || nf < 9) return;
+  char *extra = r->extra;
+  r->extra = NULL;
   res_clear(r);
+  r->extra = extra;
   r->state = SCN_SWARM_DONE;
   r->passed = (uint8_t)atoi(f[2]);
   r->hash = strtoull(f[3], NULL, 16);
@@ -375,9 +395,6 @@ static void on_line(scn_swarm *s, sw_worker *wk, char *line) {
     r->failure = strdup(f[7]);
     parse_viol(r, f, nf, atoi(f[8]));
   }
-  int nv = atoi(f[8]);
-  nv = nv < 0 ? 0 : nv > SCN_SWARM_MAX_VIOL ? SCN_SWARM_MAX_VIOL : nv;
-  if (s->o.detail && nf > 9 + 4 * nv) r->detail = strdup(f[9 + 4 * nv]);
   deliver_ready(s, 0);
 }
 
@@ -725,7 +742,10 @@ void scn_swarm_free(scn_swarm *s) {
   free(s->w);
   for (uint64_t k = 0; k < s->ring_cap; k++) res_clear(&s->ring[k]);
   free(s->ring);
-  for (size_t k = 0; k < s->n_groups; k++) free(s->groups[k].sig);
+  for (size_t k = 0; k < s->n_groups; k++) {
+    free(s->groups[k].sig);
+    free(s->groups[k].failure);
+  }
   free(s->groups);
   free(s->units);
   remove_tmpdir(s);

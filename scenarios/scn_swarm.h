@@ -52,7 +52,7 @@ typedef struct scn_swarm_result {
   const char *sig;         /* failure signature, "" when passed */
   const chk_violation *viol;
   int n_viol;              /* at most SCN_SWARM_MAX_VIOL */
-  const char *detail;      /* what opts.detail wrote in the worker; "" if none */
+  const char *extra;       /* what opts.worker_extra wrote for this run, or "" */
 } scn_swarm_result;
 
 /* Counters of a swarm, for progress lines and the summary. */
@@ -67,14 +67,13 @@ typedef struct scn_swarm_stats {
 
 typedef void (*scn_swarm_result_fn)(void *ctx, const scn_swarm_result *r);
 
-/* Called in the worker after each job that ran, with the job's scenario,
-** case and full result (with its trace): writes one line of text into
-** buf (cap bytes; tabs and newlines become spaces), which the parent
-** hands to on_result as r->detail. For figures the verdict line does not
-** carry (e.g. the HTML report's fault kinds and recovery times). With it
-** set, workers keep their runs' trace records (no lean runs). */
-typedef void (*scn_swarm_detail_fn)(void *ctx, const scn_scenario *m, int ci, const scn_result *r,
-                                    char *buf, size_t cap);
+/* Called in the worker after each run that finished (r has its trace as
+** the run kept it): writes one line of text about the run into buf (cap
+** bytes, at most 4096; tabs and newlines are replaced by spaces), which
+** reaches the parent as scn_swarm_result.extra. For reports that need more
+** of a run than its verdict (fault counts, recovery times). */
+typedef void (*scn_swarm_extra_fn)(void *ctx, const scn_scenario *m, int ci, const scn_result *r,
+                                   char *buf, size_t cap);
 typedef void (*scn_swarm_progress_fn)(void *ctx, const scn_swarm_stats *st);
 
 typedef struct scn_swarm_opts {
@@ -91,7 +90,7 @@ typedef struct scn_swarm_opts {
   volatile sig_atomic_t *stop; /* non-NULL: the swarm stops when *stop != 0 */
   scn_swarm_result_fn on_result;     /* every finished job, in job order */
   scn_swarm_progress_fn on_progress; /* about 5 times a second while running */
-  scn_swarm_detail_fn detail;        /* NULL: none (r->detail is "") */
+  scn_swarm_extra_fn worker_extra;   /* NULL: none */
   void *ctx;
   int have_crash_seed, have_hang_seed; /* test hooks (tests/test_swarm.c) */
   uint64_t crash_seed, hang_seed;      /* the run of this seed raises SIGSEGV / hangs */
@@ -100,6 +99,7 @@ typedef struct scn_swarm_opts {
 /* A failure signature of one unit and its runs. */
 typedef struct scn_swarm_group {
   char *sig;               /* owned */
+  char *failure;           /* owned: the failure text of the first job */
   size_t unit;
   uint64_t first_job;      /* the smallest job (and seed) with it */
   scn_swarm_state first_state;
