@@ -78,6 +78,10 @@ static const char *const rt_event_names[RT_EV_KIND_COUNT] = {
   [RT_EV_HOOK_BEGIN] = "hook_begin",
   [RT_EV_HOOK_END] = "hook_end",
   [RT_EV_SCHEDULE_SET] = "schedule_set",
+  [RT_EV_FIBER_READ] = "fiber_read",
+  [RT_EV_FIBER_RETAINED] = "fiber_retained",
+  [RT_EV_FIBER_SKIPPED] = "fiber_skipped",
+  [RT_EV_KEEPALIVE_DISPOSE] = "keepalive_dispose",
   [RT_EV_PROBE] = "probe",
 };
 
