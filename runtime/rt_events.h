@@ -283,8 +283,20 @@ typedef enum rt_event_kind {
                               onFiberRecovered called with the orphan row */
   RT_EV_HOOK_END,          /* fiber id, rt_cb_outcome, duration_us, name, error : the hook ended */
   RT_EV_SCHEDULE_SET,      /* schedule id, at_us or -1 (row deleted), interval_us, callback, - */
+  /* sub-agent tool calls of chat turns (issue #15; agents #1630 / #1640) */
+  RT_EV_TOOLRUN_EFFECT,    /* run id, parent actor, -, tool call id, - : on the child, its run's
+                              work is done (an external effect) */
+  RT_EV_TOOLRUN_ATTACH,    /* run id, rt_tr_attach how, status found, tool call id, - */
   RT_EV_KIND_COUNT
 } rt_event_kind;
+
+/* How a runAgentTool call met its run (RT_EV_TOOLRUN_ATTACH.b). */
+typedef enum rt_tr_attach {
+  RT_TRA_STORED = 1,       /* the row is terminal: its stored result is returned */
+  RT_TRA_TAIL = 2,         /* the row is open: re-attach to the running child (#1640) */
+  RT_TRA_RECOVERY = 3,     /* parent recovery re-attaches instead of interrupting (#1640) */
+  RT_TRA_GAVE_UP = 4       /* no progress within the budget: interrupted "no-progress" */
+} rt_tr_attach;
 
 /* Stable lower-case name of a kind ("fiber_start"), "?" if unknown. */
 const char *rt_event_name(uint32_t kind);
@@ -313,6 +325,7 @@ const char *rt_chat_bug_name(int bug);
 const char *rt_chat_stream_status_name(int status);
 const char *rt_chat_upstream_phase_name(int phase);
 const char *rt_cb_outcome_name(int outcome);  /* "returned", "threw", "timed_out", "cut" */
+const char *rt_tr_attach_name(int how);       /* "stored", "tail", "recovery", "gave_up" */
 
 /* The platform's message for a gate held past the ceiling (seed 003). */
 #define RT_MSG_GATE_RESET                                                  \

@@ -30,7 +30,9 @@ typedef enum rt_msg_kind {
   MSG_SCHEDULE,         /* request that calls schedule (arg delay) or
                            scheduleEvery (arg2 interval); str callback */
   MSG_CANCEL_SCHEDULE,  /* request that calls cancelSchedule; str callback */
-  MSG_KEEPALIVE_WHILE   /* request that runs keepAliveWhile(fn), fn taking arg */
+  MSG_KEEPALIVE_WHILE,  /* request that runs keepAliveWhile(fn), fn taking arg */
+  MSG_CALL_ATTACH       /* parent → child: re-attach to run arg (#1640); the
+                           reply comes when the child's run ends */
 } rt_msg_kind;
 
 typedef struct rt_msg {
@@ -51,7 +53,8 @@ typedef enum rt_call_purpose {
   CALL_GATED_INSPECT = 1,   /* startup reconcile (pre-fix), unbounded */
   CALL_DEFERRED_INSPECT,    /* background reconcile, raced against 2 s */
   CALL_FIBER_STEP,          /* a fiber's CALL step */
-  CALL_TOOL_START           /* live runAgentTool start */
+  CALL_TOOL_START,          /* live runAgentTool start */
+  CALL_TOOL_ATTACH          /* re-attach to a running child (#1640) */
 } rt_call_purpose;
 
 typedef struct rt_call {
@@ -62,6 +65,7 @@ typedef struct rt_call {
   int64_t sent_us;
   sim_handle timer;         /* deferred inspection timeout */
   int live;
+  uint32_t str;             /* trace string sent with the call (tool call id) */
 } rt_call;
 
 typedef struct rt_fiber {
@@ -312,6 +316,17 @@ void rt__toolrun_run_done(rt_world *w, uint32_t a, const rt_msg *m);
 void rt__child_handle(rt_world *w, uint32_t a, const rt_msg *m);
 int rt__finish_toolrun(rt_world *w, uint32_t a, int64_t run, int status,
                        const char *reason);
+/* runAgentTool from a chat turn whose tool call is `call` (the toolCallId
+** "call-<call>"): a fresh run, or with stable ids (#1640) the run
+** RT_TR_STABLE_BASE + call, re-attached if it exists and is open. Returns
+** the run id, or -1; *stored_status is the terminal status of a stored
+** run (its result is returned at once), else -1 and the run's end reaches
+** rt__chat_tool_done. */
+#define RT_TR_STABLE_BASE 1000000000000LL
+int64_t rt__toolrun_call(rt_world *w, uint32_t a, uint32_t child, int64_t work_us,
+                         int64_t call, int *stored_status);
+/* rt_chat.c: run `run` of actor a reached terminal `status`. */
+void rt__chat_tool_done(rt_world *w, uint32_t a, int64_t run, int status);
 
 /* rt_legacy.c: the legacy fiber model (seed 001) */
 void rt__legacy_request(rt_world *w, uint32_t a, const rt_msg *m);

@@ -37,6 +37,7 @@ typedef enum rt_ftype {
   RT_F_EXECSTATE,  /* rt_exec_turn_state */
   RT_F_ADAPTER,    /* rt_exec_adapter */
   RT_F_RUNSTATE,   /* rt_thread_run_state */
+  RT_F_TRATTACH,   /* rt_tr_attach */
   RT_F_STR,        /* interned string (s or s2) */
   RT_F_JSON,       /* interned string holding one JSON value (s or s2) */
   RT_F_TYPE_COUNT

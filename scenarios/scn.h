@@ -53,6 +53,7 @@ typedef struct scn_work {
   rt_thread_spec thread;   /* SCN_W_THREAD */
   int chunks;              /* SCN_W_CHAT: text chunks of the reply */
   int64_t chunk_every_us;  /* SCN_W_CHAT: mean spacing of the chunks */
+  int chat_tool;           /* SCN_W_CHAT: 1 = the turn calls runAgentTool(child) for work_us */
   char callback[48];       /* SCN_W_SCHEDULE, SCN_W_CANCEL_SCHEDULE */
   int64_t delay_us;        /* SCN_W_SCHEDULE: one-shot delay */
   int64_t interval_us;     /* SCN_W_SCHEDULE: scheduleEvery interval (0: one-shot) */

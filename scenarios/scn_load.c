@@ -342,7 +342,7 @@ static const char *const runtime_fields[] = {
     "idle_eviction", "alarm_retry_base", "alarm_retry_max", "rpc_latency",
     "inspect_timeout", "inspect_total_timeout", "alarm_limit", "hook_timeout",
     "workerd_name_bug", "executor_adapter", "thread_store", "chat_provider", "chat_recovery",
-    "chat_bug", NULL};
+    "chat_bug", "toolrun_ids", "reattach_budget", NULL};
 
 static const opt hb_opts[] = {{"alarm", RT_HB_ALARM}, {"schedule", RT_HB_SCHEDULE}, {NULL, 0}};
 static const opt dispose_opts[] = {
@@ -350,6 +350,8 @@ static const opt dispose_opts[] = {
 static const opt toolrun_opts[] = {
     {"deferred", RT_TOOLRUN_DEFERRED}, {"gated", RT_TOOLRUN_GATED},
     {"unsnapshotted", RT_TOOLRUN_UNSNAPSHOTTED}, {NULL, 0}};
+static const opt ids_opts[] = {
+    {"fresh", RT_TR_IDS_FRESH}, {"stable", RT_TR_IDS_STABLE}, {NULL, 0}};
 static const opt commit_opts[] = {
     {"turn", RT_COMMIT_TURN}, {"immediate", RT_COMMIT_IMMEDIATE}, {NULL, 0}};
 
@@ -418,6 +420,9 @@ static int runtime_enums(ld *L, const cJSON *o, rt_config *c) {
   v = (int)c->toolrun;
   if (ld_get_enum(L, o, "toolrun_recovery", toolrun_opts, &v) < 0) return -1;
   c->toolrun = (rt_toolrun_mode)v;
+  v = (int)c->toolrun_ids; /* issue #15: #1630 (fresh) or #1640 (stable) */
+  if (ld_get_enum(L, o, "toolrun_ids", ids_opts, &v) < 0) return -1;
+  c->toolrun_ids = (rt_toolrun_ids)v;
   v = (int)c->commit;
   if (ld_get_enum(L, o, "commit", commit_opts, &v) < 0) return -1;
   c->commit = (rt_commit)v;
@@ -441,6 +446,7 @@ static const struct {
     {"inspect_total_timeout", offsetof(rt_config, inspect_total_us), 0},
     {"alarm_limit", offsetof(rt_config, alarm_limit_us), 1},
     {"hook_timeout", offsetof(rt_config, hook_timeout_us), 0},
+    {"reattach_budget", offsetof(rt_config, reattach_budget_us), 1}, /* #1640 */
 };
 
 /* Overrides *c with the fields of the runtime object o. */

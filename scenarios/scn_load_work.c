@@ -12,14 +12,14 @@ static const char *const work_all[] = {
     "request", "fiber", "tool_run", "actor", "entry", "work", "at", "every", "until",
     "executor_turn", "thread_writers", "tools", "adapter", "fail", "cancel", "duplicate_ppm",
     "writers", "runs", "store", "step", "chat", "chunks", "chunk_every", "schedule",
-    "cancel_schedule", "callback", "delay", "interval", "keep_alive", "for", NULL};
+    "cancel_schedule", "callback", "delay", "interval", "keep_alive", "for", "tool", NULL};
 static const char *const work_req[] = {"request", "entry", "at", "every", "until", NULL};
 static const char *const work_fib[] = {"fiber", "actor", "at", "every", "until", NULL};
 static const char *const work_tr[] = {"tool_run", "actor", "work", "at", "every", "until", NULL};
 static const char *const work_ex[] = {"executor_turn", "tools", "adapter", "fail", "cancel",
                                       "duplicate_ppm", "at", "every", "until", NULL};
-static const char *const work_chat[] = {"chat", "chunks", "chunk_every", "at", "every",
-                                        "until", NULL};
+static const char *const work_chat[] = {"chat", "chunks", "chunk_every", "tool", "work", "at",
+                                        "every", "until", NULL};
 static const char *const work_sch[] = {"schedule", "callback", "delay", "interval", "at",
                                        "every", "until", NULL};
 static const char *const work_csch[] = {"cancel_schedule", "callback", "at", "every", "until",
@@ -163,6 +163,19 @@ static int work_chat_item(ld *L, const cJSON *w, scn_work *out) {
       ld_get_dur(L, w, "chunk_every", 1, &out->chunk_every_us) < 0)
     return -1;
   out->chunks = (int)n;
+  if (!ld_get(w, "tool")) {
+    if (ld_get(w, "work"))
+      return scn_errf(L->err, L->d, ld_get(w, "work"),
+                      "\"work\": only used with \"tool\" (the sub-agent's work)");
+    return 0;
+  }
+  /* "tool": child, "work": "60s": the turn first calls runAgentTool (issue #15) */
+  if (ld_get_actor(L, w, "tool", &out->child) < 0 || ld_get_dur(L, w, "work", 0, &out->work_us) < 0)
+    return -1;
+  if (out->child == out->actor)
+    return scn_errf(L->err, L->d, ld_get(w, "tool"),
+                    "\"tool\": an actor cannot run itself as a tool");
+  out->chat_tool = 1;
   return 0;
 }
 

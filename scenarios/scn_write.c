@@ -102,6 +102,7 @@ static const char *const hb_names[] = {"alarm", "schedule", NULL};
 static const char *const dispose_names[] = {"sdk1604", "fixed", NULL};
 static const char *const toolrun_names[] = {"deferred", "gated", "unsnapshotted", NULL};
 static const char *const commit_names[] = {"turn", "immediate", NULL};
+static const char *const ids_names[] = {"fresh", "stable", NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
 static const char *const adapter_names[] = {"sqlite", "memory", "broken", NULL};    /* seed 002 */
 static const char *const store_names[] = {"versioned", "broken", "leaky", NULL};   /* seed 004 */
@@ -116,6 +117,8 @@ static const struct rtf {
     {"heartbeat", offsetof(rt_config, heartbeat), F_ENUM, hb_names},
     {"dispose", offsetof(rt_config, dispose), F_ENUM, dispose_names},
     {"toolrun_recovery", offsetof(rt_config, toolrun), F_ENUM, toolrun_names},
+    {"toolrun_ids", offsetof(rt_config, toolrun_ids), F_ENUM, ids_names},
+    {"reattach_budget", offsetof(rt_config, reattach_budget_us), F_DUR, NULL},
     {"commit", offsetof(rt_config, commit), F_ENUM, commit_names},
     {"commit_window", offsetof(rt_config, commit_window_us), F_DUR, NULL},
     {"gate_ceiling", offsetof(rt_config, gate_ceiling_us), F_DUR, NULL},
@@ -487,6 +490,10 @@ static void put_work(FILE *f, const scn_scenario *sc, const scn_work *w) {
     m_actor(&o, sc, "chat", w->actor);
     if (w->chunks != 20) m_int(&o, "chunks", w->chunks);
     if (w->chunk_every_us != 200000) m_dur(&o, "chunk_every", w->chunk_every_us);
+    if (w->chat_tool) {
+      m_actor(&o, sc, "tool", w->child);
+      m_dur(&o, "work", w->work_us);
+    }
   } else if (w->kind == SCN_W_SCHEDULE) {
     m_actor(&o, sc, "schedule", w->actor);
     m_str(&o, "callback", w->callback);
