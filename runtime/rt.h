@@ -152,6 +152,8 @@ typedef struct rt_actor_spec {
   uint32_t on_start_child;          /* ... on this child */
   int64_t on_start_work_us;         /* ... which works this long */
   rt_chat_policy chat;              /* chat recovery (set = 0: the config's) */
+  int finish_hook_throws;           /* 1: the user onAgentToolFinish throws
+                                       (onError, swallowed; issue #15) */
 } rt_actor_spec;
 
 typedef struct rt_world rt_world;
@@ -205,6 +207,12 @@ int rt_fiber_at(rt_world *w, uint32_t actor, const rt_program *prog,
 ** child works for work_us. Returns 0 or -1. */
 int rt_toolrun_at(rt_world *w, uint32_t parent, uint32_t child,
                   int64_t work_us, int64_t at_us);
+
+/* A request that calls _scheduleAgentToolRunRecovery() on `actor` with no
+** options (runIds undefined: every open row), not awaited; while a pass is
+** in flight it returns that pass (single flight; RT_EV_TOOLRUN_RECOVERY
+** phase 2 "joined"). Issue #15. Returns 0 or -1. */
+int rt_toolrun_recovery_at(rt_world *w, uint32_t actor, int64_t at_us);
 
 /* A request that calls schedule(delay, callback) (interval_us == 0: a
 ** one-shot row at floor((now + delay) / 1 s)) or scheduleEvery(interval,

@@ -249,7 +249,7 @@ typedef enum rt_event_kind {
   RT_EV_TOOLRUN_INSERT,    /* run id, child actor, initial status, agent type, - */
   RT_EV_TOOLRUN_STATUS,    /* run id, new status, old status, reason, - */
   RT_EV_TOOLRUN_SNAPSHOT,  /* run id, -, -, -, - : one per id snapshotted at startup */
-  RT_EV_TOOLRUN_RECOVERY,  /* 1 begin / 0 end, rows, -, -, - */
+  RT_EV_TOOLRUN_RECOVERY,  /* 1 begin / 0 end / 2 joined (a call found a pass in flight), rows, -, -, - */
   RT_EV_TOOLRUN_INSPECT,   /* run id, outcome (1 inspected, 2 timed out, 3 failed), child status, -, - */
   RT_EV_FAULT,             /* fault-specific, fault-specific, -, fault kind, detail */
   RT_EV_STORAGE_FAIL,      /* txn id, sqlite error code, -, -, - */
@@ -287,6 +287,8 @@ typedef enum rt_event_kind {
   RT_EV_TOOLRUN_EFFECT,    /* run id, parent actor, -, tool call id, - : on the child, its run's
                               work is done (an external effect) */
   RT_EV_TOOLRUN_ATTACH,    /* run id, rt_tr_attach how, status found, tool call id, - */
+  RT_EV_TOOLRUN_FINISH,    /* run id, terminal status, rt_cb_outcome, error message or "", "live" /
+                              "deferred" : onAgentToolFinish was called */
   RT_EV_KIND_COUNT
 } rt_event_kind;
 

@@ -31,8 +31,9 @@ typedef enum rt_msg_kind {
                            scheduleEvery (arg2 interval); str callback */
   MSG_CANCEL_SCHEDULE,  /* request that calls cancelSchedule; str callback */
   MSG_KEEPALIVE_WHILE,  /* request that runs keepAliveWhile(fn), fn taking arg */
-  MSG_CALL_ATTACH       /* parent → child: re-attach to run arg (#1640); the
+  MSG_CALL_ATTACH,      /* parent → child: re-attach to run arg (#1640); the
                            reply comes when the child's run ends */
+  MSG_TOOL_RECOVERY     /* request that calls _scheduleAgentToolRunRecovery() */
 } rt_msg_kind;
 
 typedef struct rt_msg {
@@ -136,6 +137,11 @@ typedef struct rt_mem {
   int64_t deferred_rows[RT_MAX_ROWS];
   int n_deferred, deferred_idx;
   int64_t recovery_deadline;
+  int defer_finish;         /* reconciliation is finishing a row: defer its hook */
+  int64_t finish_hooks[RT_MAX_ROWS]; /* deferred onAgentToolFinish closures, in order: */
+  int finish_status[RT_MAX_ROWS];    /* ... the run's terminal status */
+  uint32_t finish_msg[RT_MAX_ROWS];  /* ... and its error message (trace string) */
+  int n_finish_hooks;
   /* queues */
   rt_msg *waiters;          /* held by the gate or by startup */
   int n_waiters, cap_waiters;
@@ -310,6 +316,11 @@ void rt__toolrun_start(rt_world *w, uint32_t a, uint32_t child, int64_t work_us)
 void rt__toolrun_gated_next(rt_world *w, uint32_t a);
 void rt__toolrun_snapshot(rt_world *w, uint32_t a);
 void rt__toolrun_schedule_recovery(rt_world *w, uint32_t a);
+/* The user onStart succeeded (startup_ok): gated mode runs the finish hooks
+** its in-gate reconciliation deferred; the others schedule the background
+** recovery. */
+void rt__toolrun_started(rt_world *w, uint32_t a);
+void rt__toolrun_recovery_request(rt_world *w, uint32_t a, const rt_msg *m);
 void rt__toolrun_reply(rt_world *w, uint32_t a, rt_call *c, int ok,
                        int64_t value);
 void rt__toolrun_run_done(rt_world *w, uint32_t a, const rt_msg *m);

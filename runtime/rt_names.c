@@ -79,6 +79,7 @@ static const char *const rt_event_names[RT_EV_KIND_COUNT] = {
   [RT_EV_SCHEDULE_SET] = "schedule_set",
   [RT_EV_TOOLRUN_EFFECT] = "toolrun_effect",
   [RT_EV_TOOLRUN_ATTACH] = "toolrun_attach",
+  [RT_EV_TOOLRUN_FINISH] = "toolrun_finish",
 };
 
 static const char *const rt_death_names[] = {

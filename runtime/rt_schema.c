@@ -94,6 +94,7 @@ static const rt_field rt_fields[RT_EV_KIND_COUNT][RT_FIELDS] = {
   [RT_EV_HOOK_END] = {I_("fiber"), E_("outcome", RT_F_CBOUTCOME), U_("duration_us"), S_("name"), S_("error")},
   [RT_EV_TOOLRUN_EFFECT] = {I_("run"), E_("parent", RT_F_ACTOR), N_, S_("tool_call"), N_},
   [RT_EV_TOOLRUN_ATTACH] = {I_("run"), E_("how", RT_F_TRATTACH), E_("status", RT_F_TRSTATUS), S_("tool_call"), N_},
+  [RT_EV_TOOLRUN_FINISH] = {I_("run"), E_("status", RT_F_TRSTATUS), E_("outcome", RT_F_CBOUTCOME), S_("error"), S_("when")},
   [RT_EV_SCHEDULE_SET] = {I_("schedule"), T_("at_us"), U_("interval_us"), S_("callback"), N_},
 };
 
@@ -136,7 +137,7 @@ static const char *small_name(int64_t v, const char *const *names, int64_t lo, i
 const char *rt_schema_enum_name(rt_ftype t, int64_t v) {
   static const char *const sources[] = {"startup", "alarm"};
   static const char *const outcomes[] = {"inspected", "timed_out", "failed"};
-  static const char *const phases[] = {"end", "begin"};
+  static const char *const phases[] = {"end", "begin", "joined"};
   int iv = (v < -1000000 || v > 1000000) ? -1000001 : (int)v;
   switch (t) {
     case RT_F_DEATH: return known(rt_death_name(iv));
@@ -146,7 +147,7 @@ const char *rt_schema_enum_name(rt_ftype t, int64_t v) {
     case RT_F_WRITEOP: return known(rt_write_op_name(iv));
     case RT_F_SOURCE: return small_name(v, sources, 1, 2);
     case RT_F_OUTCOME: return small_name(v, outcomes, 1, 3);
-    case RT_F_PHASE: return small_name(v, phases, 0, 1);
+    case RT_F_PHASE: return small_name(v, phases, 0, 2);
     case RT_F_CBOUTCOME: return known(rt_cb_outcome_name(iv));
     case RT_F_LFSTATUS: return known(rt_legacy_status_name(iv));
     case RT_F_CHATMODE: return known(rt_chat_mode_name(iv));

@@ -31,13 +31,60 @@
 
 #include "runtime/rt_internal.h"
 
+/* onAgentToolFinish(run) (issue #15): the user hook returns, or throws
+** (the SDK routes it to onError and swallows it, then continues). */
+static void finish_hook(rt_world *w, uint32_t a, int64_t run, int status, uint32_t msg,
+                        int deferred) {
+  int threw = w->actors[a].spec.finish_hook_throws;
+  sim_emit(w->s, RT_EV_TOOLRUN_FINISH, a, run, status, threw ? RT_CB_THREW : RT_CB_RETURNED,
+           msg ? msg : rt__str(w, ""), rt__str(w, deferred ? "deferred" : "live"));
+}
+
+/* _runDeferredAgentToolFinishHooks: the closures in order; each throw is
+** swallowed and the next runs. */
+static void run_deferred_hooks(rt_world *w, uint32_t a) {
+  rt_mem *m = w->actors[a].mem;
+  for (int i = 0; i < m->n_finish_hooks; i++)
+    finish_hook(w, a, m->finish_hooks[i], m->finish_status[i], m->finish_msg[i], 1);
+  m->n_finish_hooks = 0;
+}
+
+/* _finishAgentToolRun: the UPDATE applies only to a non-terminal row
+** (@1604); a row that became terminal broadcasts and calls
+** onAgentToolFinish, or returns the call as a deferred closure while a
+** reconciliation runs with deferFinishHooks (reference A.11). */
 int rt__finish_toolrun(rt_world *w, uint32_t a, int64_t run, int status,
                        const char *reason) {
+  rt_mem *m = w->actors[a].mem;
   int old = rt__toolrun_get(w, a, run, NULL);
   int changed = rt__w_toolrun_status(w, a, run, status, reason);
   if (changed == 1) rt__emit(w, RT_EV_TOOLRUN_STATUS, a, run, status, old, reason);
-  if (changed == 1 && RT_TR_IS_TERMINAL(status)) rt__chat_tool_done(w, a, run, status);
+  if (changed != 1 || !RT_TR_IS_TERMINAL(status)) return changed;
+  uint32_t msg = reason ? rt__str(w, reason) : 0;
+  if (m->defer_finish && m->n_finish_hooks < RT_MAX_ROWS) {
+    m->finish_hooks[m->n_finish_hooks] = run;
+    m->finish_status[m->n_finish_hooks] = status;
+    m->finish_msg[m->n_finish_hooks++] = msg;
+  } else {
+    finish_hook(w, a, run, status, msg, 0);
+  }
+  if (w->actors[a].mem == m) rt__chat_tool_done(w, a, run, status);
   return changed;
+}
+
+/* A reconciliation finishes run (its hook deferred). */
+static void reconcile_finish(rt_world *w, uint32_t a, int64_t run, int status, const char *reason) {
+  rt_mem *m = w->actors[a].mem;
+  m->defer_finish = 1;
+  rt__finish_toolrun(w, a, run, status, reason);
+  m->defer_finish = 0;
+}
+
+void rt__toolrun_started(rt_world *w, uint32_t a) {
+  if (w->cfg.toolrun == RT_TOOLRUN_GATED)
+    run_deferred_hooks(w, a); /* old wrapper: after the user onStart succeeded */
+  else
+    rt__toolrun_schedule_recovery(w, a);
 }
 
 /* Maps a child's answer to the parent's terminal status (A.11 step 3). */
@@ -273,6 +320,28 @@ void rt__toolrun_schedule_recovery(rt_world *w, uint32_t a) {
   sim_after(w->s, 0, m->dom, recovery_begin, w, a); /* await setTimeout(0) */
 }
 
+/* A direct _scheduleAgentToolRunRecovery() (reference A.11 step 1-3): a
+** pass in flight is returned as is (its options ignored); otherwise every
+** open row (runIds undefined) is reconciled in the background. */
+void rt__toolrun_recovery_request(rt_world *w, uint32_t a, const rt_msg *msg) {
+  rt_mem *m = w->actors[a].mem;
+  if (m->toolrun_recovery) {
+    rt__emit(w, RT_EV_TOOLRUN_RECOVERY, a, 2, m->n_deferred, 0, NULL);
+  } else {
+    m->n_snapshot = rt__load_open_toolruns(w, a, m->snapshot, RT_MAX_ROWS);
+    rt__toolrun_schedule_recovery(w, a);
+  }
+  rt__request_done(w, a, msg, 1, NULL); /* the promise is not awaited */
+}
+
+int rt_toolrun_recovery_at(rt_world *w, uint32_t actor, int64_t at_us) {
+  rt_msg m = {0};
+  if (!w || actor >= rt_actor_count(w)) return -1;
+  m.kind = MSG_TOOL_RECOVERY;
+  m.entry = RT_ENTRY_FETCH;
+  return rt__deliver_at(w, actor, &m, at_us);
+}
+
 static void deferred_next(rt_world *w, uint32_t a) {
   rt_mem *m = w->actors[a].mem;
   while (m->deferred_idx < m->n_deferred) {
@@ -283,13 +352,14 @@ static void deferred_next(rt_world *w, uint32_t a) {
     }
     if (m->recovery_deadline && w->s->now_us >= m->recovery_deadline) {
       rt__emit(w, RT_EV_TOOLRUN_INSPECT, a, run, 2, 0, NULL);
-      rt__finish_toolrun(w, a, run, RT_TR_INTERRUPTED, RT_MSG_TR_TIMED_OUT);
+      reconcile_finish(w, a, run, RT_TR_INTERRUPTED, RT_MSG_TR_TIMED_OUT);
       m->deferred_idx++;
       continue;
     }
     send_inspect(w, a, run, CALL_DEFERRED_INSPECT);
     return;
   }
+  run_deferred_hooks(w, a); /* then the deferred finish hooks, in order */
   m->toolrun_recovery = 0;
   rt__emit(w, RT_EV_TOOLRUN_RECOVERY, a, 0, m->n_deferred, 0, NULL);
   m->waituntil--;
@@ -305,7 +375,7 @@ void rt__inspect_timeout(sim *s, void *ctx, uint64_t arg) {
   if (!c) return;
   c->live = 0; /* the loser is not cancelled: a late reply finds no call */
   rt__emit(w, RT_EV_TOOLRUN_INSPECT, a, c->key, 2, 0, NULL);
-  rt__finish_toolrun(w, a, c->key, RT_TR_INTERRUPTED, RT_MSG_TR_TIMED_OUT);
+  reconcile_finish(w, a, c->key, RT_TR_INTERRUPTED, RT_MSG_TR_TIMED_OUT);
   m->deferred_idx++;
   deferred_next(w, a);
 }
@@ -335,10 +405,14 @@ void rt__toolrun_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t valu
   if (ok && c->purpose == CALL_DEFERRED_INSPECT && w->cfg.toolrun_ids == RT_TR_IDS_STABLE &&
       (value == RT_TR_RUNNING || value == RT_TR_STARTING))
     attach(w, a, run, RT_TRA_RECOVERY, 0); /* #1640: re-attach, do not abandon */
-  else if (ok)
-    finish_from_child(w, a, run, (int)value);
-  else
-    rt__finish_toolrun(w, a, run, RT_TR_INTERRUPTED, RT_MSG_TR_FAILED);
+  else {
+    m->defer_finish = 1; /* _reconcileAgentToolRuns({deferFinishHooks: true}) */
+    if (ok)
+      finish_from_child(w, a, run, (int)value);
+    else
+      rt__finish_toolrun(w, a, run, RT_TR_INTERRUPTED, RT_MSG_TR_FAILED);
+    m->defer_finish = 0;
+  }
   if (c->purpose == CALL_GATED_INSPECT) {
     m->row_idx++;
     rt__toolrun_gated_next(w, a);

@@ -506,6 +506,7 @@ void rt__handle(rt_world *w, uint32_t a, const rt_msg *m) {
       rt__request_done(w, a, m, 1, NULL);
       break;
     case MSG_TOOLRUN: rt__toolrun_request(w, a, m); break;
+    case MSG_TOOL_RECOVERY: rt__toolrun_recovery_request(w, a, m); break; /* rt_toolrun.c */
     case MSG_LEGACY_SPAWN:
     case MSG_LEGACY_CANCEL: rt__legacy_request(w, a, m); break; /* rt_legacy.c */
     case MSG_EXEC_TURN: rt__exec_request(w, a, m); break;       /* rt_executor.c */

@@ -36,7 +36,8 @@ typedef enum scn_work_kind {
   SCN_W_CHAT = 18,         /* chat (seed 000 Layer 3) */
   SCN_W_SCHEDULE = 19,     /* schedule / scheduleEvery (reference A.10) */
   SCN_W_CANCEL_SCHEDULE = 20, /* cancelSchedule */
-  SCN_W_KEEPALIVE = 21     /* keepAliveWhile (reference A.3) */
+  SCN_W_KEEPALIVE = 21,    /* keepAliveWhile (reference A.3) */
+  SCN_W_TOOL_RECOVERY = 30 /* _scheduleAgentToolRunRecovery() (issue #15) */
 } scn_work_kind;
 
 typedef struct scn_work {

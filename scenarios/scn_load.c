@@ -507,7 +507,9 @@ static int load_checks(ld *L) {
 static const char *const actor_fields[] = {
     "id", "class", "children", "on_start", "on_start_throws", "serve", "inspect_time",
     "stuck", "stuck_delay", "recovery", "stale", "provider", "chat_recovery",
-    "on_start_tool_run", "on_alarm_keep_alive", NULL};
+    "on_start_tool_run", "on_alarm_keep_alive", "on_agent_tool_finish", NULL};
+
+static const opt finish_opts[] = {{"returns", 0}, {"throws", 1}, {NULL, 0}};
 
 static int actor_id(ld *L, const cJSON *a, uint32_t i) {
   scn_scenario *sc = L->sc;
@@ -902,6 +904,7 @@ static int load_actor(ld *L, const cJSON *a, uint32_t i) {
   if (ld_get_text(L, a, "class", sp->cls, sizeof sp->cls, 0) < 0) return -1;
   if (actor_times(L, a, sp) < 0 || actor_stuck(L, a, sp) < 0 || actor_onstart_run(L, a, sp) < 0)
     return -1;
+  if (ld_get_enum(L, a, "on_agent_tool_finish", finish_opts, &sp->finish_hook_throws) < 0) return -1;
   if (actor_children(L, a, i) < 0 || actor_recovery(L, a, sp) < 0) return -1;
   if (chat_policy(L, a, "provider", &sp->chat) < 0) return -1; /* chat (seed 000) */
   return actor_stale(L, a, i);

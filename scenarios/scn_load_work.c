@@ -12,7 +12,7 @@ static const char *const work_all[] = {
     "request", "fiber", "tool_run", "actor", "entry", "work", "at", "every", "until",
     "executor_turn", "thread_writers", "tools", "adapter", "fail", "cancel", "duplicate_ppm",
     "writers", "runs", "store", "step", "chat", "chunks", "chunk_every", "schedule",
-    "cancel_schedule", "callback", "delay", "interval", "keep_alive", "for", "tool", NULL};
+    "cancel_schedule", "callback", "delay", "interval", "keep_alive", "for", "tool", "tool_recovery", NULL};
 static const char *const work_req[] = {"request", "entry", "at", "every", "until", NULL};
 static const char *const work_fib[] = {"fiber", "actor", "at", "every", "until", NULL};
 static const char *const work_tr[] = {"tool_run", "actor", "work", "at", "every", "until", NULL};
@@ -25,6 +25,7 @@ static const char *const work_sch[] = {"schedule", "callback", "delay", "interva
 static const char *const work_csch[] = {"cancel_schedule", "callback", "at", "every", "until",
                                         NULL};
 static const char *const work_ka[] = {"keep_alive", "for", "at", "every", "until", NULL};
+static const char *const work_trec[] = {"tool_recovery", "at", "every", "until", NULL};
 static const char *const work_th[] = {"thread_writers", "writers", "runs", "tools", "store",
                                       "fail", "step", "at", "every", "until", NULL};
 
@@ -41,7 +42,8 @@ static const struct {
                   {"chat", SCN_W_CHAT, work_chat},               /* seed 000 Layer 3 */
                   {"schedule", SCN_W_SCHEDULE, work_sch},        /* reference A.10 */
                   {"cancel_schedule", SCN_W_CANCEL_SCHEDULE, work_csch},
-                  {"keep_alive", SCN_W_KEEPALIVE, work_ka}};     /* reference A.3 */
+                  {"keep_alive", SCN_W_KEEPALIVE, work_ka},      /* reference A.3 */
+                  {"tool_recovery", SCN_W_TOOL_RECOVERY, work_trec}}; /* issue #15 */
 #define N_WORK_KINDS (int)(sizeof work_kinds / sizeof work_kinds[0])
 static const opt entry_opts[] = {{"fetch", RT_ENTRY_FETCH}, {"ws", RT_ENTRY_WS},
                                  {"alarm", RT_ENTRY_ALARM}, {"setName", RT_ENTRY_SETNAME},
@@ -221,6 +223,8 @@ static int work_item(ld *L, const cJSON *w, const char *what, scn_work *out) {
       return -1;
   } else if (out->kind == SCN_W_TOOLRUN && work_toolrun(L, w, out) < 0) {
     return -1;
+  } else if (out->kind == SCN_W_TOOL_RECOVERY) {
+    if (ld_get_actor(L, w, "tool_recovery", &out->actor) < 0) return -1;
   } else if ((out->kind == SCN_W_EXEC_TURN && work_exec(L, w, out) < 0) ||
              (out->kind == SCN_W_THREAD && work_thread(L, w, out) < 0) ||
              (out->kind == SCN_W_CHAT && work_chat_item(L, w, out) < 0) ||

@@ -51,6 +51,7 @@ static int plan_one(const scn_scenario *sc, rt_world *w, const scn_work *wk, int
     case SCN_W_SCHEDULE:
       return rt_schedule_at(w, wk->actor, wk->callback, wk->delay_us, wk->interval_us, t);
     case SCN_W_CANCEL_SCHEDULE: return rt_cancel_schedule_at(w, wk->actor, wk->callback, t);
+    case SCN_W_TOOL_RECOVERY: return rt_toolrun_recovery_at(w, wk->actor, t); /* issue #15 */
     case SCN_W_KEEPALIVE: return rt_keepalive_while_at(w, wk->actor, wk->work_us, t);
   }
   return -1;

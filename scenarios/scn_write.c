@@ -424,6 +424,7 @@ static void put_actor(FILE *f, const scn_scenario *sc, uint32_t ai) {
   if (a->serve_us) m_dur(&o, "serve", a->serve_us);
   if (a->child_inspect_us) m_dur(&o, "inspect_time", a->child_inspect_us);
   if (a->on_alarm_keepalive_us) m_dur(&o, "on_alarm_keep_alive", a->on_alarm_keepalive_us);
+  if (a->finish_hook_throws) m_str(&o, "on_agent_tool_finish", "throws"); /* issue #15 */
   if (a->stuck) m_str(&o, "stuck", NAME(stuck_names, a->stuck));
   if (a->stuck == RT_STUCK_LATE) m_dur(&o, "stuck_delay", a->stuck_delay_us);
   if (a->on_start_tool_run) {
@@ -504,6 +505,8 @@ static void put_work(FILE *f, const scn_scenario *sc, const scn_work *w) {
   } else if (w->kind == SCN_W_CANCEL_SCHEDULE) {
     m_actor(&o, sc, "cancel_schedule", w->actor);
     m_str(&o, "callback", w->callback);
+  } else if (w->kind == SCN_W_TOOL_RECOVERY) {
+    m_actor(&o, sc, "tool_recovery", w->actor);
   } else if (w->kind == SCN_W_KEEPALIVE) {
     m_actor(&o, sc, "keep_alive", w->actor);
     m_dur(&o, "for", w->work_us);
@@ -718,7 +721,7 @@ static int writable(const scn_scenario *sc) {
     scn_work_kind k = sc->work[i].kind;
     if (k != SCN_W_REQUEST && k != SCN_W_FIBER && k != SCN_W_TOOLRUN && k != SCN_W_EXEC_TURN &&
         k != SCN_W_THREAD && k != SCN_W_CHAT && k != SCN_W_SCHEDULE &&
-        k != SCN_W_CANCEL_SCHEDULE && k != SCN_W_KEEPALIVE)
+        k != SCN_W_CANCEL_SCHEDULE && k != SCN_W_KEEPALIVE && k != SCN_W_TOOL_RECOVERY)
       return 0;
   }
   return 1;
