@@ -286,13 +286,6 @@ static void run_parked(rt_world *w, uint32_t a) {
 static void hook_next(rt_world *w, uint32_t a);
 static void alarm_after_housekeeping(rt_world *w, uint32_t a);
 
-/* The orphan's snapshot as stored ({"pc":N}, or null) into buf. */
-static const char *orphan_snapshot(const rt_orphan *o, char *buf, size_t n) {
-  if (o->snapshot < 0) return "null";
-  rt__snapshot_text(buf, n, o->snapshot);
-  return buf;
-}
-
 /* RT_EV_HOOK_END for the running hook of orphan o. */
 static void hook_end(rt_world *w, uint32_t a, const rt_orphan *o, rt_cb_outcome how,
                      const char *err) {
@@ -315,19 +308,18 @@ static void hook_done(sim *s, void *ctx, uint64_t arg) {
   rt_mem *m = w->actors[a].mem;
   rt_orphan *o = &m->orphans[m->orphan_idx];
   const rt_recovery_policy *p = policy_for(&w->actors[a].spec, o->name);
-  char snap[48];
+  uint32_t snap = rt__orphan_snapshot(w, a, o->id); /* read before the hook's writes */
   (void)s;
   if (rt__chat_recover(w, a, o) == 0) {
     /* a chat turn: _handleInternalFiberRecovery took it (rt_chat.c, A.7 step 4) */
     hook_end(w, a, o, RT_CB_RETURNED, NULL);
   } else if (p->action == RT_RECOVER_THROW) {
     hook_end(w, a, o, RT_CB_THREW, "onFiberRecovered threw");
-    sim_emit(w->s, RT_EV_FIBER_HOOK_THREW, a, o->id, o->snapshot, 0, rt__str(w, o->name),
-             rt__str(w, orphan_snapshot(o, snap, sizeof snap)));
+    sim_emit(w->s, RT_EV_FIBER_HOOK_THREW, a, o->id, o->snapshot, 0, rt__str(w, o->name), snap);
   } else {
     hook_end(w, a, o, RT_CB_RETURNED, NULL);
     sim_emit(w->s, RT_EV_FIBER_RECOVERED, a, o->id, o->snapshot, p->action, rt__str(w, o->name),
-             rt__str(w, orphan_snapshot(o, snap, sizeof snap)));
+             snap);
     int prog = rt__prog_find(w, o->name);
     if (prog >= 0 && p->action != RT_RECOVER_DROP && m->n_pending_resume < RT_MAX_ORPHANS) {
       /* the hook calls runFiber: the new row is written in the hook's turn */
@@ -349,10 +341,9 @@ static void hook_next(rt_world *w, uint32_t a) {
   if (m->orphan_idx < m->n_orphans) {
     const rt_orphan *o = &m->orphans[m->orphan_idx];
     int64_t t = policy_for(&w->actors[a].spec, o->name)->hook_us;
-    char snap[48];
     m->hook_began = w->s->now_us;
     sim_emit(w->s, RT_EV_HOOK_BEGIN, a, o->id, o->snapshot, o->created_ms * 1000,
-             rt__str(w, o->name), rt__str(w, orphan_snapshot(o, snap, sizeof snap)));
+             rt__str(w, o->name), rt__orphan_snapshot(w, a, o->id));
     sim_after(w->s, t, m->dom, hook_done, w, a);
     return;
   }

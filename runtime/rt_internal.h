@@ -271,6 +271,9 @@ int rt__w_schedule_time(rt_world *w, uint32_t a, int64_t id, int64_t time_s, int
 void rt__commit_now(rt_world *w, uint32_t a);
 void rt__rollback(rt_world *w, uint32_t a, const char *reason);
 int rt__load_orphans(rt_world *w, uint32_t a, rt_orphan *out, int cap);
+/* The snapshot of fiber row id as stored (any JSON: {"pc":N}, a chat
+** turn's {"__cfChat":...}), interned; "null" when NULL or absent. */
+uint32_t rt__orphan_snapshot(rt_world *w, uint32_t a, int64_t id);
 int rt__load_open_toolruns(rt_world *w, uint32_t a, int64_t *out, int cap);
 int rt__toolrun_get(rt_world *w, uint32_t a, int64_t run, uint32_t *child);
 int rt__child_run_get(rt_world *w, uint32_t a, int64_t run);
