@@ -59,15 +59,19 @@ static const char swarm_usage[] =
     "  --duration D       cut every run at D of virtual time (faster; changes what is judged)\n"
     "  --json FILE        write every run as results JSON (revenant.results/1)\n"
     "  --repro-dir DIR    where repro files go (default revenant-out)\n"
+    "  --expect-reproduce a case that expects violations passes when at least one\n"
+    "                     seed reproduces them (its expectation met); the others as usual.\n"
+    "                     Prints one 'reproduce:' line per case\n"
     "  -q, --quiet        one line per signature and the summary line\n"
     "  -h, --help         show this help\n"
     "\n"
-    "exit status: 0 every expectation met, 1 an expectation failed, 2 usage or scenario error\n";
+    "exit status: 0 every expectation met (--expect-reproduce: every case reproduced or held),\n"
+    "1 an expectation failed, 2 usage or scenario error\n";
 
 typedef struct sw_opts {
   uint64_t seeds;               /* 0: unbounded (--time) */
   int64_t time_us, timeout_us, duration_us;
-  int jobs, strategy, have_base, quiet, shard_i, shard_n, shard_count;
+  int jobs, strategy, have_base, quiet, shard_i, shard_n, shard_count, expect_reproduce;
   uint64_t base;
   const char *only_case, *json, *repro_dir;
   cli_paths files;
@@ -215,6 +219,8 @@ static int parse_swarm_opts(int argc, char **argv, sw_opts *o) {
       exit(0);
     } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
       o->quiet = 1;
+    } else if (!strcmp(a, "--expect-reproduce")) {
+      o->expect_reproduce = 1;
     } else if (a[0] == '-') {
       return usage_error("unknown option", a);
     } else if (cli_expand(&o->files, a)) {
@@ -759,6 +765,36 @@ static int report(swarm *s) {
   return rc;
 }
 
+/* --expect-reproduce: one line per case (runs, how many met the case's
+** expectation, the first such seed); returns 0 if every case passes
+** scn_swarm_reproduce_verdict. */
+static int reproduce_report(const swarm *s) {
+  int bad = 0;
+  for (size_t ui = 0; ui < s->n_units; ui++) {
+    const sw_unit *u = &s->units[ui];
+    const scn_case *c = &s->sc[u->file]->cases[u->ci];
+    uint64_t runs = 0, met = 0, first = 0;
+    for (uint64_t j = ui; j < s->cap_res; j += s->n_units) {
+      const sw_unit *uu;
+      uint64_t seed = job_seed(s, j, &uu);
+      if (s->res[j].state == ST_NONE) continue;
+      runs++;
+      if (s->res[j].passed && met++ == 0) first = seed;
+    }
+    int v = scn_swarm_reproduce_verdict(c, runs, met);
+    bad |= v;
+    if (c->violate_mask && met)
+      printf("reproduce: %s [%s]: reproduced in %" PRIu64 " of %" PRIu64 " seeds, first seed 0x%" PRIx64 "\n",
+             s->sc[u->file]->name, c->label, met, runs, first);
+    else if (c->violate_mask)
+      printf("reproduce: %s [%s]: NOT reproduced in %" PRIu64 " seeds\n", s->sc[u->file]->name, c->label, runs);
+    else
+      printf("reproduce: %s [%s]: expectation met in %" PRIu64 " of %" PRIu64 " seeds%s\n", s->sc[u->file]->name,
+             c->label, met, runs, v ? "" : " (holds)");
+  }
+  return bad;
+}
+
 /* ---- setup ---------------------------------------------------------------------- */
 
 static int load_all(swarm *s) {
@@ -843,6 +879,7 @@ int cli_cmd_swarm(int argc, char **argv) {
   s.w = calloc((size_t)s.n_w, sizeof *s.w);
   rc = !s.w || (s.total == 0 && s.o.seeds) ? 0 : run_pool(&s);
   if (!s.w || rc || report(&s)) rc = 2;
+  else if (s.o.expect_reproduce) rc = reproduce_report(&s);
   else rc = s.failed ? 1 : 0;
   swarm_free(&s);
   return rc;

@@ -213,6 +213,13 @@ typedef struct scn_mix {
 ** of (scenario, seed). Returns the number of faults added. */
 int scn_swarm_mix(scn_scenario *sc, uint64_t seed, scn_mix *mix);
 
+/* The verdict of `revenant swarm --expect-reproduce` for one case after
+** `runs` seeds of which `met` met the case's expectation: a case that
+** expects violations (violate_mask != 0) is reproduced when at least one
+** run met it (0), else 1; a case that expects none must meet it in every
+** run (0), else 1. Issue #15. */
+int scn_swarm_reproduce_verdict(const scn_case *c, uint64_t runs, uint64_t met);
+
 /* The failure signature of a finished run of case ci (docs/swarm.md):
 ** "<invariant>/<actor class>/<open waits>", e.g.
 ** "no_wedge/ChatAgent/gate+request+rpc:facet_init", from the first
