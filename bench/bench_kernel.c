@@ -17,7 +17,8 @@
 
 #include "sim/sim.h"
 
-#define TARGET_EVENTS_PER_S 10000000.0
+#define TARGET_EVENTS_PER_S 25000000.0     /* issue #18 */
+#define TARGET_EVENTS_PER_S_1M 5000000.0
 #define MIN_SECONDS 0.5
 #define REPEATS 3
 #define MAX_OFFSET_US 1000000   /* offsets drawn from [1, 1 s] */
@@ -95,8 +96,11 @@ int main(int argc, char **argv) {
     fifo = measure(SIM_FIFO, 1000);
     printf("kernel_events_per_s: %.0f events/s\n", fifo);
   }
-  if (!only || !strcmp(only, "1m"))
-    printf("kernel_events_per_s_1m: %.0f events/s\n", measure(SIM_FIFO, 1000000));
+  if (!only || !strcmp(only, "1m")) {
+    double m = measure(SIM_FIFO, 1000000);
+    printf("kernel_events_per_s_1m: %.0f events/s\n", m);
+    printf("kernel_events_1m_target_ratio: %.3f x\n", m / TARGET_EVENTS_PER_S_1M);
+  }
   if (!only || !strcmp(only, "random"))
     printf("kernel_events_per_s_random: %.0f events/s\n", measure(SIM_RANDOM, 1000));
   if (fifo > 0)

@@ -468,6 +468,33 @@ void chk_on_violation(chk_set *c, chk_violation_fn fn, void *ctx) {
 
 int chk_incomplete(const chk_set *c) { return c->oom; }
 
+uint32_t chk_unjudged(const chk_set *c, uint32_t mask, int64_t end_us, char *buf, size_t cap) {
+  static const struct { chk_invariant inv; int which; } live[] = {
+      {CHK_NO_WEDGE, 0}, {CHK_RECOVERY_FINISHES, 1}, {CHK_CHAT_NO_LOST_USER_MESSAGE, 1},
+      {CHK_KEEPALIVE_HOLDS, 2}};
+  int64_t from = c->has_fault ? c->last_fault_t : 0, left = end_us - from, max_bound = 0;
+  uint32_t out = 0;
+  size_t o = 0;
+  char d1[32], d2[32];
+  if (cap) buf[0] = 0;
+  for (size_t i = 0; i < sizeof live / sizeof live[0]; i++) {
+    int64_t bound = live[i].which == 0 ? c->p.serve_bound_us
+                    : live[i].which == 1 ? c->p.recovery_bound_us : c->p.keepalive_idle_us;
+    if (!(mask & (1u << live[i].inv)) || left >= bound) continue;
+    out |= 1u << live[i].inv;
+    if (bound > max_bound) max_bound = bound;
+    if (o < cap) {
+      int n = snprintf(buf + o, cap - o, "%s%s", o ? ", " : "", chk_names[live[i].inv]);
+      o += n > 0 ? (size_t)n : 0;
+    }
+  }
+  if (out && o < cap)
+    snprintf(buf + o, cap - o, " (the run ends %s after %s; the bound is up to %s)",
+             chk__dur(d1, sizeof d1, left), c->has_fault ? "the last fault" : "its start",
+             chk__dur(d2, sizeof d2, max_bound));
+  return out;
+}
+
 const chk_params *chk_params_of(const chk_set *c) { return &c->p; }
 
 void chk_free(chk_set *c) {

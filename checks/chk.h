@@ -99,6 +99,16 @@ void chk_on_violation(chk_set *c, chk_violation_fn fn, void *ctx);
 /* 1 if an allocation failed while observing: the results are partial. */
 int chk_incomplete(const chk_set *c);
 
+/* The liveness checks among `mask` (bits per chk_invariant: no_wedge,
+** recovery_finishes, keepalive_holds, chat_no_lost_user_message) that a
+** run ending at end_us could not judge, because the run ends less than
+** their bound after the last fault (or after 0 with none): something
+** still pending at the end was not yet late. Writes e.g. "no_wedge,
+** recovery_finishes (the run ends 1m0s after the last fault; their bound
+** is 5m0s)" into buf (cap bytes, "" when every one could be judged) and
+** returns the bits of those invariants. */
+uint32_t chk_unjudged(const chk_set *c, uint32_t mask, int64_t end_us, char *buf, size_t cap);
+
 /* The parameters the set runs with. */
 const chk_params *chk_params_of(const chk_set *c);
 

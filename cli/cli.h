@@ -4,8 +4,10 @@
 #ifndef CLI_H
 #define CLI_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define REVENANT_VERSION "0.1.0"
 
@@ -41,6 +43,49 @@ double cli_wall_now(void);
 
 /* Parses a seed: decimal or 0x-hex, up to 2^64-1. Returns 0 or -1. */
 int cli_parse_seed(const char *s, uint64_t *out);
+
+/* 1 if v, given where an option's value is expected, is itself an option
+** ("-q", "--json"): such a value is refused ("-" alone and "./-x" pass). */
+int cli_is_flag(const char *v);
+
+/* An output file written atomically: into a temporary file beside it,
+** renamed over the path only when everything was written and closed, so
+** an interrupted or failed run never leaves half a file. A path that
+** exists and is not a regular file (/dev/stdout, a FIFO, /dev/full) is
+** written in place. */
+typedef struct cli_out {
+  const char *path;
+  char tmp[1200];
+  FILE *f;
+  int direct;
+} cli_out;
+
+/* Opens o for path. Returns 0, or -1 after "revenant: cannot write PATH:
+** <strerror>" on stderr. */
+int cli_out_open(cli_out *o, const char *path);
+
+/* Flushes, closes and renames o into place (every step checked). Returns
+** 0, or -1 after "revenant: cannot write PATH: <strerror>" on stderr (the
+** temporary file is removed). */
+int cli_out_commit(cli_out *o);
+
+/* Closes and removes o's temporary file; nothing reaches the path. */
+void cli_out_abort(cli_out *o);
+
+/* The signal (SIGINT, SIGTERM) that asked a long command to stop, or 0;
+** set by the handlers cli_catch_signals installs (without SA_RESTART, so
+** a blocking call returns EINTR). A command stops starting work, writes
+** what finished, says "interrupted after N seeds" and exits 128 + signal. */
+extern volatile sig_atomic_t cli_stop;
+void cli_catch_signals(void);
+
+/* The path of a repro file: "DIR/<kind>-<file stem>[-<scenario name>]-
+** <case>-0x<seed><extra>.json" (the name only when it differs from the
+** stem), every part reduced to [A-Za-z0-9._-] (a name is never used raw
+** in a path: "../x" or "a/b" become "_.._x", "a_b"), and never a path this
+** process already handed out (then "-2", "-3" ... before ".json"). */
+void cli_repro_path(char *out, size_t cap, const char *dir, const char *kind, const char *file,
+                    const char *name, const char *label, uint64_t seed, const char *extra);
 
 int cli_cmd_run(int argc, char **argv);
 int cli_cmd_check(int argc, char **argv);

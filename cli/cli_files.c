@@ -3,12 +3,17 @@
 ** scenario files (a directory is searched recursively for *.json files,
 ** in name order), reads whole files, reads the wall clock for reports.
 */
+#include <ctype.h>
 #include <dirent.h>
+#include <inttypes.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 
@@ -90,4 +95,114 @@ double cli_wall_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- options, output files, signals --------------------------------------- */
+
+int cli_is_flag(const char *v) {
+  return v && v[0] == '-' && v[1] != 0;
+}
+
+static int out_fail(cli_out *o, int err) {
+  fprintf(stderr, "revenant: cannot write %s: %s\n", o->path, strerror(err));
+  return -1;
+}
+
+int cli_out_open(cli_out *o, const char *path) {
+  struct stat st;
+  memset(o, 0, sizeof *o);
+  o->path = path;
+  o->direct = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+  if (o->direct) {
+    if (S_ISDIR(st.st_mode)) return out_fail(o, EISDIR);
+    o->f = fopen(path, "w");
+    return o->f ? 0 : out_fail(o, errno);
+  }
+  int n = snprintf(o->tmp, sizeof o->tmp, "%s.tmp-%ld", path, (long)getpid());
+  if (n < 0 || (size_t)n >= sizeof o->tmp) return out_fail(o, ENAMETOOLONG);
+  o->f = fopen(o->tmp, "w");
+  return o->f ? 0 : out_fail(o, errno);
+}
+
+int cli_out_commit(cli_out *o) {
+  int err = 0;
+  if (!o->f) return -1;
+  if (fflush(o->f) != 0 || ferror(o->f)) err = errno ? errno : EIO;
+  if (fclose(o->f) != 0 && !err) err = errno ? errno : EIO;
+  o->f = NULL;
+  if (!err && !o->direct && rename(o->tmp, o->path) != 0) err = errno;
+  if (err && !o->direct) unlink(o->tmp);
+  return err ? out_fail(o, err) : 0;
+}
+
+void cli_out_abort(cli_out *o) {
+  if (o->f) fclose(o->f);
+  o->f = NULL;
+  if (!o->direct && o->tmp[0]) unlink(o->tmp);
+}
+
+volatile sig_atomic_t cli_stop;
+
+static void on_stop_signal(int sig) {
+  cli_stop = sig;
+}
+
+void cli_catch_signals(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
+/* ---- repro file names ------------------------------------------------------- */
+
+/* A path component from a name: [A-Za-z0-9._-] kept (no leading dot),
+** anything else (slashes, "..", spaces) becomes '_'; never empty. */
+static void path_part(char *d, size_t cap, const char *src) {
+  size_t i = 0;
+  for (; src && *src && i + 1 < cap; src++) {
+    int ok = isalnum((unsigned char)*src) || *src == '-' || *src == '_' || (*src == '.' && i > 0);
+    d[i++] = ok ? *src : '_';
+  }
+  if (i == 0 && cap > 1) d[i++] = '_';
+  d[i] = 0;
+}
+
+static char **given_paths; /* handed out by this process: never twice */
+static size_t n_given, cap_given;
+
+static int path_given(const char *p) {
+  for (size_t i = 0; i < n_given; i++)
+    if (!strcmp(given_paths[i], p)) return 1;
+  return 0;
+}
+
+static void remember_path(const char *p) {
+  if (n_given == cap_given) {
+    size_t nc = cap_given ? cap_given * 2 : 16;
+    char **v = realloc(given_paths, nc * sizeof *v);
+    if (!v) return;
+    given_paths = v;
+    cap_given = nc;
+  }
+  if ((given_paths[n_given] = strdup(p))) n_given++;
+}
+
+void cli_repro_path(char *out, size_t cap, const char *dir, const char *kind, const char *file,
+                    const char *name, const char *label, uint64_t seed, const char *extra) {
+  char stem[128], nm[128], cs[80], base[1100];
+  const char *slash = file ? strrchr(file, '/') : NULL;
+  path_part(stem, sizeof stem, slash ? slash + 1 : file);
+  size_t n = strlen(stem);
+  if (n > 5 && !strcmp(stem + n - 5, ".json")) stem[n - 5] = 0;
+  path_part(nm, sizeof nm, name);
+  path_part(cs, sizeof cs, label);
+  int same = !strcmp(stem, nm); /* the usual case: say the name once */
+  snprintf(base, sizeof base, "%.300s/%s-%s%s%s-%s-0x%" PRIx64 "%s", dir, kind, stem, same ? "" : "-",
+           same ? "" : nm, cs, seed, extra ? extra : "");
+  snprintf(out, cap, "%s.json", base);
+  for (int k = 2; path_given(out) && k < 1000; k++) snprintf(out, cap, "%s-%d.json", base, k);
+  remember_path(out);
 }

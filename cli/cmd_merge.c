@@ -6,6 +6,7 @@
 ** Prints the failed runs and the line "N passed, N failed".
 */
 #include <cJSON.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,16 +65,45 @@ static int same_run(const cJSON *x, const cJSON *y) {
   return 1;
 }
 
+/* 1 if r has what merging and printing need. */
+static int good_run(const cJSON *r) {
+  static const char *const keys[] = {"scenario", "file", "variant", "strategy", "seed"};
+  if (!cJSON_IsObject(r) || !cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(r, "passed"))) return 0;
+  for (size_t k = 0; k < 5; k++)
+    if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(r, keys[k]))) return 0;
+  const char *seed = sfield(r, "seed");
+  char *end;
+  if (strncmp(seed, "0x", 2) || !seed[2]) return 0;
+  strtoull(seed + 2, &end, 16);
+  return *end == 0;
+}
+
 /* Moves the runs of one results document into m; 0, or -1 with a message. */
 static int take_runs(merge *m, const char *path) {
+  errno = 0;
   char *text = cli_read_file(path);
-  cJSON *doc = text ? cJSON_Parse(text) : NULL, *runs, *r;
+  if (!text) {
+    fprintf(stderr, "revenant merge: %s: cannot read: %s\n", path, errno ? strerror(errno) : "read error");
+    return -1;
+  }
+  cJSON *doc = cJSON_Parse(text), *runs, *r;
   free(text);
   runs = cJSON_GetObjectItemCaseSensitive(doc, "runs");
   if (!doc || strcmp(sfield(doc, "schema"), "revenant.results/1") || !cJSON_IsArray(runs)) {
-    fprintf(stderr, "revenant merge: %s: not a results file (schema revenant.results/1)\n", path);
+    fprintf(stderr, "revenant merge: %s: not a results file (%s)\n", path,
+            doc ? "needs schema revenant.results/1 and a runs array" : "not valid JSON");
     cJSON_Delete(doc);
     return -1;
+  }
+  int i = 0;
+  cJSON_ArrayForEach(r, runs) {
+    if (!good_run(r)) {
+      fprintf(stderr, "revenant merge: %s: run %d is malformed (needs the strings scenario, file, variant, "
+              "strategy, a hex seed and the boolean passed)\n", path, i);
+      cJSON_Delete(doc);
+      return -1;
+    }
+    i++;
   }
   while ((r = cJSON_DetachItemFromArray(runs, 0))) {
     if (m->n == m->cap) {
@@ -136,10 +166,14 @@ static int write_merged(merge *m, size_t passed, size_t failed) {
     else cJSON_Delete(m->v[i].run);
   }
   char *text = ok ? cJSON_Print(root) : NULL;
-  FILE *f = text ? fopen(m->out, "w") : NULL;
-  int rc = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF ? 0 : -1;
-  if (f && fclose(f)) rc = -1;
-  if (rc) fprintf(stderr, "revenant merge: cannot write %s\n", m->out);
+  cli_out f;
+  int rc = -1;
+  if (!text) fprintf(stderr, "revenant merge: cannot write %s: out of memory\n", m->out);
+  else if (cli_out_open(&f, m->out) == 0) {
+    if (fputs(text, f.f) >= 0 && fputc('\n', f.f) != EOF) rc = cli_out_commit(&f);
+    else cli_out_abort(&f);
+    if (rc) fprintf(stderr, "revenant merge: cannot write %s\n", m->out);
+  }
   cJSON_free(text);
   cJSON_Delete(root);
   cJSON_Delete(runs);
@@ -158,7 +192,7 @@ int cli_cmd_merge(int argc, char **argv) {
       free(m.v);
       return 0;
     } else if (!strcmp(a, "-o") || !strcmp(a, "--json")) {
-      if (i + 1 >= argc) {
+      if (i + 1 >= argc || cli_is_flag(argv[i + 1])) {
         fprintf(stderr, "revenant merge: option needs a value: %s\n", a);
         bad = 1;
       } else {

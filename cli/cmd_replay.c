@@ -4,6 +4,8 @@
 ** trace hash.
 */
 #include <cJSON.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +114,44 @@ static int replay(const replay_opts *o, const cJSON *doc, scn_scenario *sc) {
   return out ? 2 : same ? 0 : 1;
 }
 
+/* The repro document of path, or NULL after saying why not (missing,
+** a directory, not JSON, not a repro file of a version this build reads). */
+static cJSON *read_repro(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    fprintf(stderr, "revenant replay: %s: %s\n", path, strerror(errno));
+    return NULL;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    fprintf(stderr, "revenant replay: %s: is a directory; give one repro file\n", path);
+    return NULL;
+  }
+  errno = 0;
+  char *buf = cli_read_file(path);
+  if (!buf) {
+    fprintf(stderr, "revenant replay: %s: cannot read: %s\n", path, errno ? strerror(errno) : "read error");
+    return NULL;
+  }
+  cJSON *doc = cJSON_Parse(buf);
+  free(buf);
+  if (!doc) {
+    fprintf(stderr, "revenant replay: %s: not valid JSON\n", path);
+    return NULL;
+  }
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, "revenant_repro");
+  if (!cJSON_IsNumber(v) || v->valuedouble != 1) {
+    if (cJSON_IsNumber(v))
+      fprintf(stderr, "revenant replay: %s: repro format %g is not one this build reads (it reads 1)\n", path,
+              v->valuedouble);
+    else
+      fprintf(stderr, "revenant replay: %s: not a repro file (no \"revenant_repro\": 1)%s\n", path,
+              cJSON_GetObjectItemCaseSensitive(doc, "actors") ? "; for a scenario use revenant run" : "");
+    cJSON_Delete(doc);
+    return NULL;
+  }
+  return doc;
+}
+
 static int replay_args(int argc, char **argv, replay_opts *o) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -144,13 +184,8 @@ int cli_cmd_replay(int argc, char **argv) {
   replay_opts o = {0};
   int rc = replay_args(argc, argv, &o);
   if (rc >= 0) return rc;
-  char *buf = cli_read_file(o.file);
-  cJSON *doc = buf ? cJSON_Parse(buf) : NULL;
-  free(buf);
-  if (!doc) {
-    fprintf(stderr, "revenant replay: %s: cannot read or parse\n", o.file);
-    return 2;
-  }
+  cJSON *doc = read_repro(o.file);
+  if (!doc) return 2;
   scn_scenario *sc = calloc(1, sizeof *sc);
   rc = sc ? replay(&o, doc, sc) : 2;
   free(sc);

@@ -81,7 +81,8 @@ static int parse_run_opts(int argc, char **argv, run_opts *o) {
   memset(o, 0, sizeof *o);
   o->strategy = -1;
   o->repro_dir = "revenant-out";
-  o->color = isatty(1) && !getenv("NO_COLOR");
+  const char *no_color = getenv("NO_COLOR"); /* no-color.org: set and not empty */
+  o->color = isatty(1) && !(no_color && *no_color);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -90,6 +91,10 @@ static int parse_run_opts(int argc, char **argv, run_opts *o) {
                 !strcmp(a, "--repro-dir") || !strcmp(a, "--case") ||
                 !strcmp(a, "--crash-points-max") || !strcmp(a, "--crash-at");
     if (takes && !val) return usage_error(argv[0], "option needs a value:", a);
+    if (takes && cli_is_flag(val)) {
+      fprintf(stderr, "revenant %s: option %s needs a value, got the option %s\n", argv[0], a, val);
+      return usage_error(argv[0], "option needs a value:", a);
+    }
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       fputs(run_usage, stdout);
       exit(0);
@@ -172,38 +177,61 @@ static void fill_rpt(run_record *rec, const scn_scenario *sc, int ci, double wal
   rec->sc = sc;
 }
 
-static void write_repro(const run_opts *o, run_record *rec) {
-  char path[1024];
-  mkdir(o->repro_dir, 0777);
-  snprintf(path, sizeof path, "%s/repro-%s-%s-0x%llx.json", o->repro_dir, rec->sc->name,
-           rec->variant, (unsigned long long)rec->res.seed);
-  FILE *f = fopen(path, "w");
-  if (!f || rpt_repro_write(f, &rec->rr, rec->sc->source)) {
-    fprintf(stderr, "revenant: cannot write repro file %s\n", path);
-  } else {
-    fprintf(stdout, "  repro: %s\n", path);
+/* Writes the repro file of a failed run; 0, or -1 after saying why not. */
+static int write_repro(const run_opts *o, run_record *rec) {
+  char path[1200], extra[40] = "";
+  cli_out out;
+  if (mkdir(o->repro_dir, 0777) != 0 && errno != EEXIST) {
+    fprintf(stderr, "revenant: cannot make the repro directory %s: %s\n", o->repro_dir, strerror(errno));
+    return -1;
   }
-  if (f) fclose(f);
+  /* unique per file, case, seed and crash point: the scenario name alone
+     is not (two files may share it) */
+  if (o->crash_at) snprintf(extra, sizeof extra, "-crash%llu", (unsigned long long)o->crash_at);
+  cli_repro_path(path, sizeof path, o->repro_dir, "repro", rec->sc->file, rec->sc->name, rec->variant,
+                 rec->res.seed, extra);
+  if (cli_out_open(&out, path)) return -1;
+  if (rpt_repro_write(out.f, &rec->rr, rec->sc->source)) {
+    fprintf(stderr, "revenant: cannot write repro file %s\n", path);
+    cli_out_abort(&out);
+    return -1;
+  }
+  if (cli_out_commit(&out)) return -1;
+  fprintf(stdout, "  repro: %s\n", path);
+  return 0;
 }
 
 /* ---- the run loop ----------------------------------------------------- */
 
+#define RUN_MAX_RECOVERY 1000000 /* recovery times kept for the distribution */
+
 typedef struct run_state {
   run_opts o;
-  run_record *recs;
-  size_t n_recs, cap_recs;
+  run_record *last;          /* the last run, kept for --trace */
+  cli_out json, junit;
+  rpt_json_stream js;
+  rpt_junit_stream ju;
+  int junit_dup;             /* several cases of one scenario: name them */
   size_t passed, failed;
-  int keep;
-  int64_t *recovery_us;      /* recovery times of every run, for the distribution */
-  size_t n_recovery, cap_recovery;
+  rpt_load_error *errs;
+  size_t n_errs, cap_errs;
+  int64_t *recovery_us;      /* recovery times, for the distribution */
+  size_t n_recovery, cap_recovery, recovery_runs;
   size_t runs;
+  uint64_t seeds_done;        /* (case, seed) pairs run */
+  double t0, last_progress;
+  int tty;
+  uint64_t last_hash;        /* trace hash of the last run */
+  int write_errors;          /* repro files that could not be written */
+  uint64_t first_hash;
 } run_state;
 
-/* Adds the recovery times of one run (fault to recovery) to st. */
-static void collect_recovery(run_state *st, const sim_trace *t) {
-  int64_t v[256];
-  size_t n = 0;
-  rpt_recovery_times(t, v, &n, 256);
+/* Adds the n recovery times v of one run (fault to recovery) to st; stops
+** collecting at RUN_MAX_RECOVERY values (the line then says over how many
+** runs), so memory stays bounded over any seed range. */
+static void collect_recovery(run_state *st, const int64_t *v, size_t n) {
+  if (st->n_recovery >= RUN_MAX_RECOVERY) return;
+  st->recovery_runs++;
   if (n == 0) return;
   if (st->n_recovery + n > st->cap_recovery) {
     size_t nc = (st->cap_recovery + n) * 2;
@@ -216,10 +244,10 @@ static void collect_recovery(run_state *st, const sim_trace *t) {
   st->n_recovery += n;
 }
 
-static int determinism_check(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy st,
-                             scn_result *first) {
+static int determinism_check(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy strat,
+                             const scn_run_opts *ro, scn_result *first) {
   scn_result again;
-  if (scn_run_case(sc, ci, seed, st, &again)) return -1;
+  if (scn_run_case_ex(sc, ci, seed, strat, ro, &again)) return -1;
   if (again.trace_hash != first->trace_hash) {
     snprintf(first->failure, sizeof first->failure,
              "not deterministic: trace hash 0x%016llx then 0x%016llx for the same seed",
@@ -230,39 +258,91 @@ static int determinism_check(const scn_scenario *sc, int ci, uint64_t seed, sim_
   return 0;
 }
 
-static run_record *next_record(run_state *st) {
-  if (st->n_recs == st->cap_recs) {
-    size_t nc = st->cap_recs ? st->cap_recs * 2 : 16;
-    run_record *nr = realloc(st->recs, nc * sizeof *nr);
-    if (!nr) return NULL;
-    st->recs = nr;
-    st->cap_recs = nc;
+static void record_free(run_record *rec) {
+  if (!rec) return;
+  scn_result_free(&rec->res);
+  free(rec);
+}
+
+static uint32_t crash_check_mask(const scn_case *cs);
+
+/* The progress line on a terminal (stderr) for a seed range, at most 5
+** times a second. */
+static void progress(run_state *st, uint64_t seed, int final) {
+  double now = cli_wall_now();
+  if (!st->tty || !st->o.have_seed || st->o.seed_lo == st->o.seed_hi ||
+      (!final && now - st->last_progress < 0.2))
+    return;
+  st->last_progress = now;
+  if (final) {
+    fputs("\r\033[K", stderr);
+    return;
   }
-  return &st->recs[st->n_recs++];
+  double el = now - st->t0, rate = el > 0 ? (double)st->runs / el : 0;
+  fprintf(stderr, "\r\033[Krun: %zu runs, seed %llu of %llu..%llu, %.1f runs/s, %zu failed", st->runs,
+          (unsigned long long)seed, (unsigned long long)st->o.seed_lo, (unsigned long long)st->o.seed_hi, rate,
+          st->failed);
 }
 
 static int run_one(run_state *st, const scn_scenario *sc, int ci, uint64_t seed) {
   sim_strategy strat = st->o.strategy >= 0 ? (sim_strategy)st->o.strategy : sc->strategy;
-  run_record *rec = next_record(st);
+  run_record *rec = calloc(1, sizeof *rec); /* one allocation per run: pointers into it stay valid */
   if (!rec) return -1;
   double t0 = cli_wall_now();
-  scn_run_opts ro = {.crash_after_write = st->o.crash_at};
-  if (scn_run_case_ex(sc, ci, seed, strat, &ro, &rec->res)) {
+  /* Without an output that reads the trace (--json, --junit, --trace, -v),
+  ** the run keeps no trace records: a failure is re-run with them kept for
+  ** its report. Recovery times are measured as the records go by. */
+  int64_t rec_us[256];
+  rpt_recovery_stream *rs = rpt_recovery_stream_new(rec_us, 256);
+  scn_run_opts ro = {.crash_after_write = st->o.crash_at,
+                     .lean = !st->o.json && !st->o.junit && !st->o.trace && !st->o.verbose,
+                     .observer = rs ? rpt_recovery_observe : NULL,
+                     .observer_ctx = rs};
+  if (st->o.crash_at) { /* the run --crash-points made for this boundary: without the file's faults */
+    ro.without_faults = 1;
+    ro.check_mask = crash_check_mask(&sc->cases[ci]);
+  }
+  int rc = scn_run_case_ex(sc, ci, seed, strat, &ro, &rec->res);
+  size_t n_rec = rpt_recovery_stream_end(rs);
+  ro.observer = NULL; /* a second run (--check-determinism) is not measured again */
+  if (rc) {
     fprintf(stderr, "revenant: %s: %s\n", sc->file, rec->res.failure);
-    scn_result_free(&rec->res);
-    st->n_recs--;
+    record_free(rec);
     return -1;
   }
-  if (st->o.determinism && determinism_check(sc, ci, seed, strat, &rec->res)) return -1;
+  if (st->o.crash_at && rec->res.writes < st->o.crash_at) {
+    fprintf(stderr, "revenant: %s [%s] seed=0x%llx: --crash-at %llu is beyond the last durable write "
+            "boundary (the run has %llu)\n", sc->file, sc->cases[ci].label, (unsigned long long)seed,
+            (unsigned long long)st->o.crash_at, (unsigned long long)rec->res.writes);
+    record_free(rec);
+    return -1;
+  }
+  if (st->o.determinism && determinism_check(sc, ci, seed, strat, &ro, &rec->res)) {
+    record_free(rec);
+    return -1;
+  }
   fill_rpt(rec, sc, ci, cli_wall_now() - t0);
-  collect_recovery(st, &rec->res.s->trace);
+  collect_recovery(st, rec_us, n_rec);
   st->runs++;
   if (rec->res.passed)
     st->passed++;
   else
     st->failed++;
   if (!st->o.quiet || !rec->res.passed) rpt_text_run(stdout, &rec->rr, st->o.verbose, st->o.color);
-  if (!rec->res.passed) write_repro(&st->o, rec);
+  char why[256];
+  if (!st->o.quiet && !st->o.crash_at &&
+      chk_unjudged(rec->res.checks, sc->cases[ci].hold_mask, rec->res.end_us, why, sizeof why))
+    printf("  not judged: %s\n", why);
+  st->last_hash = rec->res.trace_hash;
+  if (!rec->res.passed && write_repro(&st->o, rec)) st->write_errors++;
+  if (st->json.f) rpt_json_add(&st->js, &rec->rr);
+  if (st->junit.f) rpt_junit_add(&st->ju, &rec->rr, st->junit_dup);
+  if (st->o.trace) { /* keep only the last run */
+    record_free(st->last);
+    st->last = rec;
+  } else {
+    record_free(rec);
+  }
   return 0;
 }
 
@@ -275,6 +355,8 @@ static uint32_t crash_check_mask(const scn_case *cs) {
   return (m | cs->hold_mask) & ~cs->violate_mask;
 }
 
+#define CRASH_LIST_MAX 5 /* failing boundaries listed by name */
+
 static int crash_points(run_state *st, const scn_scenario *sc, int ci, uint64_t seed) {
   const scn_case *cs = &sc->cases[ci];
   sim_strategy strat = st->o.strategy >= 0 ? (sim_strategy)st->o.strategy : sc->strategy;
@@ -285,21 +367,27 @@ static int crash_points(run_state *st, const scn_scenario *sc, int ci, uint64_t 
            sc->name, cs->label);
     return 0;
   }
+  if (scn_has_sigkill(sc))
+    printf("note: crash-points %s [%s]: crash points run without the file's faults, so its sigkill "
+           "faults do not apply here\n", sc->name, cs->label);
   if (scn_run_case_ex(sc, ci, seed, strat, &ro, &res)) return -1;
   uint64_t n = res.writes, step = 1, covered = 0, failed = 0;
   scn_result_free(&res);
   if (st->o.crash_max && n > st->o.crash_max) step = (n + st->o.crash_max - 1) / st->o.crash_max;
   ro.stop_when_decided = 1; /* a failing boundary stops at its first violation */
-  for (uint64_t k = 1; k <= n; k += step) {
+  for (uint64_t k = 1; k <= n && !cli_stop; k += step) {
     ro.crash_after_write = k;
     if (scn_run_case_ex(sc, ci, seed, strat, &ro, &res)) return -1;
     covered++;
-    if (!res.passed && failed++ < 5)
+    if (!res.passed && failed++ < CRASH_LIST_MAX)
       printf("  crash after write %llu: %s\n    replay: revenant run %s --case %s --seed 0x%llx "
-             "--crash-at %llu\n", (unsigned long long)k, res.failure, sc->file, cs->label,
-             (unsigned long long)seed, (unsigned long long)k);
+             "--strategy %s --crash-at %llu\n", (unsigned long long)k, res.failure, sc->file, cs->label,
+             (unsigned long long)seed, sim_strategy_name(strat), (unsigned long long)k);
     scn_result_free(&res);
   }
+  if (failed > CRASH_LIST_MAX)
+    printf("  ... and %llu more failing boundar%s\n", (unsigned long long)(failed - CRASH_LIST_MAX),
+           failed - CRASH_LIST_MAX == 1 ? "y" : "ies");
   printf("%s crash-points %s [%s] seed=0x%llx: %llu write boundaries, %llu covered, %llu failed\n",
          failed ? "FAIL" : "PASS", sc->name, cs->label, (unsigned long long)seed,
          (unsigned long long)n, (unsigned long long)covered, (unsigned long long)failed);
@@ -313,12 +401,26 @@ static int crash_points(run_state *st, const scn_scenario *sc, int ci, uint64_t 
 static int run_scenario(run_state *st, const scn_scenario *sc) {
   uint64_t lo = st->o.have_seed ? st->o.seed_lo : sc->seed;
   uint64_t hi = st->o.have_seed ? st->o.seed_hi : sc->seed;
-  int matched = 0;
-  for (int ci = 0; ci < sc->n_cases; ci++) {
+  int matched = 0, selected = 0;
+  for (int ci = 0; ci < sc->n_cases; ci++)
+    selected += !st->o.only_case || !strcmp(st->o.only_case, sc->cases[ci].label);
+  st->junit_dup = selected > 1;
+  for (int ci = 0; ci < sc->n_cases && !cli_stop; ci++) {
     if (st->o.only_case && strcmp(st->o.only_case, sc->cases[ci].label)) continue;
     matched = 1;
-    for (uint64_t seed = lo;; seed++) {
+    uint64_t first_hash = 0;
+    for (uint64_t seed = lo; !cli_stop; seed++) {
       if (st->o.crash_points ? crash_points(st, sc, ci, seed) : run_one(st, sc, ci, seed)) return -1;
+      if (seed == lo) first_hash = st->last_hash;
+      if (seed == lo + 1 && !st->o.crash_points && st->last_hash == first_hash)
+        printf("note: %s [%s]: seeds 0x%llx and 0x%llx gave the same run (trace hash 0x%016llx): nothing in "
+               "this scenario draws from the seed (strategy %s, no random faults or workload), so every seed "
+               "is the same run; try --strategy random\n",
+               sc->name, sc->cases[ci].label, (unsigned long long)lo, (unsigned long long)seed,
+               (unsigned long long)first_hash,
+               sim_strategy_name(st->o.strategy >= 0 ? (sim_strategy)st->o.strategy : sc->strategy));
+      st->seeds_done++;
+      progress(st, seed, 0);
       if (seed == hi) break;
     }
   }
@@ -326,27 +428,95 @@ static int run_scenario(run_state *st, const scn_scenario *sc) {
   return matched ? 0 : -1;
 }
 
-static int write_outputs(run_state *st) {
-  rpt_run *runs = calloc(st->n_recs ? st->n_recs : 1, sizeof *runs);
+/* A load error, kept for the reports (message is the loader's). */
+static void add_error(run_state *st, const char *file, const char *msg) {
+  if (st->n_errs == st->cap_errs) {
+    size_t nc = st->cap_errs ? st->cap_errs * 2 : 8;
+    rpt_load_error *e = realloc(st->errs, nc * sizeof *e);
+    if (!e) return;
+    st->errs = e;
+    st->cap_errs = nc;
+  }
+  char *f = strdup(file), *m = strdup(msg);
+  if (!f || !m) {
+    free(f);
+    free(m);
+    return;
+  }
+  st->errs[st->n_errs++] = (rpt_load_error){f, m};
+}
+
+static int open_outputs(run_state *st) {
+  if (st->o.json) {
+    if (cli_out_open(&st->json, st->o.json)) return -1;
+    rpt_json_begin(&st->js, st->json.f);
+  }
+  if (st->o.junit) {
+    if (cli_out_open(&st->junit, st->o.junit)) return -1;
+    if (rpt_junit_begin(&st->ju, st->junit.f)) {
+      fprintf(stderr, "revenant: cannot write %s: no temporary file\n", st->o.junit);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Ends the streamed reports and writes the trace: each file complete (an
+** empty run list or an empty trace when nothing ran) or not at all. */
+static int close_outputs(run_state *st) {
   int rc = 0;
-  if (!runs) return -1;
-  for (size_t i = 0; i < st->n_recs; i++) runs[i] = st->recs[i].rr;
-  const char *paths[3] = {st->o.json, st->o.junit, st->o.trace};
-  for (int k = 0; k < 3; k++) {
-    if (!paths[k]) continue;
-    FILE *f = fopen(paths[k], "w");
-    int err = !f;
-    if (f && k == 0) err = rpt_json_write(f, runs, st->n_recs);
-    if (f && k == 1) err = rpt_junit_write(f, runs, st->n_recs);
-    if (f && k == 2 && st->n_recs) err = rpt_trace_write(f, &runs[st->n_recs - 1]);
-    if (f && fclose(f)) err = 1;
-    if (err) {
-      fprintf(stderr, "revenant: cannot write %s\n", paths[k]);
+  if (st->json.f) {
+    if (rpt_json_end(&st->js, st->errs, st->n_errs)) {
+      fprintf(stderr, "revenant: cannot write %s\n", st->o.json);
+      cli_out_abort(&st->json);
+      rc = -1;
+    } else if (cli_out_commit(&st->json)) {
       rc = -1;
     }
   }
-  free(runs);
+  if (st->junit.f) {
+    if (rpt_junit_end(&st->ju, st->errs, st->n_errs)) {
+      fprintf(stderr, "revenant: cannot write %s\n", st->o.junit);
+      cli_out_abort(&st->junit);
+      rc = -1;
+    } else if (cli_out_commit(&st->junit)) {
+      rc = -1;
+    }
+  }
+  if (st->o.trace) {
+    cli_out t;
+    rpt_run empty = {0};
+    if (cli_out_open(&t, st->o.trace)) return -1;
+    if (rpt_trace_write(t.f, st->last ? &st->last->rr : &empty)) {
+      fprintf(stderr, "revenant: cannot write %s\n", st->o.trace);
+      cli_out_abort(&t);
+      return -1;
+    }
+    if (cli_out_commit(&t)) rc = -1;
+  }
   return rc;
+}
+
+/* A file that looks like a repro file gets a hint instead of the loader's
+** complaint about unknown fields. */
+static int is_repro_file(const char *path) {
+  char *text = cli_read_file(path);
+  int yes = text && strstr(text, "\"revenant_repro\"") != NULL;
+  free(text);
+  return yes;
+}
+
+static scn_scenario *load_one(run_state *st, const char *path) {
+  char err[1024];
+  scn_scenario *sc = calloc(1, sizeof *sc); /* large: off the stack */
+  if (sc && scn_load(path, sc, err, sizeof err) == 0) return sc;
+  if (!sc) snprintf(err, sizeof err, "%s: out of memory", path);
+  else if (is_repro_file(path))
+    snprintf(err, sizeof err, "%s: this is a repro file, not a scenario: use revenant replay %s", path, path);
+  fprintf(stderr, "%s\n", err);
+  add_error(st, path, err);
+  free(sc);
+  return NULL;
 }
 
 int cli_cmd_run(int argc, char **argv) {
@@ -357,44 +527,51 @@ int cli_cmd_run(int argc, char **argv) {
     cli_paths_free(&st.o.files);
     return rc;
   }
-  st.keep = st.o.json || st.o.junit || st.o.trace;
   int errors = 0;
-  scn_scenario **loaded = calloc(st.o.files.n, sizeof *loaded);
-  for (size_t i = 0; loaded && i < st.o.files.n; i++) {
-    char err[1024];
-    scn_scenario *sc = loaded[i] = calloc(1, sizeof *sc); /* large: off the stack */
-    if (!sc || scn_load(st.o.files.v[i], sc, err, sizeof err)) {
-      fprintf(stderr, "%s\n", sc ? err : "revenant: out of memory");
-      free(sc);
-      loaded[i] = NULL;
+  st.tty = isatty(2);
+  st.t0 = cli_wall_now();
+  cli_catch_signals();
+  int out_err = open_outputs(&st);
+  errors += out_err != 0;
+  scn_scenario *keep = NULL; /* the scenario of st.last (its strings are in it) */
+  for (size_t i = 0; !out_err && i < st.o.files.n && !cli_stop; i++) {
+    scn_scenario *sc = load_one(&st, st.o.files.v[i]);
+    if (!sc) {
       errors++;
       continue;
     }
     if (run_scenario(&st, sc)) errors++;
-    if (!st.keep) { /* results point into sc: release both now */
-      for (size_t k = 0; k < st.n_recs; k++) scn_result_free(&st.recs[k].res);
-      st.n_recs = 0;
+    if (st.last && st.last->sc == sc) {
+      if (keep) scn_free(keep);
+      free(keep);
+      keep = sc;
+    } else {
       scn_free(sc);
       free(sc);
-      loaded[i] = NULL;
     }
   }
-  if (st.keep && write_outputs(&st)) errors++;
+  progress(&st, 0, 1);
+  if (close_outputs(&st)) errors++;
   if (st.n_recovery && (st.runs > 1 || st.o.verbose)) {
-    printf("recovery times (fault to recovery) over %zu runs: ", st.runs);
+    printf("recovery times (fault to recovery) over %zu runs: ", st.recovery_runs);
     rpt_distribution(stdout, st.recovery_us, st.n_recovery);
   }
   free(st.recovery_us);
-  rpt_text_summary(stdout, st.passed, st.failed);
-  for (size_t k = 0; k < st.n_recs; k++) scn_result_free(&st.recs[k].res);
-  free(st.recs);
-  for (size_t i = 0; loaded && i < st.o.files.n; i++) {
-    if (loaded[i]) scn_free(loaded[i]);
-    free(loaded[i]);
+  if (cli_stop)
+    printf("interrupted after %llu seed%s (%zu runs)\n", (unsigned long long)st.seeds_done,
+           st.seeds_done == 1 ? "" : "s", st.runs);
+  rpt_text_summary_errors(stdout, st.passed, st.failed, st.n_errs);
+  record_free(st.last);
+  if (keep) scn_free(keep);
+  free(keep);
+  for (size_t k = 0; k < st.n_errs; k++) {
+    free((char *)st.errs[k].file);
+    free((char *)st.errs[k].message);
   }
-  free(loaded);
+  free(st.errs);
   cli_paths_free(&st.o.files);
-  if (errors) return 2;
+  if (cli_stop) return 128 + cli_stop;
+  if (errors || st.write_errors) return 2;
   return st.failed ? 1 : 0;
 }
 

@@ -4,6 +4,7 @@
 ** still fails with the same seed (scn_shrink), writes it as a readable
 ** scenario file (scn_write), loads that file back and re-runs it to verify.
 */
+#include <ctype.h>
 #include <cJSON.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -85,7 +86,7 @@ static int parse_shrink_opts(int argc, char **argv, shrink_opts *o) {
     int k = 0;
     while (takes[k] && strcmp(takes[k], a)) k++;
     if (takes[k]) {
-      if (i + 1 >= argc) return usage_error("option needs a value:", a);
+      if (i + 1 >= argc || cli_is_flag(argv[i + 1])) return usage_error("option needs a value:", a);
       if (shrink_opt(o, a, argv[++i])) return 2;
     } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       fputs(shrink_usage, stdout);
@@ -176,13 +177,15 @@ static int out_of_time(void *ctx) { return cli_wall_now() > *(const double *)ctx
 
 /* Writes out to path, loads it back and checks that inv is violated. */
 static int write_verify(const char *path, const scn_scenario *out, int inv) {
-  FILE *f = fopen(path, "w");
-  int bad = !f || scn_write(f, out) != 0;
-  if (f && fclose(f)) bad = 1;
-  if (bad) {
+  cli_out f;
+  if (cli_out_open(&f, path)) return 2;
+  if (scn_write(f.f, out) != 0) {
     fprintf(stderr, "revenant shrink: cannot write %s\n", path);
+    cli_out_abort(&f);
     return 2;
   }
+  if (cli_out_commit(&f)) return 2;
+  printf("wrote %s\n", path);
   scn_scenario *back = calloc(1, sizeof *back);
   char err[1024];
   scn_result r;
@@ -218,17 +221,20 @@ static int shrink_main(const shrink_opts *o, shrink_in *in, scn_scenario *out) {
   if (o->out) {
     snprintf(path, sizeof path, "%s", o->out);
   } else {
+    char name[128];
+    size_t k = 0;
+    for (const char *c = out->name; *c && k + 1 < sizeof name; c++) /* never a raw name in a path */
+      name[k++] = (isalnum((unsigned char)*c) || *c == '-' || *c == '_') ? *c : '_';
+    name[k] = 0;
     mkdir("revenant-out", 0777);
-    snprintf(path, sizeof path, "revenant-out/%s.json", out->name);
+    snprintf(path, sizeof path, "revenant-out/%s.json", k ? name : "shrunk");
   }
   printf("  kept: %s violated, %d runs, %d reductions kept, %.2fs%s\n",
          chk_invariant_name((chk_invariant)st.invariant), st.runs, st.accepted, cli_wall_now() - t0,
          st.stopped ? " (time budget spent: the best so far is written)" : "");
   printf("  before: %s\n  after:  %s\n", scn_size_text(&st.before, b1, sizeof b1),
          scn_size_text(&st.after, b2, sizeof b2));
-  int rc = write_verify(path, out, st.invariant);
-  printf("wrote %s\n", path);
-  return rc;
+  return write_verify(path, out, st.invariant);
 }
 
 int cli_cmd_shrink(int argc, char **argv) {

@@ -1,6 +1,7 @@
 /*
 ** main.c: the revenant command line: subcommand dispatch.
 */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,6 +25,16 @@ static void usage(FILE *f) {
         "manual: docs/cli.md, docs/scenarios.md\n", f);
 }
 
+/* A command's status, or 2 when its standard output could not be written
+** (`revenant check > /dev/full` must not exit 0). */
+static int stdout_checked(int rc) {
+  errno = 0;
+  int bad = fflush(stdout) != 0 || ferror(stdout);
+  if (!bad) return rc;
+  fprintf(stderr, "revenant: cannot write standard output: %s\n", errno ? strerror(errno) : "write error");
+  return 2;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
@@ -32,15 +43,15 @@ int main(int argc, char **argv) {
   const char *cmd = argv[1];
   if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
     usage(stdout);
-    return 0;
+    return stdout_checked(0);
   }
   if (!strcmp(cmd, "--version")) {
     printf("revenant %s (%s, SQLite %s)\n", REVENANT_VERSION, rt_lua_release(),
            sqlite3_libversion());
-    return 0;
+    return stdout_checked(0);
   }
   for (const cli_command *c = cli_commands; c->name; c++)
-    if (!strcmp(cmd, c->name)) return c->fn(argc - 1, argv + 1);
+    if (!strcmp(cmd, c->name)) return stdout_checked(c->fn(argc - 1, argv + 1));
   if (cmd[0] == '-')
     fprintf(stderr, "revenant: unknown option '%s'\n", cmd);
   else

@@ -53,13 +53,18 @@ static int64_t draw_gap(sim_rng *r, int64_t mean_us);
 
 int64_t flt_last_time(void) { return last_fault_us; }
 
+static void rated_streams(uint64_t seed, const flt_fault *f, int i, sim_rng *gaps,
+                          sim_rng *actors) {
+  char name[64];
+  snprintf(name, sizeof name, "fault.%s.%d", kind_names[f->kind], i);
+  sim_rng_stream(gaps, seed, name);
+  snprintf(name, sizeof name, "fault.%s.%d.actor", kind_names[f->kind], i);
+  sim_rng_stream(actors, seed, name);
+}
+
 int flt_times(uint64_t seed, const flt_fault *faults, int n, int64_t duration_us,
               flt_kind kind, int64_t *out, int cap) {
-  char name[48];
-  sim_rng r;
   int k = 0;
-  snprintf(name, sizeof name, "fault.%s", kind_names[kind]);
-  sim_rng_stream(&r, seed, name);
   for (int i = 0; i < n; i++) {
     const flt_fault *f = &faults[i];
     if (f->kind != kind) continue;
@@ -67,10 +72,12 @@ int flt_times(uint64_t seed, const flt_fault *faults, int n, int64_t duration_us
       if (k < cap) out[k++] = f->at_us;
       continue;
     }
+    sim_rng r, unused;
+    rated_streams(seed, f, i, &r, &unused);
     int64_t until = f->until_us > 0 ? f->until_us : duration_us;
     int64_t mean = f->per_day > 0 ? DAY_US / f->per_day : 0;
-    for (int64_t t = draw_gap(&r, mean); mean && t < until; t += draw_gap(&r, mean))
-      if (k < cap) out[k++] = t;
+    for (int64_t t = draw_gap(&r, mean); mean && t < until && k < cap; t += draw_gap(&r, mean))
+      out[k++] = t;
   }
   for (int i = 1; i < k; i++) /* insertion sort: a handful of times */
     for (int j = i; j > 0 && out[j] < out[j - 1]; j--) {
@@ -83,7 +90,12 @@ int flt_times(uint64_t seed, const flt_fault *faults, int n, int64_t duration_us
 
 typedef struct flt_ctx {
   rt_world *w;
-  flt_fault f;        /* a copy, with a drawn actor already chosen */
+  flt_fault f;        /* a copy; a fixed evict's drawn actor already chosen */
+  sim_rng gaps;       /* rated: "fault.<kind>.<i>", inter-arrival times */
+  sim_rng actors;     /* rated: "fault.<kind>.<i>.actor", evict's victim */
+  int64_t mean_us;    /* rated: mean gap; 0 for a fixed fault */
+  int64_t at_us;      /* rated: the pending arrival */
+  int64_t until_us;   /* rated: arrivals stop before this */
 } flt_ctx;
 
 static uint32_t pick_actor(rt_world *w, const flt_fault *f, sim_rng *r) {
@@ -118,15 +130,9 @@ void flt_apply(rt_world *w, const flt_fault *f) {
 }
 
 /* The planned faults of the current run, indexed by the event's arg (the
-** array grows, so events carry indices, never pointers into it). */
+** array grows while planning, so events carry indices, never pointers). */
 static flt_ctx *ctx_pool;
 static size_t ctx_used, ctx_cap;
-
-static void fire(sim *s, void *ctx, uint64_t arg) {
-  (void)s;
-  (void)ctx;
-  flt_apply(ctx_pool[arg].w, &ctx_pool[arg].f);
-}
 
 static sim_rng kind_rng[FLT_KIND_COUNT];
 
@@ -136,29 +142,35 @@ static int64_t draw_gap(sim_rng *r, int64_t mean_us) {
   return (int64_t)(-log(1.0 - u) * (double)mean_us) + 1;
 }
 
-/* The plan of one run: every draw happens here, in fault order, so the
-** plan of a window [from, until) of the run is the same slice of the plan
-** of the whole run (a worker restarted after a real SIGKILL relies on it). */
-typedef struct flt_window {
-  int64_t from_us, until_us;
-  flt_kind skip;
-} flt_window;
+/* A rated fault's arrival at c->at_us fires: the victim is drawn now, then
+** the next arrival, which is scheduled if it falls before the end. */
+static void fire(sim *s, void *ctx, uint64_t arg) {
+  (void)ctx;
+  flt_ctx *c = &ctx_pool[arg];
+  if (c->mean_us == 0) {
+    flt_apply(c->w, &c->f);
+    return;
+  }
+  flt_fault now = c->f;
+  if (now.kind == FLT_EVICT && now.actor == RT_NO_ACTOR) now.actor = pick_actor(c->w, &now, &c->actors);
+  flt_apply(c->w, &now);
+  c->at_us += draw_gap(&c->gaps, c->mean_us);
+  if (c->at_us < c->until_us) {
+    if (c->at_us > last_fault_us) last_fault_us = c->at_us;
+    sim_at(s, c->at_us, 0, fire, NULL, arg); /* on OOM the chain ends */
+  }
+}
 
-static int schedule(rt_world *w, const flt_fault *f, int64_t at, sim_rng *r,
-                    const flt_window *win) {
-  flt_fault copy = *f;
-  if (copy.kind == FLT_EVICT && copy.actor == RT_NO_ACTOR) copy.actor = pick_actor(w, f, r);
-  if (at > last_fault_us) last_fault_us = at;
-  if (at < win->from_us || at >= win->until_us || f->kind == win->skip) return 0;
+static flt_ctx *ctx_new(void) {
   if (ctx_used == ctx_cap) {
-    size_t nc = ctx_cap ? ctx_cap * 2 : 256;
+    size_t nc = ctx_cap ? ctx_cap * 2 : 64;
     flt_ctx *np = realloc(ctx_pool, nc * sizeof *np);
-    if (!np) return -1;
+    if (!np) return NULL;
     ctx_pool = np;
     ctx_cap = nc;
   }
-  ctx_pool[ctx_used] = (flt_ctx){w, copy};
-  return sim_at(rt_world_sim(w), at, 0, fire, NULL, ctx_used++) ? 0 : -1;
+  memset(&ctx_pool[ctx_used], 0, sizeof ctx_pool[0]);
+  return &ctx_pool[ctx_used++];
 }
 
 int flt_plan(rt_world *w, const flt_fault *faults, int n, int64_t duration_us) {
@@ -167,7 +179,6 @@ int flt_plan(rt_world *w, const flt_fault *faults, int n, int64_t duration_us) {
 
 int flt_plan_window(rt_world *w, const flt_fault *faults, int n, int64_t duration_us,
                     int64_t from_us, int64_t until_us, int skip_kind) {
-  flt_window win = {from_us, until_us, (flt_kind)skip_kind};
   sim *s = rt_world_sim(w);
   int planned = 0;
   ctx_used = 0;
@@ -185,18 +196,46 @@ int flt_plan_window(rt_world *w, const flt_fault *faults, int n, int64_t duratio
   fiu_enable_external("revenant/storage/commit", 1, NULL, 0, storage_decide);
   for (int i = 0; i < n; i++) {
     const flt_fault *f = &faults[i];
-    sim_rng *r = &kind_rng[f->kind];
     if (f->at_us >= 0) {
-      if (schedule(w, f, f->at_us, r, &win)) return -1;
+      /* fixed: a drawn victim comes from the kind's stream, in file order */
+      flt_fault copy = *f;
+      if (copy.kind == FLT_EVICT && copy.actor == RT_NO_ACTOR)
+        copy.actor = pick_actor(w, f, &kind_rng[f->kind]);
+      if (f->at_us > last_fault_us) last_fault_us = f->at_us;
+      if (f->at_us < from_us || f->at_us >= until_us || (int)f->kind == skip_kind) continue;
+      flt_ctx *c = ctx_new();
+      if (!c) return -1;
+      c->w = w;
+      c->f = copy;
+      if (!sim_at(s, f->at_us, 0, fire, NULL, ctx_used - 1)) return -1;
       planned++;
       continue;
     }
-    int64_t until = f->until_us > 0 ? f->until_us : duration_us;
     int64_t mean = f->per_day > 0 ? DAY_US / f->per_day : 0;
-    for (int64_t t = draw_gap(r, mean); mean && t < until; t += draw_gap(r, mean)) {
-      if (schedule(w, f, t, r, &win)) return -1;
-      planned++;
+    int64_t until = f->until_us > 0 ? f->until_us : duration_us;
+    if (until > until_us) until = until_us;
+    if (mean == 0 || (int)f->kind == skip_kind) continue;
+    flt_ctx *c = ctx_new();
+    if (!c) return -1;
+    c->w = w;
+    c->f = *f;
+    c->mean_us = mean;
+    c->until_us = until;
+    rated_streams(s->seed, f, i, &c->gaps, &c->actors);
+    c->at_us = draw_gap(&c->gaps, mean);
+    /* a window that starts later skips the earlier arrivals, drawing what
+    ** they drew, so it is the same slice of the whole run's plan */
+    while (c->at_us < from_us && c->at_us < until) {
+      if (f->kind == FLT_EVICT && f->actor == RT_NO_ACTOR) pick_actor(w, f, &c->actors);
+      c->at_us += draw_gap(&c->gaps, mean);
     }
+    if (c->at_us >= until) {
+      ctx_used--;
+      continue;
+    }
+    if (c->at_us > last_fault_us) last_fault_us = c->at_us;
+    if (!sim_at(s, c->at_us, 0, fire, NULL, ctx_used - 1)) return -1;
+    planned++;
   }
   return planned;
 }

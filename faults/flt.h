@@ -46,8 +46,11 @@ typedef struct flt_fault {
 } flt_fault;
 
 /* Plans every fault of the list on world w for a run of duration_us:
-** fixed ones at their time, rated ones drawn from their kind's stream.
-** Returns the number of fault events scheduled, or -1 on error. The
+** fixed ones at their time; a rated one lazily, each arrival drawn from
+** the fault's own streams ("fault.<kind>.<i>" for the gaps, ".actor" for
+** an evict's victim) when the previous one fires, so memory stays flat
+** however many arrivals a rate makes. Returns the number of fault events
+** scheduled now (fixed faults and first arrivals), or -1 on error. The
 ** faults array must outlive the run. The plan and the libfiu point are
 ** process state: one run at a time per process (runs are one thread, and
 ** parallel runs are processes, DESIGN.md rule 1); call flt_reset after it. */
@@ -69,8 +72,8 @@ int flt_times(uint64_t seed, const flt_fault *faults, int n, int64_t duration_us
 /* Applies one fault now (also used by crash-point coverage). */
 void flt_apply(rt_world *w, const flt_fault *f);
 
-/* Virtual time of the last planned fault event (0 if none), known after
-** flt_plan; liveness checks start after it. */
+/* Virtual time of the latest fault event planned so far (0 if none): with
+** lazy planning, a rated fault's arrivals are known only as they come. */
 int64_t flt_last_time(void);
 
 /* Name of a kind ("evict") and the reverse (-1 if unknown). */

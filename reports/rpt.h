@@ -86,6 +86,27 @@ void rpt_text_summary(FILE *f, size_t passed, size_t failed);
 ** Returns 0, or -1 on OOM or a write error. */
 int rpt_json_write(FILE *f, const rpt_run *runs, size_t n);
 
+/* A scenario file that could not be loaded, for the reports that count
+** load errors (JSON "errors", JUnit <error>, the summary line). */
+typedef struct rpt_load_error {
+  const char *file;
+  const char *message;           /* "file:line:col: what" */
+} rpt_load_error;
+
+/* The results JSON written one run at a time (same bytes as
+** rpt_json_write for the same runs): rpt_json_begin, rpt_json_add per run
+** (r is not kept: it may be freed right after), then rpt_json_end, which
+** adds "errors": [{"file","message"}] and summary.errors when n_err > 0.
+** rpt_json_end returns 0, or -1 if anything failed (OOM, write error). */
+typedef struct rpt_json_stream {
+  FILE *f;
+  size_t n, passed;
+  int err;
+} rpt_json_stream;
+void rpt_json_begin(rpt_json_stream *w, FILE *f);
+void rpt_json_add(rpt_json_stream *w, const rpt_run *r);
+int rpt_json_end(rpt_json_stream *w, const rpt_load_error *errs, size_t n_err);
+
 /* Writes JUnit XML for runs[0..n) to f: one <testsuite name="revenant">,
 ** one <testcase> per run with classname "revenant.<file stem or name>"
 ** and name "<scenario> seed=0x..", a <failure type="ExpectationFailed">
@@ -94,6 +115,28 @@ int rpt_json_write(FILE *f, const rpt_run *runs, size_t n);
 ** are escaped, invalid UTF-8 and control bytes are replaced, "]]>" is
 ** split. Returns 0, or -1 on OOM or a write error. */
 int rpt_junit_write(FILE *f, const rpt_run *runs, size_t n);
+
+/* JUnit XML written one run at a time: the test cases go to a temporary
+** file until rpt_junit_end writes the header with the counts, the cases,
+** and one <testcase> with an <error type="LoadError"> per load error
+** (counted in errors="N"). `disambiguate` adds the strategy and variant to
+** the test name (rpt_junit_write does so when another run has the same
+** scenario and seed). rpt_junit_begin returns 0 or -1 (no temporary
+** file); rpt_junit_end returns 0, or -1 if anything failed. */
+typedef struct rpt_junit_stream {
+  FILE *f, *body;
+  size_t n, failed;
+  double total_s;
+  int err;
+} rpt_junit_stream;
+int rpt_junit_begin(rpt_junit_stream *w, FILE *f);
+void rpt_junit_add(rpt_junit_stream *w, const rpt_run *r, int disambiguate);
+int rpt_junit_end(rpt_junit_stream *w, const rpt_load_error *errs, size_t n_err);
+
+/* Writes the closing line with load errors:
+** "<passed> passed, <failed> failed, <errors> error(s)\n" (the plain
+** rpt_text_summary line when errors is 0). */
+void rpt_text_summary_errors(FILE *f, size_t passed, size_t failed, size_t errors);
 
 /* Writes r's trace as Chrome Trace Event JSON for Perfetto
 ** (ui.perfetto.dev, "Open trace file"): per actor a gate track and a work
@@ -126,6 +169,15 @@ int rpt_repro_write(FILE *f, const rpt_run *r, const char *scenario_json);
 ** NULL (then *n = 0). */
 void rpt_recovery_times(const sim_trace *t, int64_t *out_us, size_t *n,
                         size_t cap);
+
+/* rpt_recovery_times fed record by record, for a run that keeps no trace:
+** rpt_recovery_observe is a sim_trace observer (ctx: the stream) and
+** rpt_recovery_stream_end frees the stream and returns how many times it
+** stored in out_us (at most cap). _new returns NULL on OOM. */
+typedef struct rpt_recovery_stream rpt_recovery_stream;
+rpt_recovery_stream *rpt_recovery_stream_new(int64_t *out_us, size_t cap);
+void rpt_recovery_observe(void *ctx, const sim_rec *r, uint64_t index);
+size_t rpt_recovery_stream_end(rpt_recovery_stream *st);
 
 /* Writes "n=<n> min=<ms> p50=<ms> p90=<ms> p99=<ms> max=<ms>\n" (values
 ** in milliseconds with three decimals, nearest-rank percentiles) for

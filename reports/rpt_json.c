@@ -156,21 +156,69 @@ static cJSON *rpt_json_run(rpt_jb *b, const rpt_run *r) {
   return o;
 }
 
-int rpt_json_write(FILE *f, const rpt_run *runs, size_t n) {
+/* ---- streaming: the document written one run at a time ---------------------
+** The bytes are those cJSON_Print gives for the whole tree: each run is
+** printed alone and indented two levels deeper (a printed JSON text has no
+** raw newline inside a string, so indenting after every newline is safe). */
+
+void rpt_json_begin(rpt_json_stream *w, FILE *f) {
+  memset(w, 0, sizeof *w);
+  w->f = f;
+  if (fputs("{\n\t\"schema\":\t\"revenant.results/1\",\n\t\"runs\":\t[", f) == EOF) w->err = 1;
+}
+
+void rpt_json_add(rpt_json_stream *w, const rpt_run *r) {
   rpt_jb b = {0};
-  size_t passed = 0;
-  cJSON *root = cJSON_CreateObject();
-  if (!root) return -1;
-  rpt_jstr(&b, root, "schema", "revenant.results/1");
-  cJSON *arr = rpt_jadd(&b, root, "runs", cJSON_CreateArray());
-  for (size_t i = 0; i < n && arr && !b.err; i++) {
-    rpt_jadd(&b, arr, NULL, rpt_json_run(&b, &runs[i]));
-    passed += runs[i].passed != 0;
+  cJSON *o = rpt_json_run(&b, r);
+  char *s = b.err || !o ? NULL : cJSON_Print(o);
+  cJSON_Delete(o);
+  if (!s) {
+    w->err = 1;
+    return;
   }
-  cJSON *sum = rpt_jadd(&b, root, "summary", cJSON_CreateObject());
-  rpt_jadd(&b, sum, "passed", rpt__json_u64(passed));
-  rpt_jadd(&b, sum, "failed", rpt__json_u64(n - passed));
-  return rpt_jprint(f, root, b.err);
+  if (w->n && fputs(", ", w->f) == EOF) w->err = 1;
+  for (const char *p = s; *p; p++) {
+    if (fputc(*p, w->f) == EOF) w->err = 1;
+    if (*p == '\n' && fputs("\t\t", w->f) == EOF) w->err = 1;
+  }
+  cJSON_free(s);
+  w->n++;
+  w->passed += r->passed != 0;
+}
+
+static void rpt_json_str_raw(FILE *f, const char *key, const char *v) {
+  cJSON *s = cJSON_CreateString(v ? v : "");
+  char *p = s ? cJSON_PrintUnformatted(s) : NULL;
+  fprintf(f, "\t\t\t\"%s\":\t%s", key, p ? p : "\"\"");
+  cJSON_free(p);
+  cJSON_Delete(s);
+}
+
+int rpt_json_end(rpt_json_stream *w, const rpt_load_error *errs, size_t n_err) {
+  FILE *f = w->f;
+  fputs("],\n", f);
+  if (n_err) {
+    fputs("\t\"errors\":\t[", f);
+    for (size_t i = 0; i < n_err; i++) {
+      fputs(i ? ", {\n" : "{\n", f);
+      rpt_json_str_raw(f, "file", errs[i].file);
+      fputs(",\n", f);
+      rpt_json_str_raw(f, "message", errs[i].message);
+      fputs("\n\t\t}", f);
+    }
+    fputs("],\n", f);
+  }
+  fprintf(f, "\t\"summary\":\t{\n\t\t\"passed\":\t%zu,\n\t\t\"failed\":\t%zu", w->passed, w->n - w->passed);
+  if (n_err) fprintf(f, ",\n\t\t\"errors\":\t%zu", n_err);
+  fputs("\n\t}\n}\n", f);
+  return w->err || ferror(f) ? -1 : 0;
+}
+
+int rpt_json_write(FILE *f, const rpt_run *runs, size_t n) {
+  rpt_json_stream w;
+  rpt_json_begin(&w, f);
+  for (size_t i = 0; i < n && !w.err; i++) rpt_json_add(&w, &runs[i]);
+  return rpt_json_end(&w, NULL, 0);
 }
 
 /* ---- repro file --------------------------------------------------------- */

@@ -110,14 +110,13 @@ static int rpt_junit_failure(FILE *f, const rpt_run *r) {
   return 0;
 }
 
-static int rpt_junit_case(FILE *f, const rpt_run *runs, size_t n, size_t i) {
-  const rpt_run *r = &runs[i];
+static int rpt_junit_case(FILE *f, const rpt_run *r, int dup) {
   fputs("    <testcase classname=\"", f);
   rpt_junit_classname(f, r);
   fputs("\" name=\"", f);
   rpt_xml_attr(f, r->scenario_name ? r->scenario_name : "unnamed");
   fprintf(f, " seed=0x%" PRIx64, r->seed);
-  if (rpt_junit_dup(runs, n, i)) {
+  if (dup) {
     fputc(' ', f);
     rpt_xml_attr(f, r->strategy ? r->strategy : "-");
     if (r->variant && *r->variant) {
@@ -154,7 +153,54 @@ int rpt_junit_write(FILE *f, const rpt_run *runs, size_t n) {
           "skipped=\"0\" time=\"%.3f\">\n",
           n, failed, total);
   for (size_t i = 0; i < n; i++)
-    if (rpt_junit_case(f, runs, n, i) != 0) return -1;
+    if (rpt_junit_case(f, &runs[i], rpt_junit_dup(runs, n, i)) != 0) return -1;
   fputs("  </testsuite>\n</testsuites>\n", f);
   return ferror(f) ? -1 : 0;
+}
+
+/* ---- streaming ------------------------------------------------------------ */
+
+int rpt_junit_begin(rpt_junit_stream *w, FILE *f) {
+  memset(w, 0, sizeof *w);
+  w->f = f;
+  w->body = tmpfile();
+  return w->body ? 0 : -1;
+}
+
+void rpt_junit_add(rpt_junit_stream *w, const rpt_run *r, int disambiguate) {
+  if (!w->body || rpt_junit_case(w->body, r, disambiguate) != 0) w->err = 1;
+  w->n++;
+  w->failed += r->passed == 0;
+  w->total_s += r->wall_s > 0 ? r->wall_s : 0.0;
+}
+
+static void rpt_junit_error_case(FILE *f, const rpt_load_error *e) {
+  fputs("    <testcase classname=\"revenant.load\" name=\"", f);
+  rpt_xml_attr(f, e->file ? e->file : "unnamed");
+  fputs("\" time=\"0.000\">\n      <error message=\"", f);
+  rpt_xml_attr(f, e->message ? e->message : "cannot load");
+  fputs("\" type=\"LoadError\"/>\n    </testcase>\n", f);
+}
+
+int rpt_junit_end(rpt_junit_stream *w, const rpt_load_error *errs, size_t n_err) {
+  FILE *f = w->f;
+  char buf[8192];
+  size_t tests = w->n + n_err, k;
+  fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
+  for (int level = 0; level < 2; level++)
+    fprintf(f,
+            "%s<%s name=\"revenant\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" "
+            "skipped=\"0\" time=\"%.3f\">\n",
+            level ? "  " : "", level ? "testsuite" : "testsuites", tests, w->failed, n_err, w->total_s);
+  if (w->body) {
+    if (fflush(w->body) || fseek(w->body, 0, SEEK_SET)) w->err = 1;
+    while (!w->err && (k = fread(buf, 1, sizeof buf, w->body)) > 0)
+      if (fwrite(buf, 1, k, f) != k) w->err = 1;
+    if (ferror(w->body)) w->err = 1;
+    fclose(w->body);
+    w->body = NULL;
+  }
+  for (size_t i = 0; i < n_err; i++) rpt_junit_error_case(f, &errs[i]);
+  fputs("  </testsuite>\n</testsuites>\n", f);
+  return w->err || ferror(f) ? -1 : 0;
 }

@@ -108,6 +108,33 @@ static void rpt_rs_step(rpt_rs *s, const sim_rec *r) {
   }
 }
 
+struct rpt_recovery_stream {
+  rpt_rs s;
+};
+
+rpt_recovery_stream *rpt_recovery_stream_new(int64_t *out_us, size_t cap) {
+  rpt_recovery_stream *st = calloc(1, sizeof *st);
+  if (!st) return NULL;
+  st->s.out = out_us;
+  st->s.cap_out = out_us ? cap : 0;
+  return st;
+}
+
+void rpt_recovery_observe(void *ctx, const sim_rec *r, uint64_t index) {
+  rpt_recovery_stream *st = ctx;
+  (void)index;
+  if (!st->s.oom) rpt_rs_step(&st->s, r);
+}
+
+size_t rpt_recovery_stream_end(rpt_recovery_stream *st) {
+  if (!st) return 0;
+  size_t n = st->s.n_out;
+  free(st->s.it);
+  free(st->s.start);
+  free(st);
+  return n;
+}
+
 void rpt_recovery_times(const sim_trace *t, int64_t *out_us, size_t *n, size_t cap) {
   rpt_rs s = {.out = out_us, .cap_out = out_us ? cap : 0};
   size_t nrec = rpt__rec(t, 0) ? t->n : 0;

@@ -278,7 +278,10 @@ static void rpt_text_figures(FILE *f, const rpt_run *r) {
   fputs("  figures:", f);
   for (size_t i = 0; i < r->n_figures; i++) {
     const rpt_figure *g = &r->figures[i];
-    fprintf(f, " %s=%" PRId64 "%s", rpt_or(g->name, "?"), g->value, rpt_or(g->unit, ""));
+    if (g->value < 0 && g->unit && !strcmp(g->unit, "ms")) /* a time that never came */
+      fprintf(f, " %s=none", rpt_or(g->name, "?"));
+    else
+      fprintf(f, " %s=%" PRId64 "%s", rpt_or(g->name, "?"), g->value, rpt_or(g->unit, ""));
   }
   fputc('\n', f);
 }
@@ -331,4 +334,12 @@ void rpt_text_run(FILE *f, const rpt_run *r, int verbose, int color) {
 
 void rpt_text_summary(FILE *f, size_t passed, size_t failed) {
   fprintf(f, "%zu passed, %zu failed\n", passed, failed);
+}
+
+void rpt_text_summary_errors(FILE *f, size_t passed, size_t failed, size_t errors) {
+  if (!errors) {
+    rpt_text_summary(f, passed, failed);
+    return;
+  }
+  fprintf(f, "%zu passed, %zu failed, %zu error%s\n", passed, failed, errors, errors == 1 ? "" : "s");
 }

@@ -487,4 +487,9 @@ typedef struct rt_chat_recovery_info {
 /* Fills *out; returns 0, or -1 if `actor` never ran onChatRecovery. */
 int rt_chat_last_recovery(rt_world *w, uint32_t actor, rt_chat_recovery_info *out);
 
+/* Startup scans kept while an actor's tables are unchanged (issue #18) are
+** on by default; off makes every scan read SQLite again. Process-wide; the
+** results are the same either way (tests compare the trace hashes). */
+void rt_scan_cache_set(int on);
+
 #endif

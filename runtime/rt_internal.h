@@ -176,11 +176,30 @@ typedef struct rt_db {
   int txn_writes;
   int poolable;             /* an in-memory copy of the template */
   sqlite3_stmt *wipe[32];   /* DELETE FROM each table, for the pool */
+  uint64_t gen;             /* identity of the connection's content beyond
+                            ** its change count: new on every open, close,
+                            ** park and rollback (never reused) */
 } rt_db;
+
+/* Startup scans whose result is kept while the actor's tables are
+** unchanged (issue #18): rt__scan_cached / rt__scan_store. */
+enum { RT_SCAN_ORPHANS, RT_SCAN_OPEN_TOOLRUNS, RT_SCAN_TOOLRUN_GET,
+       RT_SCAN_LEGACY_RUNNING, RT_SCANS };
+
+typedef struct rt_scan_cache {
+  uint64_t gen;             /* rt_db.gen at the scan; 0 = nothing kept */
+  int64_t changes;          /* sqlite3_total_changes64 at the scan */
+  int64_t param;            /* the scan's parameter (a run id), else 0 */
+  int n;                    /* rows kept */
+  int cap_rows;             /* the row limit of the scan kept */
+  size_t cap;               /* bytes allocated at rows */
+  void *rows;
+} rt_scan_cache;
 
 typedef struct rt_actor {
   rt_actor_spec spec;
   rt_db store;              /* durable: survives death */
+  rt_scan_cache scan[RT_SCANS]; /* results of unchanged tables' scans */
   int64_t alarm_at;         /* durable mirror of the stored alarm, -1 none */
   sim_handle alarm_ev;
   int alarm_retries;
@@ -199,6 +218,8 @@ struct rt_world {
   int n_progs, cap_progs;
   rt_msg *msgs;             /* message pool, indexed by event arg */
   size_t n_msgs, cap_msgs;
+  size_t *msg_free;         /* pool slots whose message has arrived */
+  size_t n_msg_free, cap_msg_free;
   sim_rng rng_idle, rng_work, rng_rpc;
   int64_t next_id;          /* fiber, run, request and call ids */
   int64_t next_txn;
@@ -253,6 +274,20 @@ void rt__snapshot_text(char *buf, size_t n, int pc);
 int rt__snapshot_pc(const unsigned char *snap);
 sqlite3_stmt *rt__prepare(rt_world *w, uint32_t a, const char *q); /* ad hoc; caller finalizes */
 void rt__db_park(rt_world *w, rt_db *d); /* idle actor: keep only an image */
+/* Scan k of actor a with parameter param: when a's tables have not changed
+** since the last rt__scan_store of k with that param (no write, rollback,
+** open or close since), copies its n rows of row_size bytes to out (room
+** for cap rows), sets *n and returns 1; otherwise returns 0 and the caller
+** scans. In-memory storage only (a file could be written by another
+** process). The result is the same as the scan's, only cheaper. */
+int rt__scan_cached(rt_world *w, uint32_t a, int k, int64_t param, void *out,
+                    size_t row_size, int cap, int *n);
+/* Keeps the n rows a scan (limited to cap rows) just read, right after
+** the scan and before any write, for rt__scan_cached with the same cap.
+** Allocation failure keeps nothing. */
+void rt__scan_store(rt_world *w, uint32_t a, int k, int64_t param,
+                    const void *rows, size_t row_size, int cap, int n);
+void rt__scan_free(rt_actor *ac);  /* frees the kept rows */
 int rt__w_fiber_insert(rt_world *w, uint32_t a, int64_t id, const char *name);
 int rt__w_stash(rt_world *w, uint32_t a, int64_t id, int pc);
 int rt__w_fiber_delete(rt_world *w, uint32_t a, int64_t id);

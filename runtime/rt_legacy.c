@@ -125,11 +125,13 @@ static int row_get(rt_world *w, uint32_t a, int64_t id, lf_row *r) {
 }
 
 static int load_running(rt_world *w, uint32_t a, lf_row *out, int cap) {
-  sqlite3_stmt *st = lstmt(w, a, L_RUNNING);
   int n = 0;
+  if (rt__scan_cached(w, a, RT_SCAN_LEGACY_RUNNING, 0, out, sizeof *out, cap, &n)) return n;
+  sqlite3_stmt *st = lstmt(w, a, L_RUNNING);
   if (!st) return 0;
   while (n < cap && sqlite3_step(st) == SQLITE_ROW) row_read(st, &out[n++]);
   sqlite3_reset(st);
+  rt__scan_store(w, a, RT_SCAN_LEGACY_RUNNING, 0, out, sizeof *out, cap, n);
   return n;
 }
 

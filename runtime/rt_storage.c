@@ -204,6 +204,13 @@ static int pool_take(rt_db *d) {
   return 1;
 }
 
+/* Source of rt_db.gen values: strictly increasing, so a value names one
+** state of one connection for the whole process. Only ever compared for
+** equality; it decides whether a scan is repeated, never a result. */
+static uint64_t store_gen_next;
+
+static void new_gen(rt_db *d) { d->gen = ++store_gen_next; }
+
 static int db_path(rt_world *w, uint32_t a, char *buf, size_t n) {
   if (!w->cfg.storage_files) return snprintf(buf, n, ":memory:") >= (int)n;
   return snprintf(buf, n, "%s/actor-%u.db", w->cfg.storage_dir, a) >= (int)n;
@@ -213,7 +220,11 @@ int rt__db_open(rt_world *w, uint32_t a) {
   rt_db *d = &w->actors[a].store;
   char path[400];
   if (d->db) return 0;
-  if (!w->cfg.storage_files && !d->img && pool_take(d)) return 0;
+  new_gen(d);
+  if (!w->cfg.storage_files && !d->img && pool_take(d)) {
+    new_gen(d);
+    return 0;
+  }
   if (db_path(w, a, path, sizeof path)) return -1;
   if (sqlite3_open_v2(path, &d->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL)) {
     fprintf(stderr, "revenant: cannot open storage %s: %s\n", path, sqlite3_errmsg(d->db));
@@ -235,15 +246,25 @@ int rt__db_open(rt_world *w, uint32_t a) {
 /* Runs one of the transaction-control statements. */
 static void txn_ctl(rt_world *w, uint32_t a, int id);
 
-/* An idle in-memory database is parked as its serialized image (a few KB
-** with 512-byte pages) instead of a live connection with its cache and
-** statements; the next access opens it again from the image. */
+/* An idle in-memory database of a world with many actors is parked as its
+** serialized image (a few KB with 512-byte pages) instead of a live
+** connection with its cache and statements; the next access opens it again
+** from the image. */
+/* Worlds with at most this many actors keep idle connections open: a
+** parked database pays a schema parse and a fresh prepare of every
+** statement when it wakes (about 40 % of a 1-hour #1595 run, callgrind),
+** and a few open connections cost little memory. Only memory depends on
+** it: the content and every result are the same. */
+#define RT_PARK_MIN_ACTORS 64
+
 void rt__db_park(rt_world *w, rt_db *d) {
   if (w->cfg.storage_files || !d->db || d->txn_open) return;
+  if (w->n_actors <= RT_PARK_MIN_ACTORS) return;
   sqlite3_int64 sz;
   unsigned char *img = sqlite3_serialize(d->db, "main", &sz, 0);
   if (!img) return;
   db_close_now(d); /* a pooled connection would keep the pages */
+  new_gen(d);
   d->img = img;
   d->img_sz = sz;
 }
@@ -258,6 +279,7 @@ static int open_from_image(rt_db *d) {
 }
 
 void rt__db_close(rt_db *d) {
+  new_gen(d);
   if (pool_put(d)) return;
   db_close_now(d);
 }
@@ -353,6 +375,7 @@ void rt__rollback(rt_world *w, uint32_t a, const char *reason) {
   rt_db *d = &w->actors[a].store;
   if (!d->txn_open) return;
   txn_ctl(w, a, ST_ROLLBACK);
+  new_gen(d); /* the rows written since BEGIN are gone again */
   d->txn_open = 0;
   rt__emit(w, RT_EV_TXN_ROLLBACK, a, d->txn_id, d->txn_writes, 0, reason);
   rt__alarm_sync(w, a);
@@ -550,6 +573,60 @@ int rt__snapshot_pc(const unsigned char *snap) {
   return pc;
 }
 
+/* ---- scans kept while the tables are unchanged --------------------------
+** A scan's result depends only on the actor's tables. They change only
+** through this connection: a write (counted by sqlite3_total_changes64), a
+** rollback, or an open, close or park (each gives rt_db.gen a value never
+** used before). So a scan whose (gen, change count) equals the last one's
+** would read the same rows, in the same ORDER BY order. */
+
+static int scan_cache_off;
+
+void rt_scan_cache_set(int on) { scan_cache_off = !on; }
+
+int rt__scan_cached(rt_world *w, uint32_t a, int k, int64_t param, void *out,
+                    size_t row_size, int cap, int *n) {
+  rt_actor *ac = &w->actors[a];
+  rt_scan_cache *c = &ac->scan[k];
+  if (scan_cache_off || w->cfg.storage_files || !ac->store.db || c->gen != ac->store.gen ||
+      c->param != param || c->cap_rows != cap ||
+      c->changes != (int64_t)sqlite3_total_changes64(ac->store.db))
+    return 0;
+  if (c->n) memcpy(out, c->rows, (size_t)c->n * row_size);
+  *n = c->n;
+  return 1;
+}
+
+void rt__scan_store(rt_world *w, uint32_t a, int k, int64_t param,
+                    const void *rows, size_t row_size, int cap, int n) {
+  rt_actor *ac = &w->actors[a];
+  rt_scan_cache *c = &ac->scan[k];
+  size_t need = (size_t)n * row_size;
+  c->gen = 0;
+  if (w->cfg.storage_files || !ac->store.db) return;
+  if (need > c->cap) {
+    void *r = realloc(c->rows, need);
+    if (!r) return;
+    c->rows = r;
+    c->cap = need;
+  }
+  if (need) memcpy(c->rows, rows, need);
+  c->n = n;
+  c->cap_rows = cap;
+  c->param = param;
+  c->changes = (int64_t)sqlite3_total_changes64(ac->store.db);
+  c->gen = ac->store.gen;
+}
+
+void rt__scan_free(rt_actor *ac) {
+  for (int k = 0; k < RT_SCANS; k++) {
+    free(ac->scan[k].rows);
+    ac->scan[k].rows = NULL;
+    ac->scan[k].cap = 0;
+    ac->scan[k].gen = 0;
+  }
+}
+
 uint32_t rt__orphan_snapshot(rt_world *w, uint32_t a, int64_t id) {
   sqlite3_stmt *st = rt__prepare(w, a, "SELECT snapshot FROM cf_agents_runs WHERE id=?");
   uint32_t s = 0;
@@ -562,8 +639,9 @@ uint32_t rt__orphan_snapshot(rt_world *w, uint32_t a, int64_t id) {
 }
 
 int rt__load_orphans(rt_world *w, uint32_t a, rt_orphan *out, int cap) {
-  sqlite3_stmt *st = stmt(w, a, ST_RUN_SELECT);
   int n = 0;
+  if (rt__scan_cached(w, a, RT_SCAN_ORPHANS, 0, out, sizeof *out, cap, &n)) return n;
+  sqlite3_stmt *st = stmt(w, a, ST_RUN_SELECT);
   if (!st) return 0;
   while (n < cap && sqlite3_step(st) == SQLITE_ROW) {
     out[n].id = sqlite3_column_int64(st, 0);
@@ -573,30 +651,39 @@ int rt__load_orphans(rt_world *w, uint32_t a, rt_orphan *out, int cap) {
     n++;
   }
   sqlite3_reset(st);
+  rt__scan_store(w, a, RT_SCAN_ORPHANS, 0, out, sizeof *out, cap, n);
   return n;
 }
 
 int rt__load_open_toolruns(rt_world *w, uint32_t a, int64_t *out, int cap) {
-  sqlite3_stmt *st = stmt(w, a, ST_TR_OPEN);
   int n = 0;
+  if (rt__scan_cached(w, a, RT_SCAN_OPEN_TOOLRUNS, 0, out, sizeof *out, cap, &n)) return n;
+  sqlite3_stmt *st = stmt(w, a, ST_TR_OPEN);
   if (!st) return 0;
   while (n < cap && sqlite3_step(st) == SQLITE_ROW) out[n++] = sqlite3_column_int64(st, 0);
   sqlite3_reset(st);
+  rt__scan_store(w, a, RT_SCAN_OPEN_TOOLRUNS, 0, out, sizeof *out, cap, n);
   return n;
 }
 
 /* Status of a tool run (or -1) and its child actor. */
 int rt__toolrun_get(rt_world *w, uint32_t a, int64_t run, uint32_t *child) {
-  sqlite3_stmt *st = stmt(w, a, ST_TR_GET);
-  int status = -1;
-  if (!st) return -1;
-  sqlite3_bind_int64(st, 1, run);
-  if (sqlite3_step(st) == SQLITE_ROW) {
-    status = sqlite3_column_int(st, 0);
-    if (child) *child = (uint32_t)sqlite3_column_int64(st, 1);
+  int64_t got[3] = {0, -1, 0}; /* found, status, child */
+  int n = 0;
+  if (!rt__scan_cached(w, a, RT_SCAN_TOOLRUN_GET, run, got, sizeof got, 1, &n)) {
+    sqlite3_stmt *st = stmt(w, a, ST_TR_GET);
+    if (!st) return -1;
+    sqlite3_bind_int64(st, 1, run);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+      got[0] = 1;
+      got[1] = sqlite3_column_int(st, 0);
+      got[2] = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_reset(st);
+    rt__scan_store(w, a, RT_SCAN_TOOLRUN_GET, run, got, sizeof got, 1, 1);
   }
-  sqlite3_reset(st);
-  return status;
+  if (got[0] && child) *child = (uint32_t)got[2];
+  return (int)got[1];
 }
 
 int rt__child_run_get(rt_world *w, uint32_t a, int64_t run) {

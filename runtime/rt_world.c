@@ -73,6 +73,7 @@ void rt_world_free(rt_world *w) {
     rt_actor *ac = &w->actors[i];
     if (ac->store.txn_open) sqlite3_exec(ac->store.db, "ROLLBACK", NULL, NULL, NULL); /* run ended mid-turn */
     rt__db_close(&ac->store);
+    rt__scan_free(ac);
     mem_free(ac->mem);
   }
   rt__exec_free(w);   /* executor (seed 002) */
@@ -82,6 +83,7 @@ void rt_world_free(rt_world *w) {
   free(w->progs);
   free(w->actors);
   free(w->msgs);
+  free(w->msg_free);
   free(w);
 }
 
@@ -340,7 +342,16 @@ void rt__drain_waiters(rt_world *w, uint32_t a) {
 
 static void msg_arrive(sim *s, void *ctx, uint64_t idx);
 
+/* Slots are reused once their message has arrived, so the pool holds the
+** messages in flight, not every message of the run. (A message whose
+** domain died never arrives and keeps its slot.) The slot index is only an
+** event argument: reuse changes no order. */
 static size_t msg_store(rt_world *w, const rt_msg *m) {
+  if (w->n_msg_free) {
+    size_t idx = w->msg_free[--w->n_msg_free];
+    w->msgs[idx] = *m;
+    return idx;
+  }
   if (w->n_msgs == w->cap_msgs) {
     size_t nc = w->cap_msgs ? w->cap_msgs * 2 : 64;
     rt_msg *nm = realloc(w->msgs, nc * sizeof *nm);
@@ -405,6 +416,15 @@ static void msg_arrive(sim *s, void *ctx, uint64_t idx) {
   rt_world *w = ctx;
   rt_msg m = w->msgs[idx];
   (void)s;
+  if (w->n_msg_free == w->cap_msg_free) {
+    size_t nc = w->cap_msg_free ? w->cap_msg_free * 2 : 64;
+    size_t *nf = realloc(w->msg_free, nc * sizeof *nf);
+    if (nf) {
+      w->msg_free = nf;
+      w->cap_msg_free = nc;
+    }
+  }
+  if (w->n_msg_free < w->cap_msg_free) w->msg_free[w->n_msg_free++] = (size_t)idx;
   if (m.kind == MSG_REPLY) {
     reply_arrive(w, &m);
     return;

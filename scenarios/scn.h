@@ -27,6 +27,10 @@
 #define SCN_MAX_FAULTS 64
 #define SCN_MAX_STALE 64
 #define SCN_MAX_CASES 8
+/* The largest scenario file (or text) scn_load accepts: refused with a
+** clear error before its text is read or parsed (docs/scenarios.md). The
+** shipped files are under 8 KiB; a file at every other limit fits. */
+#define SCN_MAX_FILE_BYTES (1024 * 1024)
 #define SCN_MAX_FACTS 24
 
 typedef enum scn_work_kind {
@@ -128,7 +132,8 @@ typedef struct scn_result {
   int64_t end_us;
   int passed;
   char failure[512];
-  sim *s;                  /* owned: the kernel, with the kept trace */
+  sim *s;                  /* owned: the kernel, with the kept trace (no
+                              records after a lean run that passed) */
   chk_set *checks;         /* owned */
   chk_facts *facts;        /* owned: the case's facts and their verdicts (NULL: none judged) */
   char **actor_names;      /* owned, n_actors entries */
@@ -138,6 +143,7 @@ typedef struct scn_result {
   int n_figures;
   const char *figure_names[8];
   const char *figure_units[8];
+  struct scn_figs *figs;   /* owned, internal: figures counted as the run goes */
 } scn_result;
 
 /* Runs case `ci` of the scenario with the given seed and strategy; fills
@@ -158,6 +164,14 @@ typedef struct scn_run_opts {
                                 every "violate" one fired and nothing must
                                 hold (the trace is then a prefix of the full
                                 run's: its hash differs) */
+  int lean;                  /* keep no trace records (memory does not grow
+                                with the run); a run that fails its
+                                expectation is run again with its trace kept
+                                (the same run: same hash), so that its report
+                                can print chains and who waits on whom.
+                                Figures, verdict and violations are the same
+                                either way. For `run` without trace-reading
+                                outputs and for swarm workers */
   int robust_facts_only;     /* judge only the facts marked robust */
   sim_observer_fn observer;  /* non-NULL: also called on every trace record
                                 as it is written (revenant trace) */
@@ -173,6 +187,10 @@ int scn_run_case_ex(const scn_scenario *sc, int ci, uint64_t seed,
 
 /* Frees what a result owns. */
 void scn_result_free(scn_result *res);
+
+/* 1 if the scenario has a sigkill fault (its runs then fork real worker
+** processes over file-backed storage, scn_sigkill.c), else 0. */
+int scn_has_sigkill(const scn_scenario *sc);
 
 
 /* ---- copy, write, swarm mix, signature, shrink ------------------------

@@ -17,8 +17,13 @@ int scn__add_actors(const scn_scenario *sc, rt_world *w, scn_result *res);
 /* Writes the scenario's stale rows (tool runs, orphan fibers). 0 or -1. */
 int scn__seed_stale(const scn_scenario *sc, rt_world *w);
 
-/* Schedules every workload item due at or after from_us. 0 or -1. */
+/* Plans the workload from from_us on: each item's first arrival at or
+** after from_us now, every later one lazily when the previous fires (the
+** plan is process state: one run at a time per process). 0 or -1. */
 int scn__plan_workload(const scn_scenario *sc, rt_world *w, int64_t from_us);
+
+/* 1 if planning a later arrival failed (out of memory) in the last run. */
+int scn__plan_failed(void);
 
 /* Fills res's figures from its kept trace. */
 void scn__compute_figures(scn_result *res);

@@ -15,6 +15,8 @@
 */
 #include "scenarios/scn_load_internal.h"
 
+#include <sys/stat.h>
+
 /* ---- small helpers ------------------------------------------------------ */
 
 const cJSON *ld_get(const cJSON *obj, const char *key) {
@@ -987,6 +989,11 @@ int scn_load_text(const char *path, const char *text, size_t len, scn_scenario *
   int rc;
   memset(out, 0, sizeof *out);
   if (!path) path = "<input>";
+  if (len > SCN_MAX_FILE_BYTES) {
+    if (err && errlen > 0)
+      snprintf(err, errlen, "%s: too large: a scenario may be at most %d bytes (1 MiB)", path, SCN_MAX_FILE_BYTES);
+    return -1;
+  }
   if (scn_doc_parse(path, text, len, &d, &e) < 0) {
     put_err(err, errlen, e.text);
     return -1;
@@ -1012,19 +1019,27 @@ int scn_load_text(const char *path, const char *text, size_t len, scn_scenario *
   return -1;
 }
 
-/* Reads the whole file (at most 64 MiB); 0, or -1 with errno set. */
+/* Reads the whole file (at most SCN_MAX_FILE_BYTES: a regular file that
+** is larger is refused before anything is read); 0, or -1 with errno set
+** (EFBIG: too large, EISDIR: a directory). */
 static int read_file(const char *path, char **text, size_t *len) {
   FILE *f = fopen(path, "rb");
   size_t cap = 0, n = 0, got;
   char *buf = NULL, *nb;
   int saved = 0;
+  struct stat st;
   if (!f) return -1;
+  if (fstat(fileno(f), &st) == 0 && (S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && st.st_size > SCN_MAX_FILE_BYTES))) {
+    fclose(f);
+    errno = S_ISDIR(st.st_mode) ? EISDIR : EFBIG;
+    return -1;
+  }
   do {
     if (n == cap) {
       cap = cap ? cap * 2 : 4096;
-      nb = cap <= (64u << 20) ? realloc(buf, cap) : NULL;
+      nb = cap <= 2 * (size_t)SCN_MAX_FILE_BYTES ? realloc(buf, cap) : NULL;
       if (!nb) {
-        saved = cap <= (64u << 20) ? ENOMEM : EFBIG;
+        saved = cap <= 2 * (size_t)SCN_MAX_FILE_BYTES ? ENOMEM : EFBIG;
         break;
       }
       buf = nb;
@@ -1050,8 +1065,13 @@ int scn_load(const char *path, scn_scenario *out, char *err, size_t errlen) {
   int rc;
   memset(out, 0, sizeof *out);
   errno = 0;
-  if (read_file(path, &text, &len) < 0) {
-    if (err && errlen > 0) snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+  if (read_file(path, &text, &len) < 0 || len > SCN_MAX_FILE_BYTES) {
+    if (err && errlen > 0 && (errno == EFBIG || text))
+      snprintf(err, errlen, "%s: file too large: a scenario file may be at most %d bytes (1 MiB)", path,
+               SCN_MAX_FILE_BYTES);
+    else if (err && errlen > 0)
+      snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+    free(text);
     return -1;
   }
   rc = scn_load_text(path, text, len, out, err, errlen);

@@ -57,17 +57,60 @@ static int plan_one(const scn_scenario *sc, rt_world *w, const scn_work *wk, int
   return -1;
 }
 
+/* Repeating workload is planned lazily (issue #17 item 4): each item has one
+** chain; the runtime event of arrival k+1 is planned when the chain's event
+** at arrival k fires (one period ahead, so that an arrival is still pushed
+** before the events its own instant makes), and memory does not grow with
+** the number of arrivals. Process state like the fault plan (flt.h): one
+** run at a time per process. */
+typedef struct scn_chain {
+  const scn_scenario *sc;
+  rt_world *w;
+  const scn_work *wk;
+  int64_t at_us, until_us;  /* the arrival just planned, the last allowed */
+} scn_chain;
+
+static scn_chain *chains;
+static int n_chains, cap_chains, chain_failed;
+
+static void chain_fire(sim *s, void *ctx, uint64_t arg) {
+  (void)ctx;
+  scn_chain *c = &chains[arg];
+  if (c->at_us > c->until_us - c->wk->every_us) return; /* no arrival left */
+  c->at_us += c->wk->every_us;
+  if (plan_one(c->sc, c->w, c->wk, c->at_us) || !sim_at(s, c->at_us, 0, chain_fire, NULL, arg))
+    chain_failed = 1;
+}
+
 int scn__plan_workload(const scn_scenario *sc, rt_world *w, int64_t from_us) {
+  n_chains = 0;
+  chain_failed = 0;
   for (int i = 0; i < sc->n_work; i++) {
     const scn_work *wk = &sc->work[i];
     int64_t until = wk->until_us > 0 ? wk->until_us : sc->duration_us;
-    for (int64_t t = wk->at_us; t <= until; t += wk->every_us) {
-      if (t >= from_us && plan_one(sc, w, wk, t)) return -1;
-      if (wk->every_us <= 0) break;
+    int64_t t = wk->at_us;
+    if (t < from_us) {
+      if (wk->every_us <= 0) continue;
+      t += (from_us - t + wk->every_us - 1) / wk->every_us * wk->every_us;
     }
+    if (t > until) continue;
+    if (plan_one(sc, w, wk, t)) return -1;
+    if (wk->every_us <= 0 || t > until - wk->every_us) continue; /* the only arrival */
+    if (n_chains == cap_chains) {
+      int nc = cap_chains ? cap_chains * 2 : 16;
+      scn_chain *np = realloc(chains, (size_t)nc * sizeof *np);
+      if (!np) return -1;
+      chains = np;
+      cap_chains = nc;
+    }
+    chains[n_chains] = (scn_chain){sc, w, wk, t, until};
+    if (!sim_at(rt_world_sim(w), t, 0, chain_fire, NULL, (uint64_t)n_chains)) return -1;
+    n_chains++;
   }
   return 0;
 }
+
+int scn__plan_failed(void) { return chain_failed; }
 
 /* Figures the incident reports give: gate timeouts, resets per actor and
 ** their spacing, requests served and failed. */
@@ -78,38 +121,83 @@ static void add_figure(scn_result *res, const char *name, int64_t v, const char 
   res->figures[res->n_figures++] = v;
 }
 
-void scn__compute_figures(scn_result *res) {
-  const sim_trace *t = &res->s->trace;
-  int64_t timeouts = 0, ok = 0, failed = 0, first_ok = -1;
-  uint32_t n = res->n_actors;
-  int64_t *resets = calloc(n ? n : 1, sizeof *resets);
-  int64_t *first = calloc(n ? n : 1, sizeof *first), *last = calloc(n ? n : 1, sizeof *last);
-  for (size_t i = 0; resets && first && last && i < t->n; i++) {
-    const sim_rec *r = &t->recs[i];
-    if (r->kind == RT_EV_GATE_TIMEOUT && r->actor < n) {
-      timeouts++;
-      if (resets[r->actor]++ == 0) first[r->actor] = r->t_us;
-      last[r->actor] = r->t_us;
-    } else if (r->kind == RT_EV_REQUEST_OK) {
-      ok++;
-      if (first_ok < 0) first_ok = r->t_us;
-    } else if (r->kind == RT_EV_REQUEST_FAIL) {
-      failed++;
-    }
+/* The figures' counts, kept by a trace observer as the records go by, so
+** that they need no kept trace. */
+typedef struct scn_figs {
+  int64_t timeouts, ok, failed, first_ok;
+  uint32_t n;
+  int64_t *resets, *first, *last; /* per actor */
+} scn_figs;
+
+static void figs_observe(void *ctx, const sim_rec *r, uint64_t index) {
+  (void)index;
+  scn_figs *f = ctx;
+  if (r->kind == RT_EV_GATE_TIMEOUT && r->actor < f->n) {
+    f->timeouts++;
+    if (f->resets[r->actor]++ == 0) f->first[r->actor] = r->t_us;
+    f->last[r->actor] = r->t_us;
+  } else if (r->kind == RT_EV_REQUEST_OK) {
+    f->ok++;
+    if (f->first_ok < 0) f->first_ok = r->t_us;
+  } else if (r->kind == RT_EV_REQUEST_FAIL) {
+    f->failed++;
   }
-  uint32_t worst = 0;
-  for (uint32_t a = 1; resets && a < n; a++)
-    if (resets[a] > resets[worst]) worst = a;
-  int64_t most = resets && n ? resets[worst] : 0;
-  add_figure(res, "gate_timeouts", timeouts, "");
+}
+
+static void figs_free(scn_figs *f) {
+  if (!f) return;
+  free(f->resets);
+  free(f->first);
+  free(f->last);
+  free(f);
+}
+
+/* Makes zero counts for n actors. NULL on OOM. */
+static scn_figs *figs_alloc(uint32_t n) {
+  scn_figs *f = calloc(1, sizeof *f);
+  if (!f) return NULL;
+  f->first_ok = -1;
+  f->n = n;
+  f->resets = calloc(n ? n : 1, sizeof *f->resets);
+  f->first = calloc(n ? n : 1, sizeof *f->first);
+  f->last = calloc(n ? n : 1, sizeof *f->last);
+  if (!f->resets || !f->first || !f->last) {
+    figs_free(f);
+    return NULL;
+  }
+  return f;
+}
+
+/* Counts for n actors, registered on t as an observer. NULL on OOM. */
+static scn_figs *figs_new(sim_trace *t, uint32_t n) {
+  scn_figs *f = figs_alloc(n);
+  if (f && sim_trace_observe(t, figs_observe, f)) {
+    figs_free(f);
+    return NULL;
+  }
+  return f;
+}
+
+void scn__compute_figures(scn_result *res) {
+  scn_figs *f = res->figs;
+  if (!f) { /* no observer ran (the SIGKILL runner): count the kept trace */
+    const sim_trace *t = &res->s->trace;
+    f = figs_alloc(res->n_actors);
+    if (!f) return;
+    for (size_t i = 0; i < t->n; i++) figs_observe(f, &t->recs[i], i);
+    res->figs = f;
+  }
+  uint32_t n = f->n, worst = 0;
+  for (uint32_t a = 1; a < n; a++)
+    if (f->resets[a] > f->resets[worst]) worst = a;
+  int64_t most = n ? f->resets[worst] : 0;
+  add_figure(res, "gate_timeouts", f->timeouts, "");
   add_figure(res, "resets_max_per_actor", most, "");
-  add_figure(res, "reset_spacing_ms", most > 1 ? (last[worst] - first[worst]) / (most - 1) / 1000 : 0, "ms");
-  add_figure(res, "requests_ok", ok, "");
-  add_figure(res, "requests_failed", failed, "");
-  add_figure(res, "first_request_ok_ms", first_ok < 0 ? -1 : first_ok / 1000, "ms");
-  free(resets);
-  free(first);
-  free(last);
+  add_figure(res, "reset_spacing_ms",
+             most > 1 ? (f->last[worst] - f->first[worst]) / (most - 1) / 1000 : 0, "ms");
+  add_figure(res, "requests_ok", f->ok, "");
+  add_figure(res, "requests_failed", f->failed, "");
+  add_figure(res, "first_request_ok_ms", f->first_ok < 0 ? -1 : f->first_ok / 1000, "ms");
 }
 
 void scn__judge(const scn_case *cs, const scn_run_opts *o, scn_result *res) {
@@ -174,19 +262,40 @@ int scn_run_case(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy str
   return scn_run_case_ex(sc, ci, seed, strategy, NULL, res);
 }
 
+static int run_once(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy strategy,
+                    const scn_run_opts *o, scn_result *res);
+
 int scn_run_case_ex(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy strategy,
                     const scn_run_opts *opts, scn_result *res) {
   static const scn_run_opts none = {0};
   const scn_run_opts *o = opts ? opts : &none;
-  const scn_case *cs = &sc->cases[ci];
   if (!o->without_faults && scn__has_sigkill(sc))
     return scn__run_sigkill(sc, ci, seed, strategy, o, res);
+  int rc = run_once(sc, ci, seed, strategy, o, res);
+  if (rc || !o->lean || res->passed) return rc;
+  /* A failure is explained from its trace: the same run once more, kept. */
+  scn_run_opts kept = *o;
+  kept.lean = 0;
+  kept.observer = NULL; /* it saw these records already */
+  scn_result_free(res);
+  return run_once(sc, ci, seed, strategy, &kept, res);
+}
+
+static int run_once(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy strategy,
+                    const scn_run_opts *o, scn_result *res) {
+  const scn_case *cs = &sc->cases[ci];
   sim_config scfg = {seed, strategy, sc->pct_depth ? sc->pct_depth : 3, 10000};
   memset(res, 0, sizeof *res);
   res->seed = seed;
   res->strategy = strategy;
   res->s = calloc(1, sizeof *res->s);
   if (!res->s || sim_init(res->s, &scfg)) {
+    scn__set_failure(res, "cannot initialise the kernel");
+    return -1;
+  }
+  res->s->trace.keep = !o->lean;
+  res->figs = figs_new(&res->s->trace, sc->n_actors);
+  if (!res->figs) {
     scn__set_failure(res, "cannot initialise the kernel");
     return -1;
   }
@@ -218,10 +327,15 @@ int scn_run_case_ex(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy 
   scn__compute_figures(res);
   scn__judge(cs, o, res);
   scn__facts_judge(res);
+  if (scn__plan_failed()) {
+    res->passed = 0;
+    scn__set_failure(res, "out of memory while planning the workload");
+  }
   return 0;
 }
 
 void scn_result_free(scn_result *res) {
+  figs_free(res->figs);
   if (res->checks) chk_free(res->checks);
   chk_facts_free(res->facts);
   if (res->s) sim_free(res->s);

@@ -16,18 +16,27 @@
 ** the same trace hash run after run, because every worker's start state is
 ** a function of the seed and of what committed before the kill.
 */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "scenarios/scn_internal.h"
 
 #define ID_BASE 1000000000LL
 #define MAX_KILLS 256
+
+int scn_has_sigkill(const scn_scenario *sc) {
+  return scn__has_sigkill(sc);
+}
 
 int scn__has_sigkill(const scn_scenario *sc) {
   for (int i = 0; i < sc->n_faults; i++)
@@ -171,16 +180,41 @@ static int drain(FILE *in, sim *s) {
   return end > 0 ? end : 0;
 }
 
+/* In a generation's process: it dies with the process that forked it
+** (which may itself be killed, e.g. by a swarm's --timeout), and it closes
+** the pipes it inherited except its own (`keep`), so that it never holds
+** a pipe of a process above it open (a swarm's result pipe: the swarm
+** would wait for an end of file that never comes). */
+static void child_detach(pid_t parent, int keep) {
+#ifdef __linux__
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+  if (getppid() != parent) _exit(3); /* the parent died before prctl */
+  DIR *d = opendir("/proc/self/fd");
+  if (!d) return;
+  int dfd = dirfd(d);
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    struct stat st;
+    int fd = atoi(e->d_name);
+    if (e->d_name[0] == '.' || fd <= 2 || fd == keep || fd == dfd) continue;
+    if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) close(fd);
+  }
+  closedir(d);
+}
+
 /* Runs generation j in a worker and takes its stream; kills it when asked.
 ** Returns 0, or -1 with res->failure set. */
 static int run_generation(const wk_job *j, sim *s, scn_result *res) {
   int fds[2], status;
   if (pipe(fds)) return -1;
   fflush(NULL);
+  pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) return -1;
   if (pid == 0) {
     close(fds[0]);
+    child_detach(parent, fds[1]);
     worker_main(j, fds[1]);
   }
   close(fds[1]);
@@ -234,7 +268,10 @@ static int run_all(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy s
 int scn__run_sigkill(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy strategy,
                      const scn_run_opts *o, scn_result *res) {
   sim_config scfg = {seed, strategy, sc->pct_depth ? sc->pct_depth : 3, 10000};
-  char dir[] = "/tmp/revenant-sigkill-XXXXXX";
+  char dir[200];
+  const char *tmp = getenv("TMPDIR"); /* a swarm points it into its own directory */
+  if (!tmp || !*tmp || strlen(tmp) > 150) tmp = "/tmp";
+  snprintf(dir, sizeof dir, "%.150s/revenant-sigkill-XXXXXX", tmp);
   memset(res, 0, sizeof *res);
   res->seed = seed;
   res->strategy = strategy;

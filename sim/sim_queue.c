@@ -1,14 +1,35 @@
 /*
-** sim_queue.c: slot-pool binary heap keyed on (time, key, seq). See
-** sim_queue.h for the contract.
+** sim_queue.c: radix heap on time in front of two binary heaps, keyed on
+** (time, key, seq). See sim_queue.h for the contract and the layout.
 */
 #include "sim_queue.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
+/* Compaction threshold: dead (cancelled) entries are swept out once there
+** are more of them than live ones and at least this many. */
+#define DEAD_SWEEP_MIN 1024
+
+/* Times as unsigned with the order kept: INT64_MIN -> 0. */
+static inline uint64_t ubias(int64_t t) {
+  return (uint64_t)t ^ 0x8000000000000000ULL;
+}
+
+/* The bucket of u relative to last (u != last): the top differing bit. */
+static inline unsigned bucket_of(uint64_t u, uint64_t last) {
+  return 63u - (unsigned)__builtin_clzll(u ^ last);
+}
+
 int sim_queue_init(sim_queue *q) {
-  q->heap = NULL;
-  q->n = q->cap = 0;
+  q->late.v = q->cur.v = NULL;
+  q->late.n = q->late.cap = q->cur.n = q->cur.cap = 0;
+  for (int i = 0; i < SIM_QUEUE_BUCKETS; i++) {
+    q->bucket[i].v = NULL;
+    q->bucket[i].n = q->bucket[i].cap = 0;
+  }
+  q->last = 0;
+  q->n = q->n_dead = 0;
   q->slots = NULL;
   q->free_slots = NULL;
   q->n_slots = q->n_free = q->slot_cap = 0;
@@ -17,7 +38,9 @@ int sim_queue_init(sim_queue *q) {
 }
 
 void sim_queue_free(sim_queue *q) {
-  free(q->heap);
+  free(q->late.v);
+  free(q->cur.v);
+  for (int i = 0; i < SIM_QUEUE_BUCKETS; i++) free(q->bucket[i].v);
   free(q->slots);
   free(q->free_slots);
   sim_queue_init(q);
@@ -29,46 +52,62 @@ static inline int entry_less(const sim_qentry *a, const sim_qentry *b) {
   return a->seq < b->seq;
 }
 
-static inline void heap_set(sim_queue *q, size_t i, sim_qentry e) {
-  q->heap[i] = e;
-  q->slots[e.slot].heap_pos = (uint32_t)i;
+/* An entry is live while its slot still carries the generation it was
+** filed with; cancel and pop move the generation on. */
+static inline int entry_live(const sim_queue *q, const sim_qentry *e) {
+  return q->slots[e->slot].gen == e->pad;
 }
 
-static void sift_up(sim_queue *q, size_t i) {
-  sim_qentry e = q->heap[i];
-  while (i > 0) {
-    size_t parent = (i - 1) / 2;
-    if (!entry_less(&e, &q->heap[parent])) break;
-    heap_set(q, i, q->heap[parent]);
-    i = parent;
-  }
-  heap_set(q, i, e);
-}
-
-static void sift_down(sim_queue *q, size_t i) {
-  sim_qentry e = q->heap[i];
-  for (;;) {
-    size_t l = 2 * i + 1, best;
-    if (l >= q->n) break;
-    best = l;
-    if (l + 1 < q->n && entry_less(&q->heap[l + 1], &q->heap[l])) best = l + 1;
-    if (!entry_less(&q->heap[best], &e)) break;
-    heap_set(q, i, q->heap[best]);
-    i = best;
-  }
-  heap_set(q, i, e);
-}
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap) return 0;
-  size_t nc = *cap ? *cap * 2 : 64;
+static int vec_reserve(sim_qvec *v, size_t need) {
+  if (need <= v->cap) return 0;
+  size_t nc = v->cap ? v->cap * 2 : 64;
   while (nc < need) nc *= 2;
-  void *np = realloc(*p, nc * elem);
-  if (!np) return -1;
-  *p = np;
-  *cap = nc;
+  sim_qentry *nv = realloc(v->v, nc * sizeof *nv);
+  if (!nv) return -1;
+  v->v = nv;
+  v->cap = nc;
   return 0;
 }
+
+/* ---- binary heaps (late, cur) ------------------------------------------ */
+
+static void heap_sift_up(sim_qvec *h, size_t i) {
+  sim_qentry e = h->v[i];
+  while (i > 0) {
+    size_t parent = (i - 1) / 2;
+    if (!entry_less(&e, &h->v[parent])) break;
+    h->v[i] = h->v[parent];
+    i = parent;
+  }
+  h->v[i] = e;
+}
+
+static void heap_sift_down(sim_qvec *h, size_t i) {
+  sim_qentry e = h->v[i];
+  for (;;) {
+    size_t l = 2 * i + 1, best;
+    if (l >= h->n) break;
+    best = l;
+    if (l + 1 < h->n && entry_less(&h->v[l + 1], &h->v[l])) best = l + 1;
+    if (!entry_less(&h->v[best], &e)) break;
+    h->v[i] = h->v[best];
+    i = best;
+  }
+  h->v[i] = e;
+}
+
+static void heap_pop_top(sim_qvec *h) {
+  h->n--;
+  if (h->n == 0) return;
+  h->v[0] = h->v[h->n];
+  heap_sift_down(h, 0);
+}
+
+static void heapify(sim_qvec *h) {
+  for (size_t i = h->n / 2; i-- > 0;) heap_sift_down(h, i);
+}
+
+/* ---- slots -------------------------------------------------------------- */
 
 static int alloc_slot(sim_queue *q, uint32_t *out) {
   if (q->n_free) {
@@ -89,79 +128,197 @@ static int alloc_slot(sim_queue *q, uint32_t *out) {
     q->slot_cap = nc;
   }
   q->slots[q->n_slots].gen = 1;
+  q->slots[q->n_slots].state = SIM_QSLOT_FREE;
   *out = (uint32_t)q->n_slots++;
   return 0;
 }
 
-sim_handle sim_queue_push(sim_queue *q, int64_t time_us, uint64_t key,
-                          const sim_payload *p) {
-  uint32_t slot;
-  if (grow((void **)&q->heap, &q->cap, q->n + 1, sizeof(sim_qentry))) return 0;
-  if (alloc_slot(q, &slot)) return 0;
-  q->slots[slot].p = *p;
-  sim_qentry e = {time_us, key, q->next_seq++, slot, 0};
-  q->heap[q->n] = e;
-  q->slots[slot].heap_pos = (uint32_t)q->n;
-  q->n++;
-  sift_up(q, q->n - 1);
-  return ((uint64_t)q->slots[slot].gen << 32) | slot;
-}
-
+/* Ends a slot's life (popped or cancelled): its handle and any entry filed
+** with it go dead, and the slot is free for reuse. */
 static void release_slot(sim_queue *q, uint32_t slot) {
-  q->slots[slot].gen++;
-  if (q->slots[slot].gen == 0) q->slots[slot].gen = 1;
-  q->slots[slot].heap_pos = UINT32_MAX;
+  sim_qslot *s = &q->slots[slot];
+  s->gen++;
+  if (s->gen == 0) s->gen = 1;
+  s->state = SIM_QSLOT_FREE;
   q->free_slots[q->n_free++] = slot;
 }
 
-static void remove_at(sim_queue *q, size_t i) {
-  release_slot(q, q->heap[i].slot);
-  q->n--;
-  if (i == q->n) return;
-  heap_set(q, i, q->heap[q->n]);
-  if (i > 0 && entry_less(&q->heap[i], &q->heap[(i - 1) / 2]))
-    sift_up(q, i);
-  else
-    sift_down(q, i);
+/* ---- push, cancel, pop ------------------------------------------------- */
+
+sim_handle sim_queue_push(sim_queue *q, int64_t time_us, uint64_t key,
+                          const sim_payload *p) {
+  uint64_t u = ubias(time_us);
+  sim_qvec *v = u < q->last    ? &q->late
+                : u == q->last ? &q->cur
+                               : &q->bucket[bucket_of(u, q->last)];
+  if (vec_reserve(v, v->n + 1)) return 0;
+  uint32_t slot;
+  if (alloc_slot(q, &slot)) return 0;
+  sim_qslot *s = &q->slots[slot];
+  s->p = *p;
+  s->state = SIM_QSLOT_LIVE;
+  sim_qentry e = {time_us, key, q->next_seq++, slot, s->gen};
+  v->v[v->n++] = e;
+  if (v == &q->late || v == &q->cur) heap_sift_up(v, v->n - 1);
+  q->n++;
+  return ((uint64_t)s->gen << 32) | slot;
+}
+
+/* Drops dead entries from v, keeping the others in their order. */
+static void vec_sweep(sim_queue *q, sim_qvec *v) {
+  size_t k = 0;
+  for (size_t i = 0; i < v->n; i++)
+    if (entry_live(q, &v->v[i])) v->v[k++] = v->v[i];
+  q->n_dead -= v->n - k;
+  v->n = k;
+}
+
+static void sweep_dead(sim_queue *q) {
+  vec_sweep(q, &q->late);
+  heapify(&q->late);
+  vec_sweep(q, &q->cur);
+  heapify(&q->cur);
+  for (int i = 0; i < SIM_QUEUE_BUCKETS; i++) vec_sweep(q, &q->bucket[i]);
 }
 
 int sim_queue_cancel(sim_queue *q, sim_handle h) {
   uint32_t slot = (uint32_t)h, gen = (uint32_t)(h >> 32);
   if (h == 0 || slot >= q->n_slots) return 0;
   sim_qslot *s = &q->slots[slot];
-  if (s->gen != gen || s->heap_pos == UINT32_MAX) return 0;
-  remove_at(q, s->heap_pos);
+  if (s->gen != gen || s->state != SIM_QSLOT_LIVE) return 0;
+  release_slot(q, slot);
+  q->n--;
+  q->n_dead++;
+  if (q->n_dead >= DEAD_SWEEP_MIN && q->n_dead > q->n) sweep_dead(q);
   return 1;
 }
 
+/* The current instant is exhausted (late and cur empty): moves `last` to
+** the smallest live time of the lowest non-empty bucket and files that
+** bucket's entries again, each into a lower bucket or into cur. Returns 0
+** when no live entry is left. */
+static int refill(sim_queue *q) {
+  for (int i = 0; i < SIM_QUEUE_BUCKETS; i++) {
+    sim_qvec *b = &q->bucket[i];
+    if (b->n == 0) continue;
+    /* One pass: the smallest live time, dead entries dropped on the way. */
+    int64_t m = INT64_MAX;
+    size_t k = 0;
+    if (q->n_dead) {
+      for (size_t j = 0; j < b->n; j++) {
+        if (!entry_live(q, &b->v[j])) continue;
+        if (b->v[j].time_us < m) m = b->v[j].time_us;
+        b->v[k++] = b->v[j];
+      }
+      q->n_dead -= b->n - k;
+      b->n = k;
+      if (k == 0) continue;
+    } else {
+      for (size_t j = 0; j < b->n; j++)
+        if (b->v[j].time_us < m) m = b->v[j].time_us;
+    }
+    uint64_t um = ubias(m);
+    q->last = um;
+    for (size_t j = 0; j < b->n; j++) {
+      uint64_t u = ubias(b->v[j].time_us);
+      /* Every target is below bucket i, so b itself is never appended to. */
+      unsigned to = u == um ? 0 : bucket_of(u, um);
+      sim_qvec *t = u == um ? &q->cur : &q->bucket[to];
+      if (t->n == t->cap && vec_reserve(t, t->n + 1)) {
+        /* Out of memory half-way: no order can be kept; stop loudly
+        ** rather than lose events silently. */
+        fprintf(stderr, "revenant: out of memory in the event queue\n");
+        abort();
+      }
+      t->v[t->n++] = b->v[j];
+      /* Entries filed this low pop within the next few refills: start
+      ** loading their slots now (a large pending set is cache-cold). */
+      if (to < 4) __builtin_prefetch(&q->slots[b->v[j].slot]);
+    }
+    b->n = 0;
+    if (q->cur.n > 1) heapify(&q->cur);
+    return 1;
+  }
+  return 0;
+}
+
+const sim_qentry *sim_queue_peek(sim_queue *q) {
+  for (;;) {
+    sim_qvec *h = q->late.n ? &q->late : q->cur.n ? &q->cur : NULL;
+    if (h) {
+      if (entry_live(q, &h->v[0])) return &h->v[0];
+      heap_pop_top(h);
+      q->n_dead--;
+      continue;
+    }
+    if (q->n == 0) {
+      /* only dead entries may remain: drop them */
+      if (q->n_dead) sweep_dead(q);
+      return NULL;
+    }
+    refill(q);
+  }
+}
+
 int sim_queue_pop(sim_queue *q, int64_t *out_time, sim_payload *out_p) {
-  if (q->n == 0) return 0;
-  *out_time = q->heap[0].time_us;
-  *out_p = q->slots[q->heap[0].slot].p;
-  remove_at(q, 0);
+  const sim_qentry *top = sim_queue_peek(q);
+  if (!top) return 0;
+  sim_qvec *h = q->late.n ? &q->late : &q->cur;
+  *out_time = top->time_us;
+  *out_p = q->slots[top->slot].p;
+  release_slot(q, top->slot);
+  q->n--;
+  heap_pop_top(h);
+  return 1;
+}
+
+/* ---- checking ----------------------------------------------------------- */
+
+static int heap_ok(const sim_qvec *h) {
+  for (size_t i = 1; i < h->n; i++)
+    if (entry_less(&h->v[i], &h->v[(i - 1) / 2])) return 0;
   return 1;
 }
 
 int sim_queue_check(const sim_queue *q) {
-  for (size_t i = 0; i < q->n; i++) {
-    if (q->heap[i].slot >= q->n_slots) return 0;
-    if (q->slots[q->heap[i].slot].heap_pos != i) return 0;
-    if (i > 0 && entry_less(&q->heap[i], &q->heap[(i - 1) / 2])) return 0;
+  size_t live = 0, dead = 0;
+  const sim_qvec *all[SIM_QUEUE_BUCKETS + 2];
+  all[0] = &q->late;
+  all[1] = &q->cur;
+  for (int i = 0; i < SIM_QUEUE_BUCKETS; i++) all[i + 2] = &q->bucket[i];
+  if (!heap_ok(&q->late) || !heap_ok(&q->cur)) return 0;
+  for (int a = 0; a < SIM_QUEUE_BUCKETS + 2; a++) {
+    const sim_qvec *v = all[a];
+    for (size_t k = 0; k < v->n; k++) {
+      const sim_qentry *e = &v->v[k];
+      uint64_t u = ubias(e->time_us);
+      if (e->slot >= q->n_slots || e->pad == 0) return 0;
+      if (a == 0 && !(u < q->last)) return 0;
+      if (a == 1 && u != q->last) return 0;
+      if (a >= 2 && (u <= q->last || bucket_of(u, q->last) != (unsigned)(a - 2)))
+        return 0;
+      if (entry_live(q, e)) {
+        if (q->slots[e->slot].state != SIM_QSLOT_LIVE) return 0;
+        live++;
+      } else {
+        dead++;
+      }
+    }
   }
-  /* The slot pool: every slot is either in the heap or on the free list. */
+  if (live != q->n || dead != q->n_dead) return 0;
+  /* The slot pool: every slot is either live (filed once, counted above)
+  ** or on the free list. */
   if (q->n + q->n_free != q->n_slots) return 0;
-  size_t live = 0;
+  size_t n_live_slots = 0;
   for (size_t s = 0; s < q->n_slots; s++) {
     if (q->slots[s].gen == 0) return 0;
-    uint32_t pos = q->slots[s].heap_pos;
-    if (pos == UINT32_MAX) continue;
-    if (pos >= q->n || q->heap[pos].slot != s) return 0;
-    live++;
+    if (q->slots[s].state == SIM_QSLOT_LIVE) n_live_slots++;
+    else if (q->slots[s].state != SIM_QSLOT_FREE) return 0;
   }
-  if (live != q->n) return 0;
+  if (n_live_slots != q->n) return 0;
   for (size_t i = 0; i < q->n_free; i++) {
     uint32_t s = q->free_slots[i];
-    if (s >= q->n_slots || q->slots[s].heap_pos != UINT32_MAX) return 0;
+    if (s >= q->n_slots || q->slots[s].state != SIM_QSLOT_FREE) return 0;
   }
   return 1;
 }

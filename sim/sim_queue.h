@@ -1,12 +1,27 @@
 /*
 ** sim_queue.h: the pending-event queue of the simulation kernel.
 **
-** A binary min-heap ordered by (time, tie-break key, insertion sequence).
-** The key is chosen by the scheduler strategy when the event is pushed; the
-** sequence makes every order total, so two runs that push the same events
-** pop them in the same order. Events live in a slot pool; a handle names a
-** slot and its generation, so cancelling a popped or already cancelled event
-** is a harmless no-op. Nothing here orders by pointer value.
+** Events pop by (time, tie-break key, insertion sequence). The key is
+** chosen by the scheduler strategy when the event is pushed; the sequence
+** makes every order total, so two runs that push the same events pop them
+** in the same order, whatever the internal layout. Events live in a slot
+** pool; a handle names a slot and its generation, so cancelling a popped or
+** already cancelled event is a harmless no-op. Nothing here orders by
+** pointer value.
+**
+** Layout: a radix heap on time (Ahuja, Mehlhorn, Orlin, Tarjan 1990) in
+** front of two small binary heaps. Simulated time only moves forward, so
+** an event is filed in the bucket of the highest bit in which its time
+** differs from `last`, the time of the current instant; buckets are
+** unsorted arrays that are appended to and scanned sequentially, and only
+** the events of the current instant sit in a heap (ordered by key, then
+** sequence). An event pushed before the current instant (possible for a
+** direct user of the queue, and when the kernel looked past its end time)
+** goes to a `late` heap with the full order, which pops first: everything
+** in it is earlier than everything else. A pending set of a million events
+** thus costs a few sequential passes per event instead of a walk down a
+** cold heap. Cancellation marks the slot; the entry is dropped when it is
+** reached, or when the dead entries outnumber the live ones.
 */
 #ifndef SIM_QUEUE_H
 #define SIM_QUEUE_H
@@ -25,7 +40,7 @@ typedef struct sim_payload {
   uint32_t domain_gen;
 } sim_payload;
 
-typedef struct sim_qentry {       /* heap entry: keys inline for cache */
+typedef struct sim_qentry {       /* queue entry: keys inline for cache */
   int64_t time_us;
   uint64_t key;
   uint64_t seq;
@@ -36,12 +51,25 @@ typedef struct sim_qentry {       /* heap entry: keys inline for cache */
 typedef struct sim_qslot {
   sim_payload p;
   uint32_t gen;
-  uint32_t heap_pos;              /* UINT32_MAX when free */
+  uint32_t state;                 /* SIM_QSLOT_FREE / _LIVE / _CANCELLED */
 } sim_qslot;
 
-typedef struct sim_queue {
-  sim_qentry *heap;
+enum { SIM_QSLOT_FREE = 0, SIM_QSLOT_LIVE = 1, SIM_QSLOT_CANCELLED = 2 };
+
+typedef struct sim_qvec {         /* a growable array of entries */
+  sim_qentry *v;
   size_t n, cap;
+} sim_qvec;
+
+#define SIM_QUEUE_BUCKETS 64
+
+typedef struct sim_queue {
+  sim_qvec late;                  /* heap (time, key, seq): time < last */
+  sim_qvec cur;                   /* heap (key, seq): time == last */
+  sim_qvec bucket[SIM_QUEUE_BUCKETS]; /* [i]: time ^ last has top bit i */
+  uint64_t last;                  /* the current instant, biased unsigned */
+  size_t n;                       /* live (pending) events */
+  size_t n_dead;                  /* cancelled entries still filed */
   sim_qslot *slots;
   uint32_t *free_slots;
   size_t n_slots, n_free, slot_cap;
@@ -64,18 +92,16 @@ int sim_queue_cancel(sim_queue *q, sim_handle h);
 /* Number of pending events. */
 static inline size_t sim_queue_len(const sim_queue *q) { return q->n; }
 
-/* The smallest pending entry, or NULL when empty. Valid until the next
-** push, pop or cancel. */
-static inline const sim_qentry *sim_queue_peek(const sim_queue *q) {
-  return q->n ? &q->heap[0] : NULL;
-}
+/* The smallest pending entry, or NULL when empty. May reorganise the queue
+** (never its order). Valid until the next push, pop or cancel. */
+const sim_qentry *sim_queue_peek(sim_queue *q);
 
 /* Pops the smallest event into *out_time, *out_p. Returns 1, or 0 when
 ** empty. */
 int sim_queue_pop(sim_queue *q, int64_t *out_time, sim_payload *out_p);
 
-/* Checks the heap property and slot back-pointers; returns 1 if sound.
-** For tests and asserts. */
+/* Checks the layout (heap properties, bucket membership) and the slot
+** pool; returns 1 if sound. For tests and asserts. */
 int sim_queue_check(const sim_queue *q);
 
 #endif

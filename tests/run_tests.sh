@@ -1,6 +1,7 @@
 #!/bin/sh
-# Runs every cmocka test binary given as argument (TAP output, counted), then
-# the scenario library through the revenant binary, and ends with the line
+# Runs every cmocka test binary given as argument (TAP output, counted), the
+# shell tests tests/sh_*.sh (TAP), then the scenario library through the
+# revenant binary, and ends with the line
 # "N passed, N failed". Exit status 1 if anything failed.
 REVENANT=${REVENANT:-./revenant}
 passed=0
@@ -12,6 +13,22 @@ for t in "$@"; do
   p=$(printf '%s\n' "$out" | grep -c '^ok ')
   f=$(printf '%s\n' "$out" | grep -c '^not ok ')
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi   # crashed before reporting
+  passed=$((passed + p))
+  failed=$((failed + f))
+  if [ "$f" -ne 0 ]; then
+    failed_names="$failed_names $t"
+    printf '%s\n' "$out" | grep -E '^(not ok|#)' | head -40
+  fi
+  printf '%-40s %4d passed, %d failed\n' "$(basename "$t")" "$p" "$f"
+done
+# Shell tests of the command line (TAP lines), with the same binary.
+for t in tests/sh_*.sh; do
+  [ -f "$t" ] && [ -x "$REVENANT" ] || continue
+  out=$(REVENANT="$REVENANT" sh "$t" 2>&1)
+  rc=$?
+  p=$(printf '%s\n' "$out" | grep -c '^ok ')
+  f=$(printf '%s\n' "$out" | grep -c '^not ok ')
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
   passed=$((passed + p))
   failed=$((failed + f))
   if [ "$f" -ne 0 ]; then

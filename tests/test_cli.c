@@ -104,7 +104,7 @@ static void test_run_fail_repro_replay(void **st) {
   assert_non_null(strstr(out, "expected no_wedge to hold"));
   assert_non_null(strstr(out, "replay: revenant run"));
   char repro[512];
-  snprintf(repro, sizeof repro, "%s/repro-cli-failing-default-0x1.json", tmpdir);
+  snprintf(repro, sizeof repro, "%s/repro-failing-cli-failing-default-0x1.json", tmpdir);
   assert_int_equal(access(repro, R_OK), 0);
   assert_int_equal(rv("replay %s", repro), 0);
   assert_non_null(strstr(out, "REPRODUCED"));

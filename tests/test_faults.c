@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "faults/flt.h"
+#include "scenarios/scn.h"
+#include "scenarios/scn_internal.h"
 
 #define S(x) ((int64_t)(x) * 1000000)
 #define MS(x) ((int64_t)(x) * 1000)
@@ -228,8 +230,72 @@ static void test_alarm_limit(void **st) {
   done();
 }
 
+/* Rated faults are planned lazily: a rate of 100000/h over a year leaves
+** one pending event per fault, and the arrivals that fire are exactly the
+** times flt_times draws (the same streams, the same order). */
+static void test_rated_lazy_matches_times(void **st) {
+  (void)st;
+  flt_fault f[2] = {fault(FLT_EVICT, RT_NO_ACTOR, -1), fault(FLT_RESTART, RT_NO_ACTOR, -1)};
+  f[0].per_day = 100000 * 24;
+  f[1].per_day = 48;
+  static int64_t want[4096];
+  for (int round = 0; round < 2; round++) {
+    world(5, 3);
+    assert_int_equal(flt_plan(w, f, 2, 365 * DAY), 2);
+    assert_int_equal(sim_pending(&s), 2);
+    sim_run(&s, S(60), 0);
+    assert_true(sim_pending(&s) <= 2);
+    int n = flt_times(5, f, 2, 365 * DAY, FLT_EVICT, want, 4096), k = 0;
+    assert_true(n == 4096);
+    uint32_t ev = sim_trace_intern(&s.trace, "evict");
+    for (size_t i = 0; i < s.trace.n; i++) {
+      const sim_rec *r = &s.trace.recs[i];
+      if (r->kind != RT_EV_FAULT || r->s != ev) continue;
+      assert_int_equal(r->t_us, want[k]);
+      k++;
+    }
+    assert_in_range(k, 1400, 1950); /* 1,667 expected in 60 s */
+    assert_true(want[k] > S(60));
+    static uint64_t first_hash;
+    if (round == 0) first_hash = s.trace.hash;
+    else assert_true(s.trace.hash == first_hash);
+    done();
+  }
+}
+
+/* Repeating workload is planned lazily: a request every 1 ms over a day
+** leaves one arrival and one chain event pending, and the arrivals come on
+** time. */
+static void test_workload_lazy(void **st) {
+  (void)st;
+  static const char text[] =
+      "{\"name\": \"dense\", \"duration\": \"1d\", \"actors\": [{\"id\": \"a\"}],"
+      " \"workload\": [{\"request\": \"a\", \"at\": \"0s\", \"every\": \"1ms\"}],"
+      " \"cases\": [{\"name\": \"c\"}]}";
+  scn_scenario sc;
+  char err[512];
+  if (scn_load_text("dense.json", text, sizeof text - 1, &sc, err, sizeof err)) fail_msg("%s", err);
+  sim_config cfg = {1, SIM_FIFO, 3, 1000};
+  assert_int_equal(sim_init(&s, &cfg), 0);
+  w = rt_world_new(&s, &sc.cases[0].cfg);
+  scn_result names;
+  memset(&names, 0, sizeof names);
+  assert_int_equal(scn__add_actors(&sc, w, &names), 0);
+  assert_int_equal(scn__plan_workload(&sc, w, 0), 0);
+  assert_true(sim_pending(&s) <= 2);
+  sim_run(&s, S(1), 0);
+  assert_int_equal(count(RT_EV_REQUEST_ARRIVE, -1), 1001); /* 0, 1 ms, ..., 1 s */
+  assert_true(sim_pending(&s) < 50);
+  assert_int_equal(scn__plan_failed(), 0);
+  done();
+  scn_result_free(&names);
+  scn_free(&sc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_rated_lazy_matches_times),
+      cmocka_unit_test(test_workload_lazy),
       cmocka_unit_test(test_kill_kinds),
       cmocka_unit_test(test_gate_timeout_fault),
       cmocka_unit_test(test_stuck_child_modes),

@@ -348,27 +348,44 @@ static void test_check_detects_corruption(void **state) {
     sim_payload p = payload(i);
     sim_queue_push(&q, (int64_t)i, 0, &p);
   }
+  int64_t t;
+  sim_payload out;
+  assert_int_equal(sim_queue_pop(&q, &t, &out), 1);   /* files into buckets */
+  for (uint64_t i = 0; i < 4; i++) {                  /* four at the instant */
+    sim_payload p = payload(100 + i);
+    sim_queue_push(&q, 0, 9 - i, &p);
+  }
   assert_true(sim_queue_check(&q));
-  /* break the heap property */
-  int64_t saved = q.heap[0].time_us;
-  q.heap[0].time_us = 1000;
+  /* break the heap of the current instant */
+  assert_true(q.cur.n >= 2);
+  uint64_t saved = q.cur.v[0].key;
+  q.cur.v[0].key = 1000;
   assert_false(sim_queue_check(&q));
-  q.heap[0].time_us = saved;
+  q.cur.v[0].key = saved;
   assert_true(sim_queue_check(&q));
-  /* break a back-pointer */
-  uint32_t s = q.heap[3].slot;
-  q.slots[s].heap_pos = 4;
+  /* an entry in the wrong bucket */
+  int b = 0;
+  while (b < SIM_QUEUE_BUCKETS && q.bucket[b].n == 0) b++;
+  assert_true(b < SIM_QUEUE_BUCKETS - 1);
+  int64_t tsaved = q.bucket[b].v[0].time_us;
+  q.bucket[b].v[0].time_us = INT64_MAX;
   assert_false(sim_queue_check(&q));
-  q.slots[s].heap_pos = 3;
+  q.bucket[b].v[0].time_us = tsaved;
   assert_true(sim_queue_check(&q));
-  /* a freed slot that still claims a heap position */
-  uint32_t victim = q.heap[5].slot;
+  /* a cancelled entry stays filed, dead, and is counted as such */
+  uint32_t victim = q.bucket[b].v[0].slot;
   sim_handle hv = ((sim_handle)q.slots[victim].gen << 32) | victim;
   assert_int_equal(sim_queue_cancel(&q, hv), 1);
+  assert_int_equal(q.n_dead, 1);
   assert_true(sim_queue_check(&q));
-  q.slots[victim].heap_pos = 0;
+  q.n_dead = 0;
   assert_false(sim_queue_check(&q));
-  q.slots[victim].heap_pos = UINT32_MAX;
+  q.n_dead = 1;
+  /* a live slot marked free */
+  uint32_t s = q.cur.v[0].slot;
+  q.slots[s].state = SIM_QSLOT_FREE;
+  assert_false(sim_queue_check(&q));
+  q.slots[s].state = SIM_QSLOT_LIVE;
   assert_true(sim_queue_check(&q));
   /* a lost free-list entry */
   q.n_free--;
@@ -383,6 +400,50 @@ static void test_check_detects_corruption(void **state) {
   sim_queue_free(&q);
 }
 
+/* Dead entries are swept once they outnumber the live ones, and the order
+** of what remains is kept; a far-future time and a time before the current
+** instant (the late heap) pop in their place. */
+static void test_sweep_and_late(void **state) {
+  (void)state;
+  sim_queue q;
+  sim_queue_init(&q);
+  enum { N = 5000 };
+  static sim_handle h[N];
+  for (int i = 0; i < N; i++) {
+    sim_payload p = payload((uint64_t)i);
+    h[i] = sim_queue_push(&q, 1000 + (i % 50), 0, &p);
+  }
+  for (int i = 0; i < N; i++)
+    if (i % 10) assert_int_equal(sim_queue_cancel(&q, h[i]), 1);
+  assert_true(q.n_dead < (size_t)N * 9 / 10);  /* a sweep ran */
+  assert_true(sim_queue_check(&q));
+  sim_payload p = payload(N), out;
+  sim_queue_push(&q, INT64_MAX, 0, &p);
+  int64_t t, prev = INT64_MIN;
+  uint64_t prev_arg = 0;
+  assert_int_equal(sim_queue_pop(&q, &t, &out), 1);
+  assert_int_equal(t, 1000);
+  /* now an event before the current instant: it must come next */
+  p = payload(N + 1);
+  sim_queue_push(&q, 5, 0, &p);
+  assert_true(sim_queue_check(&q));
+  assert_int_equal(sim_queue_pop(&q, &t, &out), 1);
+  assert_int_equal(out.arg, N + 1);
+  assert_int_equal(t, 5);
+  size_t n = 0;
+  while (sim_queue_pop(&q, &t, &out)) {
+    assert_true(t > prev || (t == prev && out.arg > prev_arg));
+    assert_true(out.arg == N || out.arg % 10 == 0);
+    prev = t;
+    prev_arg = out.arg;
+    n++;
+  }
+  assert_int_equal(n, N / 10 - 1 + 1);
+  assert_int_equal(prev, INT64_MAX);
+  assert_true(sim_queue_check(&q));
+  sim_queue_free(&q);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_random_ops_against_reference),
@@ -392,6 +453,7 @@ int main(void) {
       cmocka_unit_test(test_generation_guards_reused_slot),
       cmocka_unit_test(test_cancel_anywhere_keeps_heap),
       cmocka_unit_test(test_check_detects_corruption),
+      cmocka_unit_test(test_sweep_and_late),
   };
   return cmocka_run_group_tests_name("sim_queue", tests, NULL, NULL) != 0;
 }

@@ -1,6 +1,6 @@
 /*
  * test_swarm.c: tests for `revenant swarm` and `revenant merge`
- * (cli/cmd_swarm.c, cli/cmd_merge.c), run through the binary ($REVENANT,
+ * (cli/cmd_swarm.c over scenarios/scn_swarm.c, cli/cmd_merge.c), run through the binary ($REVENANT,
  * default ./revenant; run from the repository root).
  *
  * Checked: the same seeds give byte-identical stdout and results JSON with
@@ -189,7 +189,7 @@ static void test_crash_reported_with_seed(void **state) {
   assert_int_equal(f, 1);
   assert_non_null(strstr(runs, " 0x66 0x0000000000000000 0\n"));
   char path[256];
-  snprintf(path, sizeof path, "%s/r3/swarm-gate-timeout-default-1.json", g_dir);
+  snprintf(path, sizeof path, "%s/r3/swarm-gate-timeout-default-0x66.json", g_dir);
   char *repro = slurp(path);
   assert_non_null(repro);
   assert_non_null(strstr(repro, "\"seed\":\t\"0x66\""));

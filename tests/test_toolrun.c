@@ -253,6 +253,82 @@ static void test_incident_many_seeds(void **st) {
   scn_free(&sc);
 }
 
+/* Startup scans kept while the tables are unchanged give the same runs as
+** scans that always read SQLite: every case of the files that recover
+** tool runs and fibers, several seeds and strategies, the same trace hash
+** with the cache on and off. */
+static void test_scan_cache_same_hashes(void **state) {
+  (void)state;
+  static const char *const files[] = {
+      "scenarios/incidents/issue-1595.json", "scenarios/examples/toolrun-stuck-child.json",
+      "scenarios/examples/toolrun-onstart.json", "scenarios/examples/fiber-crash-recover.json",
+      "scenarios/examples/evict-restart-rates.json", "scenarios/examples/storage-fail.json",
+      "scenarios/regression/hook-resume-before-failed-onstart.json"};
+  int compared = 0;
+  for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+    scn_scenario sc;
+    char err[1024];
+    if (scn_load(files[f], &sc, err, sizeof err)) fail_msg("%s", err);
+    scn_truncate(&sc, 6 * 3600 * 1000000LL); /* 6 h: enough wakes, quick */
+    for (int ci = 0; ci < sc.n_cases; ci++)
+      for (uint64_t seed = 1; seed <= 3; seed++)
+        for (int st = SIM_FIFO; st <= SIM_RANDOM; st++) {
+          scn_result on, off;
+          rt_scan_cache_set(0);
+          assert_int_equal(scn_run_case_ex(&sc, ci, seed, (sim_strategy)st, NULL, &off), 0);
+          rt_scan_cache_set(1);
+          assert_int_equal(scn_run_case_ex(&sc, ci, seed, (sim_strategy)st, NULL, &on), 0);
+          assert_true(on.trace_hash == off.trace_hash);
+          assert_int_equal(on.events, off.events);
+          scn_result_free(&on);
+          scn_result_free(&off);
+          compared++;
+        }
+    scn_free(&sc);
+  }
+  assert_true(compared >= 40);
+}
+
+/* A lean run (no trace records kept) is the same run as a kept one: same
+** hash, events, verdict, violations and figures. It keeps no records when
+** it passes; when it fails it is run again with its records kept, so that
+** its report can print chains. */
+static void test_lean_same_run(void **state) {
+  (void)state;
+  scn_scenario sc;
+  char err[1024];
+  if (scn_load("scenarios/incidents/issue-1595.json", &sc, err, sizeof err)) fail_msg("%s", err);
+  scn_truncate(&sc, 2 * 3600 * 1000000LL);
+  int failed = 0;
+  for (int flip = 0; flip < 2; flip++) {
+    if (flip) /* the gated case then fails: it must hold what it violates */
+      for (int ci = 0; ci < sc.n_cases; ci++) {
+        sc.cases[ci].hold_mask |= sc.cases[ci].violate_mask;
+        sc.cases[ci].violate_mask = 0;
+      }
+    for (int ci = 0; ci < sc.n_cases; ci++) {
+      scn_result kept, lean;
+      scn_run_opts ok = {0}, ol = {.lean = 1};
+      assert_int_equal(scn_run_case_ex(&sc, ci, sc.seed, SIM_RANDOM, &ok, &kept), 0);
+      assert_int_equal(scn_run_case_ex(&sc, ci, sc.seed, SIM_RANDOM, &ol, &lean), 0);
+      assert_true(kept.trace_hash == lean.trace_hash);
+      assert_int_equal(kept.events, lean.events);
+      assert_int_equal(kept.passed, lean.passed);
+      assert_string_equal(kept.failure, lean.failure);
+      assert_int_equal(chk_violation_count(kept.checks), chk_violation_count(lean.checks));
+      assert_int_equal(kept.n_figures, lean.n_figures);
+      assert_memory_equal(kept.figures, lean.figures, sizeof kept.figures);
+      assert_int_equal(kept.s->trace.n, kept.events);
+      assert_int_equal(lean.s->trace.n, lean.passed ? 0 : lean.events);
+      failed += !lean.passed;
+      scn_result_free(&kept);
+      scn_result_free(&lean);
+    }
+  }
+  assert_true(failed >= 1); /* the re-run path ran */
+  scn_free(&sc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_stuck_child_interrupted_after_2s),
@@ -263,6 +339,8 @@ int main(void) {
       cmocka_unit_test(test_onstart_run_survives_recovery),
       cmocka_unit_test(test_total_deadline),
       cmocka_unit_test(test_incident_many_seeds),
+      cmocka_unit_test(test_scan_cache_same_hashes),
+      cmocka_unit_test(test_lean_same_run),
   };
   return cmocka_run_group_tests_name("toolrun", tests, NULL, NULL) != 0;
 }

@@ -1,0 +1,720 @@
+/*
+** scn_swarm.c: the swarm engine (scn_swarm.h, docs/swarm.md): a pool of
+** forked workers, sharding, signatures, results streamed in job order.
+**
+** Worker slot w of J runs the jobs of seed steps w, w + J, w + 2J, ... and
+** sends one line per job over its pipe, flushed before the next job
+** starts, so when a worker dies the parent knows the job it died in: the
+** next one it expected from that slot. That job is a failure (crash or
+** timeout) and a fresh worker continues the slot. Every worker leads its
+** own process group, so a kill reaches the children it forked (the
+** generations of a sigkill run) as well; a worker and its children dying
+** with the parent is arranged with PR_SET_PDEATHSIG where there is one.
+*/
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include "scenarios/scn_swarm.h"
+
+typedef struct sw_unit {
+  size_t file;
+  int ci;
+} sw_unit;
+
+/* A finished job waiting in the reorder buffer (state 0: empty slot). */
+typedef struct sw_res {
+  uint8_t state, passed;
+  int n_viol;
+  uint64_t hash, events;
+  int64_t end_us;
+  char *failure, *sig;
+  chk_violation *viol;
+} sw_res;
+
+typedef struct sw_worker {
+  pid_t pid;
+  int fd, done;
+  uint64_t next;                /* job expected next from this slot */
+  double started;               /* wall time that job started */
+  char *buf;
+  size_t len, cap;
+} sw_worker;
+
+struct scn_swarm {
+  scn_swarm_opts o;
+  scn_scenario *const *sc;
+  size_t n_sc;
+  sw_unit *units;
+  size_t n_units;
+  uint64_t total;               /* jobs; 0 = unbounded */
+  sw_res *ring;                 /* job j at ring[j % ring_cap] */
+  uint64_t ring_cap, next_out, end_seen;
+  uint64_t done, failed;
+  scn_swarm_group *groups;
+  size_t n_groups, cap_groups;
+  sw_worker *w;
+  int n_w;
+  double t0, deadline, last_progress;
+  char tmpdir[600];
+};
+
+static double sw_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- jobs ------------------------------------------------------------------ */
+
+static const sw_unit *job_unit(const scn_swarm *s, uint64_t j, uint64_t *seed) {
+  const sw_unit *u = &s->units[j % s->n_units];
+  uint64_t k = j / s->n_units;
+  uint64_t base = s->o.have_base ? s->o.base : s->sc[u->file]->seed;
+  *seed = base + (uint64_t)(s->o.shard_i - 1) + k * (uint64_t)s->o.shard_n;
+  return u;
+}
+
+static sim_strategy job_strategy(const scn_swarm *s, const scn_scenario *sc) {
+  if (s->o.strategy >= 0) return (sim_strategy)s->o.strategy;
+  return sc->strategy == SIM_FIFO ? SIM_RANDOM : sc->strategy;
+}
+
+void scn_swarm_job_info(const scn_swarm *s, uint64_t j, scn_swarm_job *out) {
+  const sw_unit *u = job_unit(s, j, &out->seed);
+  out->job = j;
+  out->unit = (size_t)(u - s->units);
+  out->file = u->file;
+  out->ci = u->ci;
+  out->strategy = job_strategy(s, s->sc[u->file]);
+}
+
+/* The job after j in j's worker slot: the next case of the same seed, or
+** the first case of the slot's next seed (slot w runs seed steps w, w+J,
+** ...), so every worker runs whole seeds and the cases of a seed, which
+** may differ a lot in cost, are spread over the workers. */
+static uint64_t next_job(const scn_swarm *s, uint64_t j) {
+  if (j % s->n_units + 1 < s->n_units) return j + 1;
+  return (j / s->n_units + (uint64_t)s->n_w) * s->n_units;
+}
+
+void scn_swarm_job_scenario(const scn_swarm *s, uint64_t j, scn_scenario *m) {
+  uint64_t seed;
+  scn_mix mix;
+  const sw_unit *u = job_unit(s, j, &seed);
+  scn_copy(m, s->sc[u->file]);
+  if (s->o.duration_us && m->duration_us > s->o.duration_us) scn_truncate(m, s->o.duration_us);
+  scn_swarm_mix(m, seed, &mix);
+  m->strategy = job_strategy(s, s->sc[u->file]);
+}
+
+/* The test-only hooks: crash or hang on a chosen seed. */
+static void test_hooks(const scn_swarm *s, uint64_t seed) {
+  if (s->o.have_crash_seed && seed == s->o.crash_seed) {
+    signal(SIGSEGV, SIG_DFL); /* a real crash, whatever handler the host installed */
+    raise(SIGSEGV);
+  }
+  while (s->o.have_hang_seed && seed == s->o.hang_seed) pause();
+}
+
+/* ---- children ------------------------------------------------------------- */
+
+/* In a fresh child: its own process group, death with the parent, and
+** TMPDIR inside the swarm's directory. */
+static void child_setup(const scn_swarm *s) {
+  setpgid(0, 0);
+#ifdef __linux__
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+  if (s->tmpdir[0]) setenv("TMPDIR", s->tmpdir, 1);
+}
+
+/* Kills the process group of pid (and pid, should it have none). */
+static void kill_group(pid_t pid) {
+  if (pid <= 0) return;
+  kill(-pid, SIGKILL);
+  kill(pid, SIGKILL);
+}
+
+/* Forks a child that leads its own group; the parent sets the group too,
+** so a kill right after fork cannot miss it. */
+static pid_t fork_child(const scn_swarm *s) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) child_setup(s);
+  if (pid > 0) setpgid(pid, pid);
+  return pid;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f) {
+  (void)st;
+  (void)flag;
+  (void)f;
+  remove(path);
+  return 0;
+}
+
+static void remove_tmpdir(scn_swarm *s) {
+  if (!s->tmpdir[0]) return;
+  nftw(s->tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  s->tmpdir[0] = 0;
+}
+
+/* ---- the worker ------------------------------------------------------------ */
+
+/* Copies s into d without tabs or newlines (the line protocol). */
+static void clean(char *d, size_t cap, const char *s) {
+  size_t i = 0;
+  for (; s && *s && i + 1 < cap; s++) d[i++] = (*s == '\t' || *s == '\n' || *s == '\r') ? ' ' : *s;
+  d[i] = 0;
+}
+
+/* Runs job j in a worker and writes its result line. */
+static void worker_job(const scn_swarm *s, uint64_t j, scn_scenario *m, FILE *out) {
+  scn_swarm_job jb;
+  scn_result r;
+  char sig[256], text[600];
+  scn_swarm_job_info(s, j, &jb);
+  scn_swarm_job_scenario(s, j, m);
+  test_hooks(s, jb.seed);
+  /* The verdict is all a swarm needs: stop when it is decided, keep no
+  ** trace records (a failing run is re-run with them kept, for its
+  ** signature). */
+  scn_run_opts ro = {.stop_when_decided = 1, .lean = 1};
+  if (scn_run_case_ex(m, jb.ci, jb.seed, m->strategy, &ro, &r) != 0) {
+    clean(text, sizeof text, r.failure);
+    fprintf(out, "X\t%" PRIu64 "\t%s\n", j, text);
+  } else {
+    size_t nv = r.passed ? 0 : chk_violation_count(r.checks);
+    clean(sig, sizeof sig, scn_signature(m, jb.ci, &r, sig, sizeof sig));
+    clean(text, sizeof text, r.passed ? "" : r.failure);
+    fprintf(out, "R\t%" PRIu64 "\t%d\t%" PRIx64 "\t%" PRIu64 "\t%" PRId64 "\t%s\t%s\t%zu", j, r.passed,
+            r.trace_hash, r.events, r.end_us, sig, text,
+            nv < SCN_SWARM_MAX_VIOL ? nv : SCN_SWARM_MAX_VIOL);
+    for (size_t i = 0; i < nv && i < SCN_SWARM_MAX_VIOL; i++) {
+      const chk_violation *v = chk_violation_at(r.checks, i);
+      clean(text, sizeof text, v->msg);
+      fprintf(out, "\t%d\t%" PRIu32 "\t%" PRId64 "\t%s", (int)v->inv, v->actor, v->t_us, text);
+    }
+    fputc('\n', out);
+  }
+  scn_result_free(&r);
+  if (fflush(out)) _exit(5); /* the parent is gone */
+}
+
+static void worker_main(const scn_swarm *s, int fd, uint64_t start) {
+  FILE *out = fdopen(fd, "w");
+  scn_scenario *m = malloc(sizeof *m);
+  if (!out || !m) _exit(3);
+  for (uint64_t j = start; !s->total || j < s->total; j = next_job(s, j)) {
+    if (s->deadline > 0 && sw_now() >= s->deadline) break;
+    worker_job(s, j, m, out);
+  }
+  fputs("D\n", out);
+  fflush(out);
+  _exit(0);
+}
+
+/* ---- results: reorder buffer, groups, delivery ------------------------------- */
+
+static void res_clear(sw_res *r) {
+  free(r->failure);
+  free(r->sig);
+  free(r->viol);
+  memset(r, 0, sizeof *r);
+}
+
+/* The buffer slot of job j (>= next_out), growing the ring; NULL on OOM. */
+static sw_res *res_at(scn_swarm *s, uint64_t j) {
+  if (j < s->next_out) return NULL;
+  if (j - s->next_out >= s->ring_cap) {
+    uint64_t nc = s->ring_cap ? s->ring_cap : 64;
+    while (j - s->next_out >= nc) nc *= 2;
+    sw_res *n = calloc((size_t)nc, sizeof *n);
+    if (!n) return NULL;
+    for (uint64_t k = s->next_out; k < s->next_out + s->ring_cap; k++) n[k % nc] = s->ring[k % s->ring_cap];
+    free(s->ring);
+    s->ring = n;
+    s->ring_cap = nc;
+  }
+  if (j + 1 > s->end_seen) s->end_seen = j + 1;
+  return &s->ring[j % s->ring_cap];
+}
+
+static void group_add(scn_swarm *s, const scn_swarm_result *r) {
+  size_t k = 0;
+  while (k < s->n_groups && (s->groups[k].unit != r->unit || strcmp(s->groups[k].sig, r->sig))) k++;
+  if (k == s->n_groups) {
+    if (s->n_groups == s->cap_groups) {
+      size_t nc = s->cap_groups ? s->cap_groups * 2 : 16;
+      scn_swarm_group *g = realloc(s->groups, nc * sizeof *g);
+      if (!g) return;
+      s->groups = g;
+      s->cap_groups = nc;
+    }
+    char *sig = strdup(r->sig);
+    if (!sig) return;
+    s->groups[s->n_groups++] = (scn_swarm_group){sig, r->unit, r->job, r->state, 0, {0}};
+  }
+  scn_swarm_group *g = &s->groups[k];
+  if (g->count < 8) g->seeds[g->count] = r->seed;
+  g->count++;
+}
+
+static void deliver(scn_swarm *s, uint64_t j, sw_res *x) {
+  scn_swarm_job jb;
+  scn_swarm_job_info(s, j, &jb);
+  scn_swarm_result r = {j, jb.seed, jb.unit, jb.file, jb.ci, (scn_swarm_state)x->state, x->passed,
+                        x->hash, x->events, x->end_us, x->failure ? x->failure : "",
+                        x->sig ? x->sig : "", x->viol, x->n_viol};
+  if (!r.passed) group_add(s, &r);
+  if (s->o.on_result) s->o.on_result(s->o.ctx, &r);
+  res_clear(x);
+}
+
+/* Hands out every finished job from next_out on; with `all`, skips gaps. */
+static void deliver_ready(scn_swarm *s, int all) {
+  while (s->next_out < s->end_seen) {
+    sw_res *x = &s->ring[s->next_out % s->ring_cap];
+    if (x->state) deliver(s, s->next_out, x);
+    else if (!all) break;
+    s->next_out++;
+  }
+}
+
+/* Records a failure the worker did not report itself. */
+static void res_fail(scn_swarm *s, uint64_t j, int state, const char *failure, const char *sig) {
+  sw_res *r = res_at(s, j);
+  if (!r) return;
+  res_clear(r);
+  r->state = (uint8_t)state;
+  r->failure = strdup(failure);
+  r->sig = strdup(sig);
+  s->done++;
+  s->failed++;
+  deliver_ready(s, 0);
+}
+
+/* Splits a line at tabs into at most cap fields; returns the count. */
+static int split(char *line, char **f, int cap) {
+  int n = 0;
+  f[n++] = line;
+  for (char *p = line; *p && n < cap; p++)
+    if (*p == '\t') {
+      *p = 0;
+      f[n++] = p + 1;
+    }
+  return n;
+}
+
+static void parse_viol(sw_res *r, char **f, int nf, int n) {
+  r->viol = calloc((size_t)(n > 0 ? n : 1), sizeof *r->viol);
+  for (int i = 0; r->viol && i < n && i < SCN_SWARM_MAX_VIOL && 9 + 4 * i + 3 < nf; i++) {
+    chk_violation *v = &r->viol[i];
+    char **g = f + 9 + 4 * i;
+    v->inv = (chk_invariant)atoi(g[0]);
+    v->actor = (uint32_t)strtoul(g[1], NULL, 10);
+    v->t_us = strtoll(g[2], NULL, 10);
+    snprintf(v->msg, sizeof v->msg, "%s", g[3]);
+    v->subject = -1;
+    r->n_viol = i + 1;
+  }
+}
+
+/* One result line from a worker. */
+static void on_line(scn_swarm *s, sw_worker *wk, char *line) {
+  char *f[9 + 4 * SCN_SWARM_MAX_VIOL];
+  int nf = split(line, f, (int)(sizeof f / sizeof f[0]));
+  if (!strcmp(f[0], "D")) {
+    wk->done = 1;
+    return;
+  }
+  if (nf < 3 || (strcmp(f[0], "R") && strcmp(f[0], "X"))) return;
+  uint64_t j = strtoull(f[1], NULL, 10);
+  wk->next = next_job(s, j);
+  wk->started = sw_now();
+  if (f[0][0] == 'X') {
+    res_fail(s, j, SCN_SWARM_ERROR, f[2], "error/-/-");
+    return;
+  }
+  sw_res *r = res_at(s, j);
+  if (!r || nf < 9) return;
+  res_clear(r);
+  r->state = SCN_SWARM_DONE;
+  r->passed = (uint8_t)atoi(f[2]);
+  r->hash = strtoull(f[3], NULL, 16);
+  r->events = strtoull(f[4], NULL, 10);
+  r->end_us = strtoll(f[5], NULL, 10);
+  s->done++;
+  if (!r->passed) {
+    s->failed++;
+    r->sig = strdup(f[6]);
+    r->failure = strdup(f[7]);
+    parse_viol(r, f, nf, atoi(f[8]));
+  }
+  deliver_ready(s, 0);
+}
+
+/* Reads what worker wk sent (waiting at most wait_ms for data); returns 0
+** at end of file or on error, 1 otherwise. */
+static int drain(scn_swarm *s, sw_worker *wk, int wait_ms) {
+  char tmp[8192];
+  struct pollfd p = {wk->fd, POLLIN, 0};
+  if (wait_ms >= 0) {
+    int pr = poll(&p, 1, wait_ms);
+    if (pr < 0 && errno == EINTR) return 1;
+    if (pr <= 0) return 0; /* nothing within wait_ms: treat as the end */
+  }
+  ssize_t n = read(wk->fd, tmp, sizeof tmp);
+  if (n < 0 && errno == EINTR) return 1;
+  if (n <= 0) return 0;
+  if (wk->len + (size_t)n + 1 > wk->cap) {
+    size_t nc = (wk->len + (size_t)n + 1) * 2;
+    char *b = realloc(wk->buf, nc);
+    if (!b) return 0;
+    wk->buf = b;
+    wk->cap = nc;
+  }
+  memcpy(wk->buf + wk->len, tmp, (size_t)n);
+  wk->len += (size_t)n;
+  wk->buf[wk->len] = 0;
+  char *start = wk->buf, *nl;
+  while ((nl = strchr(start, '\n'))) {
+    *nl = 0;
+    on_line(s, wk, start);
+    start = nl + 1;
+  }
+  wk->len -= (size_t)(start - wk->buf);
+  memmove(wk->buf, start, wk->len);
+  return 1;
+}
+
+/* ---- the pool ------------------------------------------------------------------ */
+
+static int spawn(scn_swarm *s, int w, uint64_t start) {
+  int p[2];
+  sw_worker *wk = &s->w[w];
+  wk->pid = -1;
+  wk->fd = -1;
+  wk->len = 0;
+  if ((s->total && start >= s->total) || (s->deadline > 0 && sw_now() >= s->deadline)) return 0;
+  if (s->o.stop && *s->o.stop) return 0;
+  if (pipe(p) != 0) return -1;
+  fcntl(p[0], F_SETFD, FD_CLOEXEC);
+  pid_t pid = fork_child(s);
+  if (pid < 0) {
+    close(p[0]);
+    close(p[1]);
+    return -1;
+  }
+  if (pid == 0) {
+    close(p[0]);
+    for (int k = 0; k < s->n_w; k++)
+      if (s->w[k].fd >= 0) close(s->w[k].fd);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    worker_main(s, p[1], start);
+  }
+  close(p[1]);
+  *wk = (sw_worker){pid, p[0], 0, start, sw_now(), wk->buf, 0, wk->cap};
+  return 0;
+}
+
+static const char *sig_name(int sig) {
+  switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    default: return "signal";
+  }
+}
+
+enum { REAP_EOF, REAP_TIMEOUT, REAP_RERUN, REAP_STOP };
+
+/* Worker w ended (EOF, or killed): if it died inside a job, that job
+** failed (REAP_RERUN: killed by mistake, run it again; REAP_STOP: the
+** swarm is stopping, nothing failed); a fresh worker continues the slot.
+** Returns 0, or -1 if it cannot fork. */
+static int reap(scn_swarm *s, int w, int mode) {
+  sw_worker *wk = &s->w[w];
+  int status = 0;
+  char msg[160], sig[64];
+  close(wk->fd);
+  wk->fd = -1;
+  kill_group(wk->pid); /* whatever the worker left behind in its group */
+  while (waitpid(wk->pid, &status, 0) < 0 && errno == EINTR) {}
+  wk->pid = -1;
+  if (mode == REAP_STOP || wk->done || (s->total && wk->next >= s->total)) return 0;
+  if (mode == REAP_RERUN) return spawn(s, w, wk->next);
+  if (mode == REAP_TIMEOUT) {
+    snprintf(msg, sizeof msg, "timed out: the seed ran longer than the --timeout of %.3fs; worker killed",
+             (double)s->o.timeout_us / 1e6);
+    res_fail(s, wk->next, SCN_SWARM_TIMEOUT, msg, "timeout/-/-");
+  } else if (WIFSIGNALED(status)) {
+    snprintf(msg, sizeof msg, "worker crashed: %s (signal %d) while running this seed",
+             sig_name(WTERMSIG(status)), WTERMSIG(status));
+    snprintf(sig, sizeof sig, "crash:%s/-/-", sig_name(WTERMSIG(status)));
+    res_fail(s, wk->next, SCN_SWARM_CRASH, msg, sig);
+  } else {
+    snprintf(msg, sizeof msg, "worker exited with status %d while running this seed", WEXITSTATUS(status));
+    res_fail(s, wk->next, SCN_SWARM_CRASH, msg, "crash:exit/-/-");
+  }
+  return spawn(s, w, next_job(s, wk->next));
+}
+
+/* Kills worker w's group and takes what it wrote before (bounded: a pipe
+** still held open by something outside the group cannot hang us). */
+static void kill_and_drain(scn_swarm *s, sw_worker *wk) {
+  kill_group(wk->pid);
+  double until = sw_now() + 2.0;
+  while (sw_now() < until && drain(s, wk, 100)) {}
+}
+
+static int kill_slow(scn_swarm *s) {
+  double now = sw_now();
+  for (int w = 0; w < s->n_w; w++) {
+    sw_worker *wk = &s->w[w];
+    if (wk->fd < 0 || now - wk->started <= (double)s->o.timeout_us / 1e6) continue;
+    double started = wk->started;
+    kill_and_drain(s, wk);
+    /* a result that arrived meanwhile means the slow job did finish */
+    if (reap(s, w, wk->started != started ? REAP_RERUN : REAP_TIMEOUT)) return -1;
+  }
+  return 0;
+}
+
+static void stop_all(scn_swarm *s) {
+  for (int w = 0; w < s->n_w; w++) {
+    if (s->w[w].fd < 0) continue;
+    kill_and_drain(s, &s->w[w]);
+    reap(s, w, REAP_STOP);
+  }
+}
+
+void scn_swarm_stats_get(const scn_swarm *s, scn_swarm_stats *st) {
+  double now = sw_now();
+  memset(st, 0, sizeof *st);
+  st->runs = s->done;
+  st->failed = s->failed;
+  st->total = s->total;
+  st->units = s->n_units;
+  st->workers = s->n_w;
+  st->elapsed_s = now - s->t0;
+  double seeds = (double)s->done / (double)s->n_units;
+  double rate = st->elapsed_s > 0 ? seeds / st->elapsed_s : 0;
+  double left = s->deadline > 0 ? s->deadline - now : 0;
+  if (s->total && rate > 0) {
+    double by_count = ((double)s->total / (double)s->n_units - seeds) / rate;
+    if (left <= 0 || by_count < left) left = by_count;
+  }
+  st->left_s = left > 0 ? left : 0;
+}
+
+static void progress(scn_swarm *s) {
+  double now = sw_now();
+  if (!s->o.on_progress || now - s->last_progress < 0.2) return;
+  s->last_progress = now;
+  scn_swarm_stats st;
+  scn_swarm_stats_get(s, &st);
+  s->o.on_progress(s->o.ctx, &st);
+}
+
+/* How long the pool may wait for a line: until the earliest worker's
+** timeout (at least 1 ms), at most 100 ms (progress, stop requests). */
+static int poll_ms(const scn_swarm *s) {
+  double now = sw_now(), wait = 0.1;
+  for (int w = 0; w < s->n_w; w++) {
+    if (s->w[w].fd < 0) continue;
+    double left = s->w[w].started + (double)s->o.timeout_us / 1e6 - now;
+    if (left < wait) wait = left;
+  }
+  return wait < 0.001 ? 1 : (int)(wait * 1000.0);
+}
+
+static int run_pool(scn_swarm *s) {
+  struct pollfd *p = calloc((size_t)s->n_w, sizeof *p);
+  int rc = p ? 0 : -1;
+  for (int w = 0; w < s->n_w; w++) s->w[w].fd = -1;
+  for (int w = 0; w < s->n_w && !rc; w++) rc = spawn(s, w, (uint64_t)w * s->n_units);
+  for (int live = 1; live && !rc;) {
+    if (s->o.stop && *s->o.stop) break;
+    live = 0;
+    for (int w = 0; w < s->n_w; w++) {
+      p[w] = (struct pollfd){s->w[w].fd, POLLIN, 0};
+      live |= s->w[w].fd >= 0;
+    }
+    if (!live) break;
+    if (poll(p, (nfds_t)s->n_w, poll_ms(s)) < 0 && errno != EINTR) rc = -1;
+    for (int w = 0; w < s->n_w && !rc; w++)
+      if (p[w].fd >= 0 && (p[w].revents & (POLLIN | POLLHUP | POLLERR)) && !drain(s, &s->w[w], -1))
+        rc = reap(s, w, REAP_EOF);
+    if (!rc) rc = kill_slow(s);
+    progress(s);
+  }
+  stop_all(s);
+  free(p);
+  return rc;
+}
+
+static int cmp_group(const void *a, const void *b) {
+  const scn_swarm_group *x = a, *y = b;
+  if (x->seeds[0] != y->seeds[0]) return x->seeds[0] < y->seeds[0] ? -1 : 1;
+  if (x->unit != y->unit) return x->unit < y->unit ? -1 : 1;
+  return 0;
+}
+
+int scn_swarm_run(scn_swarm *s, char *err, size_t errlen) {
+  if (s->total == 0 && s->o.seeds) return 0;
+  int rc = run_pool(s);
+  deliver_ready(s, 1);
+  if (s->n_groups) qsort(s->groups, s->n_groups, sizeof *s->groups, cmp_group);
+  remove_tmpdir(s);
+  if (rc) {
+    snprintf(err, errlen, "swarm: cannot run the worker pool: %s", strerror(errno));
+    return -1;
+  }
+  return s->o.stop && *s->o.stop ? 1 : 0;
+}
+
+/* ---- re-runs ------------------------------------------------------------------- */
+
+int scn_swarm_rerun(const scn_swarm *s, uint64_t j, scn_swarm_rerun_fn fn, void *ctx) {
+  int status = 0;
+  pid_t pid = fork_child(s);
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    scn_scenario *m = malloc(sizeof *m);
+    scn_swarm_job jb;
+    scn_result res;
+    if (!m) _exit(3);
+    scn_swarm_job_info(s, j, &jb);
+    scn_swarm_job_scenario(s, j, m);
+    test_hooks(s, jb.seed);
+    if (scn_run_case_ex(m, jb.ci, jb.seed, m->strategy, NULL, &res) != 0) _exit(3);
+    int rc = fn(ctx, m, jb.ci, &res);
+    fflush(NULL);
+    _exit(rc ? 4 : 0);
+  }
+  double until = sw_now() + (double)s->o.timeout_us / 1e6;
+  for (;;) {
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    int r = waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT);
+    if (r == 0 && info.si_pid == pid) { /* ended, not yet reaped: its group id is still ours */
+      kill_group(pid);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+      return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+    }
+    if ((r < 0 && errno != EINTR) || sw_now() > until || (s->o.stop && *s->o.stop)) {
+      kill_group(pid);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+      return -1;
+    }
+    usleep(2000);
+  }
+}
+
+/* ---- setup ---------------------------------------------------------------------- */
+
+static int make_tmpdir(scn_swarm *s) {
+  const char *t = getenv("TMPDIR");
+  snprintf(s->tmpdir, sizeof s->tmpdir, "%s/revenant-swarm-XXXXXX", t && *t ? t : "/tmp");
+  if (mkdtemp(s->tmpdir)) return 0;
+  snprintf(s->tmpdir, sizeof s->tmpdir, "/tmp/revenant-swarm-XXXXXX");
+  if (mkdtemp(s->tmpdir)) return 0;
+  s->tmpdir[0] = 0;
+  return -1;
+}
+
+scn_swarm *scn_swarm_new(scn_scenario *const *sc, size_t n_sc, const scn_swarm_opts *o,
+                         char *err, size_t errlen) {
+  scn_swarm *s = calloc(1, sizeof *s);
+  if (!s || n_sc == 0 || o->jobs < 1 || (!o->seeds && !o->time_us) || o->timeout_us <= 0) {
+    snprintf(err, errlen, "swarm: %s", s ? "bad options (files, seeds or time, jobs, timeout)" : "out of memory");
+    free(s);
+    return NULL;
+  }
+  s->o = *o;
+  if (!s->o.shard_n) s->o.shard_i = s->o.shard_n = 1;
+  s->sc = sc;
+  s->n_sc = n_sc;
+  s->units = calloc(n_sc * SCN_MAX_CASES, sizeof *s->units);
+  if (!s->units) goto oom;
+  for (size_t i = 0; i < n_sc; i++) {
+    int matched = 0;
+    for (int c = 0; c < sc[i]->n_cases; c++) {
+      if (o->only_case && strcmp(o->only_case, sc[i]->cases[c].label)) continue;
+      s->units[s->n_units++] = (sw_unit){i, c};
+      matched = 1;
+    }
+    if (!matched) {
+      snprintf(err, errlen, "revenant swarm: %s: no case named \"%s\"", sc[i]->file,
+               o->only_case ? o->only_case : "");
+      scn_swarm_free(s);
+      return NULL;
+    }
+  }
+  uint64_t i0 = (uint64_t)(s->o.shard_i - 1), n = (uint64_t)s->o.shard_n;
+  uint64_t steps = o->seeds > i0 ? (o->seeds - i0 + n - 1) / n : 0;
+  s->total = o->seeds ? steps * s->n_units : 0;
+  s->n_w = o->jobs;
+  if (s->total && (uint64_t)s->n_w > s->total / s->n_units) s->n_w = (int)(s->total / s->n_units);
+  if (s->n_w < 1) s->n_w = 1;
+  s->w = calloc((size_t)s->n_w, sizeof *s->w);
+  if (!s->w) goto oom;
+  for (int w = 0; w < s->n_w; w++) s->w[w].fd = s->w[w].pid = -1;
+  s->t0 = sw_now();
+  s->deadline = o->time_us ? s->t0 + (double)o->time_us / 1e6 : 0;
+  if (make_tmpdir(s)) {
+    snprintf(err, errlen, "swarm: cannot make a temporary directory: %s", strerror(errno));
+    scn_swarm_free(s);
+    return NULL;
+  }
+  return s;
+oom:
+  snprintf(err, errlen, "swarm: out of memory");
+  scn_swarm_free(s);
+  return NULL;
+}
+
+const scn_swarm_group *scn_swarm_groups(const scn_swarm *s, size_t *n) {
+  *n = s->n_groups;
+  return s->groups;
+}
+
+void scn_swarm_free(scn_swarm *s) {
+  if (!s) return;
+  for (int w = 0; s->w && w < s->n_w; w++) {
+    if (s->w[w].fd >= 0) close(s->w[w].fd);
+    if (s->w[w].pid > 0) {
+      kill_group(s->w[w].pid);
+      while (waitpid(s->w[w].pid, NULL, 0) < 0 && errno == EINTR) {}
+    }
+    free(s->w[w].buf);
+  }
+  free(s->w);
+  for (uint64_t k = 0; k < s->ring_cap; k++) res_clear(&s->ring[k]);
+  free(s->ring);
+  for (size_t k = 0; k < s->n_groups; k++) free(s->groups[k].sig);
+  free(s->groups);
+  free(s->units);
+  remove_tmpdir(s);
+  free(s);
+}

@@ -1,0 +1,267 @@
+/*
+** test_scn_swarm.c: the swarm engine (scenarios/scn_swarm.c) through its
+** API, without the command line: results come in job order and do not
+** depend on the number of workers; shards cover their seeds; failures are
+** grouped by signature with their smallest seed; a crashing or hanging
+** seed is a failure of that seed only; a stop request ends the pool with
+** what finished; the re-run child sees the job's full run; the swarm's
+** temporary directory is gone when it returns. Run from the repository
+** root (it loads scenarios/ files).
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scenarios/scn.h"
+#include "scenarios/scn_swarm.h"
+
+#define MAXR 512
+
+typedef struct got {
+  size_t n;
+  uint64_t job[MAXR], seed[MAXR], hash[MAXR];
+  int passed[MAXR], state[MAXR];
+  char sig[MAXR][64];
+  volatile sig_atomic_t stop;
+  size_t stop_after;       /* 0: never */
+} got;
+
+static void on_result(void *ctx, const scn_swarm_result *r) {
+  got *g = ctx;
+  if (g->n < MAXR) {
+    g->job[g->n] = r->job;
+    g->seed[g->n] = r->seed;
+    g->hash[g->n] = r->hash;
+    g->passed[g->n] = r->passed;
+    g->state[g->n] = (int)r->state;
+    snprintf(g->sig[g->n], sizeof g->sig[0], "%s", r->sig);
+  }
+  g->n++;
+  if (g->stop_after && g->n >= g->stop_after) g->stop = 1;
+}
+
+static scn_scenario *load(const char *path) {
+  char err[1024];
+  scn_scenario *sc = calloc(1, sizeof *sc);
+  assert_non_null(sc);
+  if (scn_load(path, sc, err, sizeof err)) fail_msg("%s", err);
+  return sc;
+}
+
+static void unload(scn_scenario *sc) {
+  scn_free(sc);
+  free(sc);
+}
+
+static scn_swarm_opts opts(got *g, uint64_t seeds, int jobs) {
+  scn_swarm_opts o;
+  memset(&o, 0, sizeof o);
+  o.seeds = seeds;
+  o.timeout_us = 60000000;
+  o.jobs = jobs;
+  o.strategy = -1;
+  o.on_result = on_result;
+  o.ctx = g;
+  o.stop = &g->stop;
+  return o;
+}
+
+/* Runs a swarm over sc with o; returns scn_swarm_run's value. */
+static int swarm(scn_scenario **sc, size_t n, const scn_swarm_opts *o, scn_swarm **out) {
+  char err[512];
+  scn_swarm *s = scn_swarm_new(sc, n, o, err, sizeof err);
+  if (!s) fail_msg("%s", err);
+  int rc = scn_swarm_run(s, err, sizeof err);
+  if (out)
+    *out = s;
+  else
+    scn_swarm_free(s);
+  return rc;
+}
+
+static void test_job_order_independent_of_workers(void **st) {
+  (void)st;
+  scn_scenario *sc[2] = {load("scenarios/examples/keepalive-dispose.json"),
+                         load("scenarios/examples/alarm-wake.json")};
+  static got a, b;
+  memset(&a, 0, sizeof a);
+  memset(&b, 0, sizeof b);
+  scn_swarm_opts oa = opts(&a, 10, 1), ob = opts(&b, 10, 2);
+  assert_int_equal(swarm(sc, 2, &oa, NULL), 0);
+  assert_int_equal(swarm(sc, 2, &ob, NULL), 0);
+  size_t units = (size_t)(sc[0]->n_cases + sc[1]->n_cases);
+  assert_int_equal(a.n, 10 * units);
+  assert_int_equal(b.n, a.n);
+  for (size_t i = 0; i < a.n; i++) {
+    assert_int_equal(a.job[i], i); /* job order, no gaps */
+    assert_int_equal(b.job[i], i);
+    assert_int_equal(a.hash[i], b.hash[i]);
+    assert_int_equal(a.seed[i], b.seed[i]);
+    assert_true(a.hash[i] != 0);
+  }
+  /* seeds step per seed, from each file's seed */
+  assert_int_equal(a.seed[0], sc[0]->seed);
+  assert_int_equal(a.seed[units], sc[0]->seed + 1);
+  unload(sc[0]);
+  unload(sc[1]);
+}
+
+static void test_shard_covers_its_seeds(void **st) {
+  (void)st;
+  scn_scenario *sc[1] = {load("scenarios/examples/keepalive-dispose.json")};
+  static got g;
+  memset(&g, 0, sizeof g);
+  scn_swarm_opts o = opts(&g, 10, 2);
+  o.shard_i = 2;
+  o.shard_n = 3;
+  o.have_base = 1;
+  o.base = 100;
+  assert_int_equal(swarm(sc, 1, &o, NULL), 0);
+  size_t units = (size_t)sc[0]->n_cases;
+  assert_int_equal(g.n, 3 * units); /* k = 1, 4, 7 */
+  assert_int_equal(g.seed[0], 101);
+  assert_int_equal(g.seed[units], 104);
+  assert_int_equal(g.seed[2 * units], 107);
+  unload(sc[0]);
+}
+
+static void test_groups_by_signature(void **st) {
+  (void)st;
+  scn_scenario *sc[1] = {load("scenarios/incidents/issue-1595.json")};
+  static got g;
+  memset(&g, 0, sizeof g);
+  scn_swarm_opts o = opts(&g, 8, 2);
+  scn_swarm *s;
+  assert_int_equal(swarm(sc, 1, &o, &s), 0);
+  size_t ng, failed = 0;
+  const scn_swarm_group *gr = scn_swarm_groups(s, &ng);
+  for (size_t i = 0; i < g.n; i++) failed += !g.passed[i];
+  assert_true(failed > 0);
+  assert_true(ng > 0);
+  uint64_t in_groups = 0;
+  for (size_t k = 0; k < ng; k++) {
+    in_groups += gr[k].count;
+    /* the group's first job is its smallest seed, with that signature */
+    size_t i = 0;
+    while (i < g.n && !(g.job[i] == gr[k].first_job)) i++;
+    assert_true(i < g.n);
+    assert_string_equal(g.sig[i], gr[k].sig);
+    assert_int_equal(g.seed[i], gr[k].seeds[0]);
+    for (size_t e = 0; e < i; e++) assert_true(g.passed[e] || strcmp(g.sig[e], gr[k].sig) || g.job[e] % (uint64_t)sc[0]->n_cases != gr[k].unit);
+  }
+  assert_int_equal(in_groups, failed);
+  scn_swarm_stats ss;
+  scn_swarm_stats_get(s, &ss);
+  assert_int_equal(ss.runs, g.n);
+  assert_int_equal(ss.failed, failed);
+  scn_swarm_free(s);
+  unload(sc[0]);
+}
+
+static void test_crash_and_hang_fail_their_seed(void **st) {
+  (void)st;
+  scn_scenario *sc[1] = {load("scenarios/examples/keepalive-dispose.json")};
+  static got g;
+  memset(&g, 0, sizeof g);
+  scn_swarm_opts o = opts(&g, 8, 2);
+  o.have_base = 1;
+  o.base = 1;
+  o.have_crash_seed = 1;
+  o.crash_seed = 3;
+  o.have_hang_seed = 1;
+  o.hang_seed = 6;
+  o.timeout_us = 300000;
+  assert_int_equal(swarm(sc, 1, &o, NULL), 0);
+  size_t units = (size_t)sc[0]->n_cases;
+  assert_int_equal(g.n, 8 * units);
+  for (size_t i = 0; i < g.n; i++) {
+    if (g.seed[i] == 3) {
+      assert_int_equal(g.state[i], SCN_SWARM_CRASH);
+      assert_string_equal(g.sig[i], "crash:SIGSEGV/-/-");
+    } else if (g.seed[i] == 6) {
+      assert_int_equal(g.state[i], SCN_SWARM_TIMEOUT);
+      assert_string_equal(g.sig[i], "timeout/-/-");
+    } else {
+      assert_int_equal(g.state[i], SCN_SWARM_DONE);
+      assert_true(g.passed[i]);
+    }
+  }
+  unload(sc[0]);
+}
+
+static void test_stop_keeps_what_finished(void **st) {
+  (void)st;
+  scn_scenario *sc[1] = {load("scenarios/examples/keepalive-dispose.json")};
+  static got g;
+  memset(&g, 0, sizeof g);
+  scn_swarm_opts o = opts(&g, 100000, 2);
+  g.stop_after = 5;
+  assert_int_equal(swarm(sc, 1, &o, NULL), 1);
+  assert_true(g.n >= 5);
+  assert_true(g.n < 100000);
+  for (size_t i = 1; i < g.n && i < MAXR; i++) assert_true(g.job[i] > g.job[i - 1]);
+  unload(sc[0]);
+}
+
+static int rerun_fn(void *ctx, const scn_scenario *m, int ci, const scn_result *r) {
+  const uint64_t *want = ctx;
+  (void)m;
+  (void)ci;
+  /* the child's full run has the same hash as the worker's decided run only
+     when nothing stopped it early: check what does not change instead */
+  return r->seed == *want && r->s && r->s->trace.count > 0 ? 0 : 1;
+}
+
+static void test_rerun_in_child(void **st) {
+  (void)st;
+  scn_scenario *sc[1] = {load("scenarios/examples/keepalive-dispose.json")};
+  static got g;
+  memset(&g, 0, sizeof g);
+  scn_swarm_opts o = opts(&g, 2, 1);
+  scn_swarm *s;
+  assert_int_equal(swarm(sc, 1, &o, &s), 0);
+  scn_swarm_job jb;
+  scn_swarm_job_info(s, 1, &jb);
+  uint64_t want = jb.seed;
+  assert_int_equal(scn_swarm_rerun(s, 1, rerun_fn, &want), 0);
+  want++; /* the child checks the seed: a wrong one must fail */
+  assert_int_equal(scn_swarm_rerun(s, 1, rerun_fn, &want), -1);
+  scn_swarm_free(s);
+  unload(sc[0]);
+}
+
+static void test_bad_case_is_an_error(void **st) {
+  (void)st;
+  scn_scenario *sc[1] = {load("scenarios/examples/keepalive-dispose.json")};
+  static got g;
+  char err[256] = "";
+  scn_swarm_opts o = opts(&g, 2, 1);
+  o.only_case = "no-such-case";
+  assert_null(scn_swarm_new(sc, 1, &o, err, sizeof err));
+  assert_non_null(strstr(err, "no case named \"no-such-case\""));
+  o.only_case = NULL;
+  o.jobs = 0;
+  assert_null(scn_swarm_new(sc, 1, &o, err, sizeof err));
+  unload(sc[0]);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_job_order_independent_of_workers),
+      cmocka_unit_test(test_shard_covers_its_seeds),
+      cmocka_unit_test(test_groups_by_signature),
+      cmocka_unit_test(test_crash_and_hang_fail_their_seed),
+      cmocka_unit_test(test_stop_keeps_what_finished),
+      cmocka_unit_test(test_rerun_in_child),
+      cmocka_unit_test(test_bad_case_is_an_error),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
