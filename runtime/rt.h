@@ -154,6 +154,10 @@ typedef struct rt_actor_spec {
   rt_chat_policy chat;              /* chat recovery (set = 0: the config's) */
   int finish_hook_throws;           /* 1: the user onAgentToolFinish throws
                                        (onError, swallowed; issue #15) */
+  int tool_result;                  /* as a child: how its runs end (0 =
+                                       completed, else an rt_toolrun_status) */
+  char tool_error[96];              /* ... the error message of an error run */
+  int max_tools;                    /* maxConcurrentAgentTools (0 = Infinity) */
 } rt_actor_spec;
 
 typedef struct rt_world rt_world;

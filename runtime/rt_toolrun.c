@@ -61,7 +61,8 @@ int rt__finish_toolrun(rt_world *w, uint32_t a, int64_t run, int status,
   if (changed == 1) rt__emit(w, RT_EV_TOOLRUN_STATUS, a, run, status, old, reason);
   if (changed != 1 || !RT_TR_IS_TERMINAL(status)) return changed;
   uint32_t msg = reason ? rt__str(w, reason) : 0;
-  if (m->defer_finish && m->n_finish_hooks < RT_MAX_ROWS) {
+  if (m->defer_finish == 2) { /* refused before it started: no hook */
+  } else if (m->defer_finish && m->n_finish_hooks < RT_MAX_ROWS) {
     m->finish_hooks[m->n_finish_hooks] = run;
     m->finish_status[m->n_finish_hooks] = status;
     m->finish_msg[m->n_finish_hooks++] = msg;
@@ -87,12 +88,16 @@ void rt__toolrun_started(rt_world *w, uint32_t a) {
     rt__toolrun_schedule_recovery(w, a);
 }
 
-/* Maps a child's answer to the parent's terminal status (A.11 step 3). */
+/* Maps a child's answer to the parent's terminal status (A.11 step 3); an
+** error carries the child's message ("Agent tool run failed" if none). */
 static void finish_from_child(rt_world *w, uint32_t a, int64_t run, int child_status) {
+  uint32_t child = 0;
+  rt__toolrun_get(w, a, run, &child);
+  const char *msg = w->actors[child].spec.tool_error;
   if (child_status == RT_TR_COMPLETED)
     rt__finish_toolrun(w, a, run, RT_TR_COMPLETED, NULL);
   else if (child_status == RT_TR_ERROR)
-    rt__finish_toolrun(w, a, run, RT_TR_ERROR, "Agent tool run failed");
+    rt__finish_toolrun(w, a, run, RT_TR_ERROR, *msg ? msg : "Agent tool run failed");
   else if (child_status == RT_TR_ABORTED)
     rt__finish_toolrun(w, a, run, RT_TR_ABORTED, NULL);
   else
@@ -105,9 +110,21 @@ static void finish_from_child(rt_world *w, uint32_t a, int64_t run, int child_st
 ** trace string of the chat tool call id (0: none). */
 static void start_run(rt_world *w, uint32_t a, int64_t run, uint32_t child, int64_t work_us,
                       uint32_t tool_call) {
+  rt_mem *m = w->actors[a].mem;
+  int cap = w->actors[a].spec.max_tools;
+  int64_t open[RT_MAX_ROWS];
+  int n_open = cap > 0 ? rt__load_open_toolruns(w, a, open, RT_MAX_ROWS) : 0;
   rt__w_toolrun_insert(w, a, run, child, RT_TR_STARTING);
   sim_emit(w->s, RT_EV_TOOLRUN_INSERT, a, run, child, RT_TR_STARTING,
            rt__str(w, w->actors[child].spec.cls), tool_call);
+  if (cap > 0 && n_open >= cap) { /* an error row, no child spawned, no finish hook */
+    char msg[64];
+    snprintf(msg, sizeof msg, "maxConcurrentAgentTools (%d) exceeded", cap);
+    m->defer_finish = 2;
+    rt__finish_toolrun(w, a, run, RT_TR_ERROR, msg);
+    m->defer_finish = 0;
+    return;
+  }
   rt_call *c = rt__new_call(w, a, CALL_TOOL_START, run, child);
   if (!c) return;
   c->str = tool_call;
@@ -197,20 +214,21 @@ static void child_work_done(sim *s, void *ctx, uint64_t arg) {
   (void)s;
   rt_mem *mem = w->actors[a].mem;
   if (!rt__pop_serving(mem, (int64_t)(arg & ((1ULL << 40) - 1)), &done)) return;
-  rt__w_child_run(w, a, done.arg, RT_TR_COMPLETED);
+  int result = w->actors[a].spec.tool_result ? w->actors[a].spec.tool_result : RT_TR_COMPLETED;
+  rt__w_child_run(w, a, done.arg, result);
   if (done.str) /* the work of a chat tool call: its external effect */
     sim_emit(w->s, RT_EV_TOOLRUN_EFFECT, a, done.arg, done.from, 0, done.str, 0);
   for (int i = mem->n_serving; i-- > 0;) { /* tails re-attached to this run (#1640) */
     rt_msg t;
     if (mem->serving[i].kind != MSG_CALL_ATTACH || mem->serving[i].arg != done.arg) continue;
-    if (rt__pop_serving(mem, mem->serving[i].id, &t)) rt__send_reply(w, a, &t, 1, RT_TR_COMPLETED, 0);
+    if (rt__pop_serving(mem, mem->serving[i].id, &t)) rt__send_reply(w, a, &t, 1, result, 0);
   }
   rt_msg r = {0};
   r.kind = MSG_RUN_DONE;
   r.from = a;
   r.from_dom = done.from_dom;
   r.arg = done.arg;
-  r.arg2 = RT_TR_COMPLETED;
+  r.arg2 = result;
   rt__deliver(w, done.from, &r, w->cfg.rpc_latency_us + w->rpc_extra_us);
 }
 

@@ -509,7 +509,26 @@ static int load_checks(ld *L) {
 static const char *const actor_fields[] = {
     "id", "class", "children", "on_start", "on_start_throws", "serve", "inspect_time",
     "stuck", "stuck_delay", "recovery", "stale", "provider", "chat_recovery",
-    "on_start_tool_run", "on_alarm_keep_alive", "on_agent_tool_finish", NULL};
+    "on_start_tool_run", "on_alarm_keep_alive", "on_agent_tool_finish", "tool_result",
+    "tool_error", "max_concurrent_agent_tools", NULL};
+
+static const opt tool_result_opts[] = {{"completed", 0}, {"error", RT_TR_ERROR},
+                                       {"aborted", RT_TR_ABORTED}, {NULL, 0}};
+
+/* The sub-agent side of tool runs (issue #15): how the actor's runs end as
+** a child, their error message, and its cap as a parent. */
+static int actor_tools(ld *L, const cJSON *a, rt_actor_spec *sp) {
+  int64_t cap = 0;
+  if (ld_get_enum(L, a, "tool_result", tool_result_opts, &sp->tool_result) < 0 ||
+      ld_get_text(L, a, "tool_error", sp->tool_error, sizeof sp->tool_error, 0) < 0 ||
+      scn_get_int(L->d, a, "max_concurrent_agent_tools", 1, 64, &cap, L->err) < 0)
+    return -1;
+  if (ld_get(a, "tool_error") && sp->tool_result != RT_TR_ERROR)
+    return scn_errf(L->err, L->d, ld_get(a, "tool_error"),
+                    "\"tool_error\": only used with \"tool_result\": \"error\"");
+  sp->max_tools = (int)cap;
+  return 0;
+}
 
 static const opt finish_opts[] = {{"returns", 0}, {"throws", 1}, {NULL, 0}};
 
@@ -906,7 +925,9 @@ static int load_actor(ld *L, const cJSON *a, uint32_t i) {
   if (ld_get_text(L, a, "class", sp->cls, sizeof sp->cls, 0) < 0) return -1;
   if (actor_times(L, a, sp) < 0 || actor_stuck(L, a, sp) < 0 || actor_onstart_run(L, a, sp) < 0)
     return -1;
-  if (ld_get_enum(L, a, "on_agent_tool_finish", finish_opts, &sp->finish_hook_throws) < 0) return -1;
+  if (ld_get_enum(L, a, "on_agent_tool_finish", finish_opts, &sp->finish_hook_throws) < 0 ||
+      actor_tools(L, a, sp) < 0)
+    return -1;
   if (actor_children(L, a, i) < 0 || actor_recovery(L, a, sp) < 0) return -1;
   if (chat_policy(L, a, "provider", &sp->chat) < 0) return -1; /* chat (seed 000) */
   return actor_stale(L, a, i);

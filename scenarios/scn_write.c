@@ -425,6 +425,9 @@ static void put_actor(FILE *f, const scn_scenario *sc, uint32_t ai) {
   if (a->child_inspect_us) m_dur(&o, "inspect_time", a->child_inspect_us);
   if (a->on_alarm_keepalive_us) m_dur(&o, "on_alarm_keep_alive", a->on_alarm_keepalive_us);
   if (a->finish_hook_throws) m_str(&o, "on_agent_tool_finish", "throws"); /* issue #15 */
+  if (a->tool_result) m_str(&o, "tool_result", rt_toolrun_status_name(a->tool_result));
+  if (a->tool_error[0]) m_str(&o, "tool_error", a->tool_error);
+  if (a->max_tools) m_int(&o, "max_concurrent_agent_tools", a->max_tools);
   if (a->stuck) m_str(&o, "stuck", NAME(stuck_names, a->stuck));
   if (a->stuck == RT_STUCK_LATE) m_dur(&o, "stuck_delay", a->stuck_delay_us);
   if (a->on_start_tool_run) {

@@ -188,6 +188,44 @@ static void test_effects_once_checker(void **st) {
   }
 }
 
+/* maxConcurrentAgentTools: the run over the cap is an error row with the
+** SDK's message and never reaches the child; a child's error message
+** reaches the parent's row. */
+static void test_cap_and_error_message(void **st) {
+  (void)st;
+  sim_config sc = {1, SIM_FIFO, 3, 1000};
+  rt_config c;
+  assert_int_equal(sim_init(&s, &sc), 0);
+  rt_config_default(&c);
+  w = rt_world_new(&s, &c);
+  rt_actor_spec sp;
+  memset(&sp, 0, sizeof sp);
+  snprintf(sp.id, sizeof sp.id, "parent");
+  sp.max_tools = 1;
+  rt_actor_add(w, &sp);
+  memset(&sp, 0, sizeof sp);
+  snprintf(sp.id, sizeof sp.id, "child");
+  sp.tool_result = RT_TR_ERROR;
+  snprintf(sp.tool_error, sizeof sp.tool_error, "quota");
+  rt_actor_add(w, &sp);
+  rt_toolrun_at(w, 0, 1, S(5), S(1));
+  rt_toolrun_at(w, 0, 1, S(5), S(2));
+  sim_run(&s, S(60), 0);
+  const sim_rec *a = nth(RT_EV_TOOLRUN_STATUS, 0, 0), *b = NULL;
+  for (int k = 0; (b = nth(RT_EV_TOOLRUN_STATUS, 0, k)); k++)
+    if (b->b == RT_TR_ERROR && b->t_us == S(2)) break;
+  assert_non_null(a);
+  assert_non_null(b);
+  assert_string_equal(sim_trace_str(&s.trace, b->s), "maxConcurrentAgentTools (1) exceeded");
+  assert_int_equal(count(RT_EV_RPC_SEND, 0), 1); /* only the first run's start */
+  int found = 0;
+  for (int k = 0; (a = nth(RT_EV_TOOLRUN_STATUS, 0, k)); k++)
+    found |= a->b == RT_TR_ERROR && a->t_us > S(6) && strcmp(sim_trace_str(&s.trace, a->s), "quota") == 0;
+  assert_true(found);
+  assert_int_equal(count(RT_EV_TOOLRUN_FINISH, 0), 1); /* the refused run gets none */
+  done();
+}
+
 /* Same seed, same trace hash, both variants. */
 static void test_deterministic(void **st) {
   (void)st;
@@ -208,7 +246,7 @@ int main(void) {
       cmocka_unit_test(test_turn_waits_for_tool),  cmocka_unit_test(test_fresh_ids_run_twice),
       cmocka_unit_test(test_stable_ids_reattach),  cmocka_unit_test(test_stable_child_gone),
       cmocka_unit_test(test_stable_budget_gives_up), cmocka_unit_test(test_effects_once_checker),
-      cmocka_unit_test(test_deterministic),
+      cmocka_unit_test(test_cap_and_error_message), cmocka_unit_test(test_deterministic),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
