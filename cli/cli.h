@@ -72,7 +72,8 @@ int cli_out_commit(cli_out *o);
 /* Closes and removes o's temporary file; nothing reaches the path. */
 void cli_out_abort(cli_out *o);
 
-/* The signal (SIGINT, SIGTERM) that asked a long command to stop, or 0;
+/* The signal (SIGINT, SIGTERM, SIGHUP, SIGPIPE) that asked a long command
+** to stop, or 0;
 ** set by the handlers cli_catch_signals installs (without SA_RESTART, so
 ** a blocking call returns EINTR). A command stops starting work, writes
 ** what finished, says "interrupted after N seeds" and exits 128 + signal. */

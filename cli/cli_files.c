@@ -154,6 +154,8 @@ void cli_catch_signals(void) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);  /* the terminal went away */
+  sigaction(SIGPIPE, &sa, NULL); /* the reader of stdout went away (| head): stop, clean up */
 }
 
 /* ---- repro file names ------------------------------------------------------- */

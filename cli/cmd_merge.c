@@ -39,6 +39,7 @@ typedef struct merge {
   size_t n, cap;
   const char *out;
   int quiet;
+  cJSON *errors;                /* the inputs' load errors, in input order */
 } merge;
 
 static const char *sfield(const cJSON *o, const char *k) {
@@ -120,6 +121,11 @@ static int take_runs(merge *m, const char *path) {
     m->v[m->n] = (mrun){r, m->n};
     m->n++;
   }
+  cJSON *errs = cJSON_GetObjectItemCaseSensitive(doc, "errors");
+  while (cJSON_IsArray(errs) && (r = cJSON_DetachItemFromArray(errs, 0))) {
+    if (!m->errors) m->errors = cJSON_CreateArray();
+    if (!m->errors || !cJSON_AddItemToArray(m->errors, r)) cJSON_Delete(r);
+  }
   cJSON_Delete(doc);
   return 0;
 }
@@ -156,8 +162,14 @@ static int write_merged(merge *m, size_t passed, size_t failed) {
   if (ok) {
     cJSON_AddItemToObject(root, "schema", cJSON_CreateString("revenant.results/1"));
     cJSON_AddItemToObject(root, "runs", runs);
+    int n_err = m->errors ? cJSON_GetArraySize(m->errors) : 0;
+    if (n_err) {
+      cJSON_AddItemToObject(root, "errors", m->errors);
+      m->errors = NULL;
+    }
     cJSON_AddItemToObject(sum, "passed", cJSON_CreateNumber((double)passed));
     cJSON_AddItemToObject(sum, "failed", cJSON_CreateNumber((double)failed));
+    if (n_err) cJSON_AddItemToObject(sum, "errors", cJSON_CreateNumber((double)n_err));
     cJSON_AddItemToObject(root, "summary", sum);
     runs = sum = NULL;
   }
@@ -213,6 +225,7 @@ int cli_cmd_merge(int argc, char **argv) {
     bad = 1;
   }
   size_t passed = 0, failed = 0;
+  int n_err = m.errors ? cJSON_GetArraySize(m.errors) : 0; /* files the inputs could not load */
   if (!bad) {
     qsort(m.v, m.n, sizeof *m.v, cmp_run);
     failed = scan_runs(&m, &passed);
@@ -223,7 +236,8 @@ int cli_cmd_merge(int argc, char **argv) {
     for (size_t k = 0; k < m.n; k++) cJSON_Delete(m.v[k].run);
   }
   free(m.v);
+  cJSON_Delete(m.errors); /* NULL when write_merged took it */
   if (bad) return 2;
-  rpt_text_summary(stdout, passed, failed);
-  return failed ? 1 : 0;
+  rpt_text_summary_errors(stdout, passed, failed, (size_t)n_err);
+  return n_err ? 2 : failed ? 1 : 0;
 }

@@ -64,13 +64,14 @@ static int replay_outputs(const replay_opts *o, const scn_scenario *sc, int ci, 
   const char *paths[2] = {o->json, o->trace};
   for (int k = 0; k < 2; k++) {
     if (!paths[k]) continue;
-    FILE *f = fopen(paths[k], "w");
-    int err = !f || (k == 0 ? rpt_json_write(f, &r, 1) : rpt_trace_write(f, &r));
-    if (f && fclose(f)) err = 1;
-    if (err) {
+    cli_out f; /* atomic: a temporary file renamed into place */
+    if (cli_out_open(&f, paths[k])) return -1;
+    if (k == 0 ? rpt_json_write(f.f, &r, 1) : rpt_trace_write(f.f, &r)) {
       fprintf(stderr, "revenant replay: cannot write %s\n", paths[k]);
+      cli_out_abort(&f);
       return -1;
     }
+    if (cli_out_commit(&f)) return -1;
   }
   return 0;
 }
@@ -159,7 +160,7 @@ static int replay_args(int argc, char **argv, replay_opts *o) {
       fputs(replay_usage, stdout);
       return 0;
     }
-    if ((!strcmp(a, "--json") || !strcmp(a, "--trace")) && !val) {
+    if ((!strcmp(a, "--json") || !strcmp(a, "--trace")) && (!val || cli_is_flag(val))) {
       fprintf(stderr, "revenant replay: option needs a value: %s\n%s", a, replay_usage);
       return 2;
     }

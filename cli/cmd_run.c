@@ -21,14 +21,14 @@ static const char run_usage[] =
     "\n"
     "options:\n"
     "  --seed N              run with seed N (decimal or 0x-hex) instead of the file's\n"
-    "  --seeds A..B          run every seed from A to B inclusive\n"
+    "  --seeds A..B          run every seed from A to B inclusive (streamed: any range)\n"
     "  --strategy S          fifo | random | pct (default: the file's, else fifo)\n"
     "  --case NAME           run only the case NAME\n"
     "  --check-determinism   run each case twice and fail if the trace hashes differ\n"
     "  --crash-points        count the durable writes of a fault-free run, then re-run\n"
     "                        crashing right after each write k and check the invariants\n"
     "  --crash-points-max N  cover at most N boundaries, evenly spread (default all)\n"
-    "  --crash-at K          crash right after the K-th durable write (replays a crash point)\n"
+    "  --crash-at K          replay crash point K of --crash-points (no file faults)\n"
     "  --json FILE           write results as JSON (docs/reports.md)\n"
     "  --junit FILE          write JUnit XML for CI\n"
     "  --trace FILE          write a Chrome Trace Event timeline (Perfetto) of the last run\n"
@@ -37,7 +37,9 @@ static const char run_usage[] =
     "  -v, --verbose         also print figures and expected violations\n"
     "  -h, --help            show this help\n"
     "\n"
-    "exit status: 0 every expectation met, 1 an expectation failed, 2 usage or scenario error\n";
+    "exit status: 0 every expectation met, 1 an expectation failed, 2 usage or scenario\n"
+    "error or a file that could not be written, 130/143 stopped by SIGINT/SIGTERM (after\n"
+    "writing what finished)\n";
 
 typedef struct run_opts {
   int have_seed;
@@ -218,12 +220,11 @@ typedef struct run_state {
   int64_t *recovery_us;      /* recovery times, for the distribution */
   size_t n_recovery, cap_recovery, recovery_runs;
   size_t runs;
-  uint64_t seeds_done;        /* (case, seed) pairs run */
+  uint64_t seeds_done;       /* (case, seed) pairs run */
   double t0, last_progress;
   int tty;
   uint64_t last_hash;        /* trace hash of the last run */
   int write_errors;          /* repro files that could not be written */
-  uint64_t first_hash;
 } run_state;
 
 /* Adds the n recovery times v of one run (fault to recovery) to st; stops

@@ -52,8 +52,9 @@ static const char swarm_usage[] =
     "  -q, --quiet        one line per signature and the summary line\n"
     "  -h, --help         show this help\n"
     "\n"
-    "exit status: 0 every expectation met (--expect-reproduce: every case reproduced or held),\n"
-    "1 an expectation failed, 2 usage or scenario error\n";
+    "exit status: 0 every expectation met (--expect-reproduce: every case reproduced or\n"
+    "held), 1 an expectation failed, 2 usage or scenario error or a file that could not be\n"
+    "written, 130/143 stopped by SIGINT/SIGTERM (after writing what finished)\n";
 
 typedef struct sw_opts {
   scn_swarm_opts e;             /* what the engine needs */
@@ -211,8 +212,11 @@ typedef struct swarm {
   scn_scenario **sc;
   size_t n_sc;
   scn_swarm *eng;
-  sw_kept *kept;
+  sw_kept *kept;                /* --json when it cannot be streamed */
   size_t n_kept, cap_kept;
+  int stream;                   /* --json written as results arrive */
+  cli_out json;
+  rpt_json_stream js;
   int tty, oom;
 } swarm;
 
@@ -257,10 +261,22 @@ static void tally_result(swarm *s, const scn_swarm_result *r) {
   if (r->passed && t->met++ == 0) t->first = r->seed;
 }
 
+static void parent_rpt(const swarm *s, uint64_t j, const sw_kept *k, rpt_run *r, char *replay, size_t cap);
+
 static void on_result(void *ctx, const scn_swarm_result *r) {
   swarm *s = ctx;
-  if (s->o.json) keep_result(s, r);
   if (s->o.expect_reproduce) tally_result(s, r);
+  if (!s->o.json) return;
+  if (!s->stream) {
+    keep_result(s, r);
+    return;
+  }
+  rpt_run run;
+  char replay[1200];
+  sw_kept k = {r->job, r->seed, r->unit, r->passed, r->n_viol, r->hash, r->events, r->end_us,
+               (char *)r->failure, (chk_violation *)r->viol};
+  parent_rpt(s, r->job, &k, &run, replay, sizeof replay);
+  if (s->json.f) rpt_json_add(&s->js, &run);
 }
 
 static void on_progress(void *ctx, const scn_swarm_stats *st) {
@@ -353,10 +369,10 @@ static int repro_fallback(const swarm *s, const scn_swarm_group *g, const char *
   char replay[900];
   if (!m) return -1;
   scn_swarm_job_scenario(s->eng, g->first_job, m);
-  sw_kept k = {g->first_job, 0, g->unit, 0, 0, 0, 0, 0, NULL, NULL};
+  sw_kept k = {g->first_job, 0, g->unit, 0, 0, 0, 0, 0, g->failure, NULL};
   for (size_t i = 0; i < s->n_kept; i++)
     if (s->kept[i].job == g->first_job) k = s->kept[i];
-  if (!k.failure) k.failure = g->first_state == SCN_SWARM_TIMEOUT ? "timed out" : "failed";
+  if (!k.failure || !*k.failure) k.failure = g->first_state == SCN_SWARM_TIMEOUT ? "timed out" : "failed";
   parent_rpt(s, g->first_job, &k, &r, replay, sizeof replay);
   if (!s->o.quiet)
     printf("FAIL %s [%s] seed=0x%" PRIx64 " %s: %s\n", r.scenario_name, r.variant, r.seed, r.strategy,
@@ -442,7 +458,17 @@ static int report(swarm *s) {
   int rc = 0;
   for (size_t k = 0; k < ng; k++)
     if (report_group(s, &g[k], (int)k + 1)) rc = -1;
-  if (s->o.json && write_json(s)) rc = -1;
+  if (s->o.json && s->stream) {
+    if (!s->json.f || rpt_json_end(&s->js, NULL, 0)) {
+      if (s->json.f) fprintf(stderr, "revenant swarm: cannot write %s\n", s->o.json);
+      cli_out_abort(&s->json);
+      rc = -1;
+    } else if (cli_out_commit(&s->json)) {
+      rc = -1;
+    }
+  } else if (s->o.json && write_json(s)) {
+    rc = -1;
+  }
   scn_swarm_stats_get(s->eng, &st);
   double seeds = (double)st.runs / (double)st.units;
   fprintf(stderr, "swarm: %" PRIu64 " runs (%.0f seeds x %zu cases) in %.2fs: %.1f seeds/s with %d workers, shard %d/%d\n",
@@ -502,6 +528,7 @@ static int read_hook(const char *name, uint64_t *v) {
 }
 
 static void swarm_free(swarm *s) {
+  cli_out_abort(&s->json); /* only when not yet committed */
   scn_swarm_free(s->eng);
   for (size_t i = 0; i < s->n_kept; i++) {
     free(s->kept[i].failure);
@@ -549,6 +576,19 @@ int cli_cmd_swarm(int argc, char **argv) {
   else if (!s.o.quiet)
     printf("swarm: %zu file(s), %zu case(s), seeds for %.0fs (shard %d/%d)\n", s.o.files.n, st.units,
            (double)s.o.e.time_us / 1e6, s.o.e.shard_i, s.o.e.shard_n);
+  /* Runs come in job order: seed step k, then file and case. That is the
+     (seed, case) order of the JSON whenever every file starts from the same
+     seed, so the file is streamed; otherwise a small record per run is kept
+     and sorted at the end. */
+  s.stream = s.o.json != NULL;
+  for (size_t i = 1; s.stream && !s.o.e.have_base && i < s.n_sc; i++) s.stream = s.sc[i]->seed == s.sc[0]->seed;
+  if (s.stream) {
+    if (cli_out_open(&s.json, s.o.json)) {
+      swarm_free(&s);
+      return 2;
+    }
+    rpt_json_begin(&s.js, s.json.f);
+  }
   rc = scn_swarm_run(s.eng, err, sizeof err);
   if (s.tty) fputs("\r\033[K", stderr);
   if (rc < 0) fprintf(stderr, "revenant %s\n", err);

@@ -27,11 +27,11 @@
 #define SCN_MAX_FAULTS 64
 #define SCN_MAX_STALE 64
 #define SCN_MAX_CASES 8
+#define SCN_MAX_FACTS 24
 /* The largest scenario file (or text) scn_load accepts: refused with a
 ** clear error before its text is read or parsed (docs/scenarios.md). The
 ** shipped files are under 8 KiB; a file at every other limit fits. */
 #define SCN_MAX_FILE_BYTES (1024 * 1024)
-#define SCN_MAX_FACTS 24
 
 typedef enum scn_work_kind {
   SCN_W_REQUEST = 1, SCN_W_FIBER, SCN_W_TOOLRUN,

@@ -1291,11 +1291,6 @@ static const char *scn__suggest(const char *key, const char *const *allowed)
     return best;
 }
 
-const char *scn_json_suggest(const char *key, const char *const *allowed)
-{
-    return key ? scn__suggest(key, allowed) : NULL;
-}
-
 const char *scn_suggest(const char *key, const char *const *names)
 {
     return key && names ? scn__suggest(key, names) : NULL;

@@ -144,9 +144,4 @@ const char *scn_suggest(const char *key, const char *const *names);
 ** JSON type as messages name it. */
 const char *scn_type_name(const cJSON *node);
 
-/* The entry of the NULL-terminated list `allowed` that `key` is most
-** likely a misspelling of (small edit distance or a common prefix), or
-** NULL: for "did you mean" messages. */
-const char *scn_json_suggest(const char *key, const char *const *allowed);
-
 #endif /* SCN_JSON_H */

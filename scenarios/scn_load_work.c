@@ -424,7 +424,7 @@ static int one_invariant(ld *L, const cJSON *n, const char *key, uint32_t other,
     const char *names[CHK_INVARIANT_COUNT + 1];
     for (k = 0; k < CHK_INVARIANT_COUNT; k++) names[k] = chk_invariant_name((chk_invariant)k);
     names[CHK_INVARIANT_COUNT] = NULL;
-    const char *best = scn_json_suggest(n->valuestring, names);
+    const char *best = scn_suggest(n->valuestring, names);
     if (best)
       return scn_errf(L->err, L->d, n, "unknown invariant \"%s\"; did you mean \"%s\"?",
                       ld_quote(q, sizeof q, n->valuestring), best);

@@ -43,6 +43,7 @@ typedef struct sw_res {
   int64_t end_us;
   char *failure, *sig;
   chk_violation *viol;
+  char *extra;                  /* the worker's "E" line (opts.worker_extra) */
 } sw_res;
 
 typedef struct sw_worker {
@@ -182,6 +183,17 @@ static void clean(char *d, size_t cap, const char *s) {
   d[i] = 0;
 }
 
+/* The "E" line of job j: what opts.worker_extra says about its run. */
+static void worker_extra_line(const scn_swarm *s, uint64_t j, const scn_scenario *m, int ci, const scn_result *r,
+                              FILE *out) {
+  char buf[4096], text[4096];
+  buf[0] = 0;
+  s->o.worker_extra(s->o.ctx, m, ci, r, buf, sizeof buf);
+  buf[sizeof buf - 1] = 0;
+  clean(text, sizeof text, buf);
+  fprintf(out, "E\t%" PRIu64 "\t%s\n", j, text);
+}
+
 /* Runs job j in a worker and writes its result line. */
 static void worker_job(const scn_swarm *s, uint64_t j, scn_scenario *m, FILE *out) {
   scn_swarm_job jb;
@@ -198,6 +210,7 @@ static void worker_job(const scn_swarm *s, uint64_t j, scn_scenario *m, FILE *ou
     clean(text, sizeof text, r.failure);
     fprintf(out, "X\t%" PRIu64 "\t%s\n", j, text);
   } else {
+    if (s->o.worker_extra) worker_extra_line(s, j, m, jb.ci, &r, out);
     size_t nv = r.passed ? 0 : chk_violation_count(r.checks);
     clean(sig, sizeof sig, scn_signature(m, jb.ci, &r, sig, sizeof sig));
     clean(text, sizeof text, r.passed ? "" : r.failure);
@@ -234,6 +247,7 @@ static void res_clear(sw_res *r) {
   free(r->failure);
   free(r->sig);
   free(r->viol);
+  free(r->extra);
   memset(r, 0, sizeof *r);
 }
 
@@ -265,9 +279,13 @@ static void group_add(scn_swarm *s, const scn_swarm_result *r) {
       s->groups = g;
       s->cap_groups = nc;
     }
-    char *sig = strdup(r->sig);
-    if (!sig) return;
-    s->groups[s->n_groups++] = (scn_swarm_group){sig, r->unit, r->job, r->state, 0, {0}};
+    char *sig = strdup(r->sig), *failure = strdup(r->failure);
+    if (!sig || !failure) {
+      free(sig);
+      free(failure);
+      return;
+    }
+    s->groups[s->n_groups++] = (scn_swarm_group){sig, failure, r->unit, r->job, r->state, 0, {0}};
   }
   scn_swarm_group *g = &s->groups[k];
   if (g->count < 8) g->seeds[g->count] = r->seed;
@@ -279,7 +297,7 @@ static void deliver(scn_swarm *s, uint64_t j, sw_res *x) {
   scn_swarm_job_info(s, j, &jb);
   scn_swarm_result r = {j, jb.seed, jb.unit, jb.file, jb.ci, (scn_swarm_state)x->state, x->passed,
                         x->hash, x->events, x->end_us, x->failure ? x->failure : "",
-                        x->sig ? x->sig : "", x->viol, x->n_viol};
+                        x->sig ? x->sig : "", x->viol, x->n_viol, x->extra ? x->extra : ""};
   if (!r.passed) group_add(s, &r);
   if (s->o.on_result) s->o.on_result(s->o.ctx, &r);
   res_clear(x);
@@ -291,6 +309,7 @@ static void deliver_ready(scn_swarm *s, int all) {
     sw_res *x = &s->ring[s->next_out % s->ring_cap];
     if (x->state) deliver(s, s->next_out, x);
     else if (!all) break;
+    else res_clear(x); /* a gap: at most an "E" line whose result never came */
     s->next_out++;
   }
 }
@@ -342,6 +361,14 @@ static void on_line(scn_swarm *s, sw_worker *wk, char *line) {
     wk->done = 1;
     return;
   }
+  if (!strcmp(f[0], "E")) { /* opts.worker_extra, sent just before the job's R line */
+    sw_res *x = nf >= 3 ? res_at(s, strtoull(f[1], NULL, 10)) : NULL;
+    if (x && !x->state) {
+      free(x->extra);
+      x->extra = strdup(f[2]);
+    }
+    return;
+  }
   if (nf < 3 || (strcmp(f[0], "R") && strcmp(f[0], "X"))) return;
   uint64_t j = strtoull(f[1], NULL, 10);
   wk->next = next_job(s, j);
@@ -352,7 +379,10 @@ static void on_line(scn_swarm *s, sw_worker *wk, char *line) {
   }
   sw_res *r = res_at(s, j);
   if (!r || nf < 9) return;
+  char *extra = r->extra;
+  r->extra = NULL;
   res_clear(r);
+  r->extra = extra;
   r->state = SCN_SWARM_DONE;
   r->passed = (uint8_t)atoi(f[2]);
   r->hash = strtoull(f[3], NULL, 16);
@@ -712,7 +742,10 @@ void scn_swarm_free(scn_swarm *s) {
   free(s->w);
   for (uint64_t k = 0; k < s->ring_cap; k++) res_clear(&s->ring[k]);
   free(s->ring);
-  for (size_t k = 0; k < s->n_groups; k++) free(s->groups[k].sig);
+  for (size_t k = 0; k < s->n_groups; k++) {
+    free(s->groups[k].sig);
+    free(s->groups[k].failure);
+  }
   free(s->groups);
   free(s->units);
   remove_tmpdir(s);

@@ -52,6 +52,7 @@ typedef struct scn_swarm_result {
   const char *sig;         /* failure signature, "" when passed */
   const chk_violation *viol;
   int n_viol;              /* at most SCN_SWARM_MAX_VIOL */
+  const char *extra;       /* what opts.worker_extra wrote for this run, or "" */
 } scn_swarm_result;
 
 /* Counters of a swarm, for progress lines and the summary. */
@@ -65,6 +66,14 @@ typedef struct scn_swarm_stats {
 } scn_swarm_stats;
 
 typedef void (*scn_swarm_result_fn)(void *ctx, const scn_swarm_result *r);
+
+/* Called in the worker after each run that finished (r has its trace as
+** the run kept it): writes one line of text about the run into buf (cap
+** bytes, at most 4096; tabs and newlines are replaced by spaces), which
+** reaches the parent as scn_swarm_result.extra. For reports that need more
+** of a run than its verdict (fault counts, recovery times). */
+typedef void (*scn_swarm_extra_fn)(void *ctx, const scn_scenario *m, int ci, const scn_result *r,
+                                   char *buf, size_t cap);
 typedef void (*scn_swarm_progress_fn)(void *ctx, const scn_swarm_stats *st);
 
 typedef struct scn_swarm_opts {
@@ -81,6 +90,7 @@ typedef struct scn_swarm_opts {
   volatile sig_atomic_t *stop; /* non-NULL: the swarm stops when *stop != 0 */
   scn_swarm_result_fn on_result;     /* every finished job, in job order */
   scn_swarm_progress_fn on_progress; /* about 5 times a second while running */
+  scn_swarm_extra_fn worker_extra;   /* NULL: none */
   void *ctx;
   int have_crash_seed, have_hang_seed; /* test hooks (tests/test_swarm.c) */
   uint64_t crash_seed, hang_seed;      /* the run of this seed raises SIGSEGV / hangs */
@@ -89,6 +99,7 @@ typedef struct scn_swarm_opts {
 /* A failure signature of one unit and its runs. */
 typedef struct scn_swarm_group {
   char *sig;               /* owned */
+  char *failure;           /* owned: the failure text of the first job */
   size_t unit;
   uint64_t first_job;      /* the smallest job (and seed) with it */
   scn_swarm_state first_state;

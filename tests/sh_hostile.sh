@@ -55,26 +55,30 @@ left=$(ls "$T/tmp" | wc -l)
 ok $(( left != 0 )) "no revenant-sigkill-* or revenant-swarm-* directory is left behind ($left)"
 
 # ---- 3: interrupts write what finished -------------------------------------------
-interrupt() { # interrupt SIGNAL ARGS...: start, wait for progress, signal, wait
+interrupt() { # interrupt SIGNAL READY ARGS...: start, wait until READY (a shell test:
+  # the handlers are installed by then) and a little work, signal, wait
   sig=$1
-  shift
+  ready=$2
+  shift 2
   "$REVENANT" "$@" > "$T/out" 2>&1 &
   pid=$!
   (sleep 60 && kill -s KILL $pid 2> /dev/null) > /dev/null 2>&1 & # the watchdog
   dog=$!
-  sleep 2
+  k=0
+  while [ $k -lt 300 ] && ! eval "$ready"; do sleep 0.1; k=$((k + 1)); done
+  sleep 1
   kill -s "$sig" $pid 2> /dev/null
   wait $pid
   rc=$?
   kill $dog 2> /dev/null
   wait $dog 2> /dev/null
 }
-interrupt INT swarm scenarios/examples/keepalive-dispose.json --time 60s -j 2 --json "$T/si.json" \
+interrupt INT 'grep -q "^swarm:" "$T/out"' swarm scenarios/examples/keepalive-dispose.json --time 60s -j 2 --json "$T/si.json" \
   --repro-dir "$T/ro"
 ok $(( rc != 130 )) "swarm stopped by SIGINT exits 130 ($rc)"
 has "interrupted after [0-9]* seeds" && has "^[0-9]* passed, [0-9]* failed" && json_ok "$T/si.json"
 ok $? "swarm stopped by SIGINT prints what finished and writes its JSON"
-interrupt TERM run scenarios/examples/keepalive-dispose.json --seeds 1..1000000000000 -q \
+interrupt TERM 'ls "$T" | grep -q "ri.json.tmp-"' run scenarios/examples/keepalive-dispose.json --seeds 1..1000000000000 -q \
   --json "$T/ri.json" --junit "$T/ri.xml"
 ok $(( rc != 143 )) "run --seeds 1..1000000000000 is accepted and exits 143 on SIGTERM ($rc)"
 has "interrupted after [0-9]* seeds" && json_ok "$T/ri.json" && xml_ok "$T/ri.xml"
@@ -99,6 +103,10 @@ replay=$(grep -m1 "replay: revenant run .*--crash-at" "$T/out" | sed 's/^ *repla
 # shellcheck disable=SC2086
 rv 30 $replay --repro-dir "$T/ro"
 ok $(( rc != 1 )) "the replay line of a failing crash point fails again ($replay)"
+sed 's/"repeat": 3/"repeat": 8/' tests/corpus/cli/throwing-hook.json > "$T/th8.json"
+rv 60 run "$T/th8.json" --crash-points --repro-dir "$T/ro"
+has "\.\.\. and 4 more failing boundaries" && has "9 failed"
+ok $? "more than 5 failing crash points end with '... and N more'"
 h1=$("$REVENANT" run scenarios/examples/sigkill-recover.json --crash-at 2 --repro-dir "$T/ro" | grep -o "hash=0x[0-9a-f]*")
 h2=$("$REVENANT" run scenarios/examples/sigkill-recover.json --crash-at 3 --repro-dir "$T/ro" |
   grep -o "hash=0x[0-9a-f]*")
@@ -133,6 +141,10 @@ if command -v jq > /dev/null; then
   jq -e '.summary.errors == 1 and (.errors | length) == 1' "$T/m.json" > /dev/null
 else json_ok "$T/m.json"; fi
 ok $? "JSON lists it in errors and summary.errors"
+rv 30 merge "$T/m.json" -o "$T/mm.json"
+ok $(( rc != 2 )) "merge keeps an input's load error: exit 2 ($rc)"
+tail -n 1 "$T/out" | grep -q ", 1 error$" && grep -q '"errors"' "$T/mm.json"
+ok $? "... in its final line and in the merged document"
 rv 30 run "$T/mixed/b.json" --json "$T/e.json" --junit "$T/e.xml" --trace "$T/e.trace.json"
 json_ok "$T/e.json" && xml_ok "$T/e.xml" && json_ok "$T/e.trace.json" && grep -q 'tests="1"' "$T/e.xml"
 ok $? "a single invalid file still writes valid report files"
@@ -169,6 +181,12 @@ ok $(( $? == 0 )) "... and prints no repro path"
 rv 30 run tests/corpus/cli/passing.json --json /dev/full
 ok $(( rc != 2 )) "run --json /dev/full exits 2"
 echo "old" > "$T/keep.json"
+(ulimit -f 4 && trap '' XFSZ && exec "$REVENANT" run scenarios/examples -q --json "$T/keep.json") \
+  > /dev/null 2> "$T/out"
+rc=$?
+ok $(( rc != 2 )) "a report that cannot be written whole (file size limit) exits 2 ($rc)"
+[ "$(cat "$T/keep.json")" = "old" ] && ! ls "$T" | grep -q "keep.json.tmp"
+ok $? "... and leaves the earlier file as it was, with no temporary file (atomic write)"
 rv 30 run tests/corpus/cli/passing.json --json "$T/nodir/x.json"
 ok $(( rc != 2 )) "run --json into a missing directory exits 2"
 
@@ -194,6 +212,8 @@ repro=$(ls "$T/r10"/*.json | head -n 1)
 sed 's/"revenant_repro":[ 	]*1/"revenant_repro": 2/' "$repro" > "$T/v2.json"
 rv 30 replay "$T/v2.json"
 ok $(( rc != 2 )) "replay refuses revenant_repro: 2"
+rv 30 replay "$repro" --json -q
+ok $(( rc != 2 )) "replay --json -q is a usage error"
 rv 30 run "$repro"
 ok $(( rc != 2 )) "run on a repro file exits 2"
 has "use revenant replay"
@@ -202,6 +222,9 @@ if command -v script > /dev/null; then
   NO_COLOR= script -qec "$REVENANT run tests/corpus/cli/passing.json" /dev/null > "$T/out" 2>&1
   grep -q "$(printf '\033')\[" "$T/out"
   ok $? "an empty NO_COLOR does not turn colour off (no-color.org)"
+  script -qec "$REVENANT run tests/corpus/cli/passing.json --seeds 1..20000 -q" /dev/null > "$T/out" 2>&1
+  has "runs/s" && has "20000 passed, 0 failed"
+  ok $? "run --seeds shows its progress on a terminal"
   NO_COLOR=1 script -qec "$REVENANT run tests/corpus/cli/passing.json" /dev/null > "$T/out" 2>&1
   grep -q "$(printf '\033')\[" "$T/out"
   ok $(( $? == 0 )) "NO_COLOR=1 turns colour off"

@@ -4,8 +4,9 @@
 ** depend on the number of workers; shards cover their seeds; failures are
 ** grouped by signature with their smallest seed; a crashing or hanging
 ** seed is a failure of that seed only; a stop request ends the pool with
-** what finished; the re-run child sees the job's full run; the swarm's
-** temporary directory is gone when it returns. Run from the repository
+** what finished; the re-run child sees the job's full run; a sigkill
+** scenario whose workers are all killed by the timeout ends and leaves no
+** temporary directory. Run from the repository
 ** root (it loads scenarios/ files).
 */
 #include <setjmp.h>
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "scenarios/scn.h"
 #include "scenarios/scn_swarm.h"
@@ -30,6 +32,8 @@ typedef struct got {
   uint64_t job[MAXR], seed[MAXR], hash[MAXR];
   int passed[MAXR], state[MAXR];
   char sig[MAXR][64];
+  char extra[MAXR][64];
+  uint64_t events[MAXR];
   volatile sig_atomic_t stop;
   size_t stop_after;       /* 0: never */
 } got;
@@ -43,6 +47,8 @@ static void on_result(void *ctx, const scn_swarm_result *r) {
     g->passed[g->n] = r->passed;
     g->state[g->n] = (int)r->state;
     snprintf(g->sig[g->n], sizeof g->sig[0], "%s", r->sig);
+    snprintf(g->extra[g->n], sizeof g->extra[0], "%s", r->extra);
+    g->events[g->n] = r->events;
   }
   g->n++;
   if (g->stop_after && g->n >= g->stop_after) g->stop = 1;
@@ -135,7 +141,7 @@ static void test_shard_covers_its_seeds(void **st) {
 
 static void test_groups_by_signature(void **st) {
   (void)st;
-  scn_scenario *sc[1] = {load("scenarios/incidents/issue-1595.json")};
+  scn_scenario *sc[1] = {load("tests/corpus/cli/failing.json")};
   static got g;
   memset(&g, 0, sizeof g);
   scn_swarm_opts o = opts(&g, 8, 2);
@@ -154,6 +160,7 @@ static void test_groups_by_signature(void **st) {
     while (i < g.n && !(g.job[i] == gr[k].first_job)) i++;
     assert_true(i < g.n);
     assert_string_equal(g.sig[i], gr[k].sig);
+    assert_non_null(strstr(gr[k].failure, "no_wedge")); /* the first run's failure text */
     assert_int_equal(g.seed[i], gr[k].seeds[0]);
     for (size_t e = 0; e < i; e++) assert_true(g.passed[e] || strcmp(g.sig[e], gr[k].sig) || g.job[e] % (uint64_t)sc[0]->n_cases != gr[k].unit);
   }
@@ -178,7 +185,7 @@ static void test_crash_and_hang_fail_their_seed(void **st) {
   o.crash_seed = 3;
   o.have_hang_seed = 1;
   o.hang_seed = 6;
-  o.timeout_us = 300000;
+  o.timeout_us = 3000000; /* generous: an ordinary seed must never reach it, even under ASan on a loaded machine */
   assert_int_equal(swarm(sc, 1, &o, NULL), 0);
   size_t units = (size_t)sc[0]->n_cases;
   assert_int_equal(g.n, 8 * units);
@@ -238,6 +245,71 @@ static void test_rerun_in_child(void **st) {
   unload(sc[0]);
 }
 
+/* A sigkill scenario whose every seed outlives a 1 us timeout: its workers
+** are killed while a SIGKILL generation waits in pause(). The swarm must
+** end (alarm: a hang kills the test) and leave nothing in TMPDIR. */
+static void test_sigkill_timeouts_end_and_clean_up(void **st) {
+  (void)st;
+  char dir[] = "/tmp/revenant-test-scn-swarm-XXXXXX", cmd[128];
+  assert_non_null(mkdtemp(dir));
+  const char *old = getenv("TMPDIR");
+  char *saved = old ? strdup(old) : NULL;
+  setenv("TMPDIR", dir, 1);
+  scn_scenario *sc[1] = {load("scenarios/examples/sigkill-recover.json")};
+  static got g;
+  memset(&g, 0, sizeof g);
+  scn_swarm_opts o = opts(&g, 12, 2);
+  o.timeout_us = 1;
+  alarm(60);
+  assert_int_equal(swarm(sc, 1, &o, NULL), 0);
+  alarm(0);
+  assert_int_equal(g.n, 12);
+  for (size_t i = 0; i < g.n; i++) assert_true(g.state[i] == SCN_SWARM_TIMEOUT || g.state[i] == SCN_SWARM_DONE);
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  int entries = 0;
+  for (struct dirent *e; (e = readdir(d));) entries += e->d_name[0] != '.';
+  closedir(d);
+  assert_int_equal(entries, 0);
+  if (saved) setenv("TMPDIR", saved, 1);
+  else unsetenv("TMPDIR");
+  free(saved);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+  unload(sc[0]);
+}
+
+/* In the worker: the run's seed and event count, with a tab and a newline
+** that the engine must flatten. */
+static void extra_fn(void *ctx, const scn_scenario *m, int ci, const scn_result *r, char *buf, size_t cap) {
+  (void)ctx;
+  (void)m;
+  snprintf(buf, cap, "seed=%llu\tevents=%llu ci=%d\n", (unsigned long long)r->seed,
+           (unsigned long long)r->events, ci);
+}
+
+static void test_worker_extra_reaches_the_parent(void **st) {
+  (void)st;
+  scn_scenario *sc[1] = {load("scenarios/examples/keepalive-dispose.json")};
+  static got g;
+  memset(&g, 0, sizeof g);
+  scn_swarm_opts o = opts(&g, 4, 2);
+  o.worker_extra = extra_fn;
+  assert_int_equal(swarm(sc, 1, &o, NULL), 0);
+  assert_int_equal(g.n, 4 * (size_t)sc[0]->n_cases);
+  for (size_t i = 0; i < g.n; i++) {
+    char want[64];
+    snprintf(want, sizeof want, "seed=%llu events=%llu ci=%d ", (unsigned long long)g.seed[i],
+             (unsigned long long)g.events[i], (int)(g.job[i] % (uint64_t)sc[0]->n_cases));
+    assert_string_equal(g.extra[i], want);
+  }
+  memset(&g, 0, sizeof g);
+  o = opts(&g, 2, 1); /* without the hook: "" */
+  assert_int_equal(swarm(sc, 1, &o, NULL), 0);
+  assert_string_equal(g.extra[0], "");
+  unload(sc[0]);
+}
+
 static void test_bad_case_is_an_error(void **st) {
   (void)st;
   scn_scenario *sc[1] = {load("scenarios/examples/keepalive-dispose.json")};
@@ -261,6 +333,8 @@ int main(void) {
       cmocka_unit_test(test_crash_and_hang_fail_their_seed),
       cmocka_unit_test(test_stop_keeps_what_finished),
       cmocka_unit_test(test_rerun_in_child),
+      cmocka_unit_test(test_sigkill_timeouts_end_and_clean_up),
+      cmocka_unit_test(test_worker_extra_reaches_the_parent),
       cmocka_unit_test(test_bad_case_is_an_error),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
