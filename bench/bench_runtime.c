@@ -49,8 +49,8 @@ static uint32_t actor(rt_world *w, const char *id) {
 /* N fibers one after another on one actor: each is start + 3 stashes +
 ** completion in one turn (no work steps). */
 static double lifecycles(int n) {
-  rt_step steps[3] = {{RT_STEP_STASH, 0, 0, 0, ""}, {RT_STEP_STASH, 0, 0, 0, ""},
-                      {RT_STEP_STASH, 0, 0, 0, ""}};
+  rt_step steps[3] = {{RT_STEP_STASH, 0, 0, 0, "", 0, 0}, {RT_STEP_STASH, 0, 0, 0, "", 0, 0},
+                      {RT_STEP_STASH, 0, 0, 0, "", 0, 0}};
   rt_program p = {"bench", steps, 3};
   rt_config c;
   sim s;
@@ -209,8 +209,8 @@ int main(void) {
   rt_step steps[30];
   int k = 0;
   for (int i = 0; i < 10; i++) {
-    steps[k++] = (rt_step){RT_STEP_WORK, MS(500), MS(500), 0, ""};
-    steps[k++] = (rt_step){RT_STEP_STASH, 0, 0, 0, ""};
+    steps[k++] = (rt_step){RT_STEP_WORK, MS(500), MS(500), 0, "", 0, 0};
+    steps[k++] = (rt_step){RT_STEP_STASH, 0, 0, 0, "", 0, 0};
   }
   rt_program p = {"job", steps, k};
   int cycles = 0, ok = 0;

@@ -46,7 +46,8 @@ static void chk_stash_check(chk_set *c, chk_fiber *f, const sim_rec *r,
 static void chk_handover(chk_set *c, chk_fiber *f, const sim_rec *r,
                          uint64_t idx) {
   char t1[32], t2[32];
-  if (!f->handed) {
+  if (!f->handed || f->retained) { /* first hand-over, or a #1729 retry */
+    f->retained = 0;
     f->handed = 1;
     f->hand_idx = idx;
     f->hand_t = r->t_us;
@@ -171,6 +172,19 @@ void chk__fiber_record(chk_set *c, const sim_rec *r, uint64_t idx) {
       break;
     case RT_EV_EFFECT:
       chk_effect_rec(c, r, idx);
+      break;
+    case RT_EV_FIBER_RETAINED: /* #1729: the row stays; recovery is still in progress */
+      if ((f = chk__fiber(c, r->actor, r->a, 1)) != NULL) {
+        f->retained = 1;
+        f->threw = 0;
+      }
+      break;
+    case RT_EV_FIBER_SKIPPED: /* #1729: dropped after max age: an explicit give-up */
+      if ((f = chk__fiber(c, r->actor, r->a, 1)) != NULL) {
+        f->gave_up = 1;
+        f->threw = 0;
+        chk__stale_give_up(c, (uint32_t)(f - c->fibers), r->t_us, idx);
+      }
       break;
     case RT_EV_ACTOR_DEATH:
       if ((a = chk__actor(c, r->actor)) != NULL) a->active = 0;

@@ -86,6 +86,8 @@ typedef struct chk_fiber {
   int64_t hand_t;
   int double_reported;
   int threw;                  /* the latest hand-over threw */
+  int retained;               /* #1729 kept its row after a throw: the next hand-over is a retry */
+  int gave_up;                /* #1729 dropped it (max_age_exceeded): an explicit give-up */
   uint64_t threw_idx;
   int64_t threw_t;
 } chk_fiber;
@@ -279,6 +281,11 @@ void chk__stale_death(chk_set *c, uint32_t actor, const sim_rec *r,
                       uint64_t idx);
 void chk__stale_wake(chk_set *c, uint32_t actor, const sim_rec *r,
                      uint64_t idx);
+/* As chk__stale_resolve for a fiber given up explicitly (#1729
+** max_age_exceeded): a late give-up is reported as a give-up, never as a
+** recovery. */
+void chk__stale_give_up(chk_set *c, uint32_t i, int64_t t_us, uint64_t idx);
+
 void chk__stale_resolve(chk_set *c, int is_run, uint32_t i, int64_t t_us,
                         uint64_t idx);
 void chk__stale_mark(chk_set *c, int is_run, uint32_t i, int64_t t_us,

@@ -96,6 +96,15 @@ void chk__stale_mark(chk_set *c, int is_run, uint32_t i, int64_t t_us,
   st->win = 0;
 }
 
+void chk__stale_give_up(chk_set *c, uint32_t i, int64_t t_us, uint64_t idx) {
+  chk_stale *st = &c->fibers[i].st;
+  if (st->resolved) return;
+  if (st->stale && st->win && !st->reported && t_us - st->win_t > c->p.recovery_bound_us)
+    chk_stale_late(c, 0, i, st->win_t, st->win_idx, t_us, idx,
+                   "was given up (max_age_exceeded, work dropped)");
+  st->resolved = 1;
+}
+
 void chk__stale_resolve(chk_set *c, int is_run, uint32_t i, int64_t t_us,
                         uint64_t idx) {
   chk_stale *st = is_run ? &c->runs[i].st : &c->fibers[i].st;

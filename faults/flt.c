@@ -17,7 +17,17 @@ static const char *const kind_names[FLT_KIND_COUNT] = {
     [FLT_SIGKILL] = "sigkill", [FLT_STUCK_CHILD] = "stuck_child",
     [FLT_STORAGE_FAIL] = "storage_fail", [FLT_RPC_DELAY] = "rpc_delay",
     [FLT_RPC_DROP] = "rpc_drop", [FLT_ALARM_DELAY] = "alarm_delay",
-    [FLT_GATE_TIMEOUT] = "gate_timeout", [FLT_STREAM_CUT] = "stream_cut"};
+    [FLT_GATE_TIMEOUT] = "gate_timeout", [FLT_STREAM_CUT] = "stream_cut",
+    [FLT_ONSTART_THROW] = "onstart_throw"};
+
+int flt_count_per_arrival(flt_kind k) {
+  return k == FLT_STORAGE_FAIL || k == FLT_ONSTART_THROW;
+}
+
+/* The arrival limit of a rated fault (INT_MAX: none). */
+static int arrival_limit(const flt_fault *f) {
+  return f->count > 0 && !flt_count_per_arrival(f->kind) ? f->count : 0x7fffffff;
+}
 
 const char *flt_kind_name(flt_kind k) {
   return (unsigned)k < FLT_KIND_COUNT && kind_names[k] ? kind_names[k] : "?";
@@ -76,7 +86,9 @@ int flt_times(uint64_t seed, const flt_fault *faults, int n, int64_t duration_us
     rated_streams(seed, f, i, &r, &unused);
     int64_t until = f->until_us > 0 ? f->until_us : duration_us;
     int64_t mean = f->per_day > 0 ? DAY_US / f->per_day : 0;
-    for (int64_t t = draw_gap(&r, mean); mean && t < until && k < cap; t += draw_gap(&r, mean))
+    int left = arrival_limit(f);
+    for (int64_t t = draw_gap(&r, mean); mean && t < until && k < cap && left > 0;
+         t += draw_gap(&r, mean), left--)
       out[k++] = t;
   }
   for (int i = 1; i < k; i++) /* insertion sort: a handful of times */
@@ -96,6 +108,7 @@ typedef struct flt_ctx {
   int64_t mean_us;    /* rated: mean gap; 0 for a fixed fault */
   int64_t at_us;      /* rated: the pending arrival */
   int64_t until_us;   /* rated: arrivals stop before this */
+  int left;           /* rated: arrivals still allowed (count) */
 } flt_ctx;
 
 static uint32_t pick_actor(rt_world *w, const flt_fault *f, sim_rng *r) {
@@ -125,6 +138,7 @@ void flt_apply(rt_world *w, const flt_fault *f) {
     case FLT_ALARM_DELAY: rt_set_alarm_delay(w, f->delay_us); break;
     case FLT_GATE_TIMEOUT: rt_set_onstart_us(w, f->actor, f->delay_us); break;
     case FLT_STREAM_CUT: rt_cut_stream(w, f->actor); break; /* chat: RT_NO_ACTOR = all */
+    case FLT_ONSTART_THROW: rt_onstart_throws(w, f->actor, f->count > 0 ? f->count : 1); break;
     default: break;
   }
 }
@@ -155,7 +169,7 @@ static void fire(sim *s, void *ctx, uint64_t arg) {
   if (now.kind == FLT_EVICT && now.actor == RT_NO_ACTOR) now.actor = pick_actor(c->w, &now, &c->actors);
   flt_apply(c->w, &now);
   c->at_us += draw_gap(&c->gaps, c->mean_us);
-  if (c->at_us < c->until_us) {
+  if (--c->left > 0 && c->at_us < c->until_us) {
     if (c->at_us > last_fault_us) last_fault_us = c->at_us;
     sim_at(s, c->at_us, 0, fire, NULL, arg); /* on OOM the chain ends */
   }
@@ -221,6 +235,7 @@ int flt_plan_window(rt_world *w, const flt_fault *faults, int n, int64_t duratio
     c->f = *f;
     c->mean_us = mean;
     c->until_us = until;
+    c->left = arrival_limit(f);
     rated_streams(s->seed, f, i, &c->gaps, &c->actors);
     c->at_us = draw_gap(&c->gaps, mean);
     /* a window that starts later skips the earlier arrivals, drawing what
@@ -228,8 +243,9 @@ int flt_plan_window(rt_world *w, const flt_fault *faults, int n, int64_t duratio
     while (c->at_us < from_us && c->at_us < until) {
       if (f->kind == FLT_EVICT && f->actor == RT_NO_ACTOR) pick_actor(w, f, &c->actors);
       c->at_us += draw_gap(&c->gaps, mean);
+      c->left--;
     }
-    if (c->at_us >= until) {
+    if (c->at_us >= until || c->left <= 0) {
       ctx_used--;
       continue;
     }

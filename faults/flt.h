@@ -30,6 +30,7 @@ typedef enum flt_kind {
   FLT_ALARM_DELAY,     /* alarms delivered late */
   FLT_GATE_TIMEOUT,    /* onStart forced to take `delay` (over 30 s: reset) */
   FLT_STREAM_CUT,      /* an upstream model stream severed (chat model) */
+  FLT_ONSTART_THROW,   /* the next `count` onStart calls of an actor throw */
   FLT_KIND_COUNT
 } flt_kind;
 
@@ -41,7 +42,10 @@ typedef struct flt_fault {
   int64_t delay_us;    /* stuck late delay, rpc/alarm delay, onStart time */
   int64_t until_us;    /* end of a rate window (0: the run's duration) */
   rt_stuck stuck;      /* stuck_child mode */
-  int count;           /* storage_fail: commits to fail (default 1) */
+  int count;           /* how many times the fault happens (0: default):
+                          storage_fail: the next N commits fail, onstart_throw:
+                          the next N onStart calls throw (per arrival); any
+                          other rated kind: at most N arrivals */
   uint32_t ppm;        /* rpc_drop: chance per call, or storage_fail per commit */
 } flt_fault;
 
@@ -75,6 +79,10 @@ void flt_apply(rt_world *w, const flt_fault *f);
 /* Virtual time of the latest fault event planned so far (0 if none): with
 ** lazy planning, a rated fault's arrivals are known only as they come. */
 int64_t flt_last_time(void);
+
+/* 1 if `count` of kind k counts effects of one arrival (storage_fail,
+** onstart_throw), 0 if it limits the arrivals of a rate. */
+int flt_count_per_arrival(flt_kind k);
 
 /* Name of a kind ("evict") and the reverse (-1 if unknown). */
 const char *flt_kind_name(flt_kind k);

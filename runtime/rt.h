@@ -23,7 +23,16 @@
 #include "sim/sim.h"
 
 typedef enum rt_heartbeat { RT_HB_ALARM = 0, RT_HB_SCHEDULE = 1 } rt_heartbeat;
-typedef enum rt_dispose { RT_DISPOSE_SDK1604 = 0, RT_DISPOSE_FIXED = 1 } rt_dispose;
+/* What the last keepAlive dispose does to the alarm: nothing (@1604),
+** reschedule at once (fixed: #1707 as an ideal), or as the SDK's #1707
+** disposer has it: a waitUntil-deferred _scheduleNextAlarm whose decision and
+** setAlarm are separate events, so a lease re-taken at the same instant
+** races it. */
+typedef enum rt_dispose {
+  RT_DISPOSE_SDK1604 = 0,
+  RT_DISPOSE_FIXED = 1,
+  RT_DISPOSE_SDK1707 = 2
+} rt_dispose;
 /* Tool-run reconciliation at startup: deferred (PR #1604), gated (before
 ** it: the #1595 wedge), and deferred without the startup snapshot (a
 ** broken variant: runIds undefined reconciles every open row, including
@@ -39,6 +48,10 @@ typedef enum rt_commit { RT_COMMIT_TURN = 0, RT_COMMIT_IMMEDIATE = 1 } rt_commit
 ** `agent-tool:<toolCallId>` of PR #1640, with re-attachment to a running
 ** child instead of abandoning it. */
 typedef enum rt_toolrun_ids { RT_TR_IDS_FRESH = 0, RT_TR_IDS_STABLE = 1 } rt_toolrun_ids;
+/* What _checkRunFibers does with the row of a hook that threw: delete it
+** (@1604: the work is lost) or keep it and retry on a backed-off follow-up
+** alarm until it is older than fiber_max_age_us (SDK #1729). */
+typedef enum rt_retain { RT_RETAIN_NONE = 0, RT_RETAIN_1729 = 1 } rt_retain;
 
 /* Platform and SDK constants plus variant choices. rt_config_default()
 ** fills the values the seeds and the reference give. */
@@ -55,6 +68,9 @@ typedef struct rt_config {
   int64_t inspect_timeout_us;       /* 2 s: DEFAULT_AGENT_TOOL_RECOVERY_TIMEOUT_MS */
   int64_t inspect_total_us;         /* 0 = none; 5 s option (#1611) */
   int64_t hook_timeout_us;          /* 0 = user hooks never time out (@1604) */
+  int64_t fiber_max_age_us;         /* 24 h: fiberRecoveryMaxAgeMs (#1729); 0 = keep forever */
+  int64_t recovery_backoff_max_us;  /* 5 min: FIBER_RECOVERY_MAX_BACKOFF_MS (#1729) */
+  rt_retain retain;                 /* hook-threw rows: deleted (@1604) or kept (#1729) */
   rt_heartbeat heartbeat;
   rt_dispose dispose;
   rt_toolrun_mode toolrun;
@@ -81,21 +97,30 @@ void rt_config_default(rt_config *c);
 /* ---- fiber programs ----------------------------------------------------
 ** A fiber body is a list of steps. A `work` step takes virtual time and
 ** ends the current turn; every other step runs in the turn that follows,
-** up to the next `work`. Stash values are the program counter after the
-** stash, so "resume" restarts right after the last committed stash. */
+** up to the next `work`. A stash commits with its whole turn, so a stash
+** without a value stores {"pc":N} where N is the resume point: the first
+** step after that turn (the next `work` or `call`, or the end). A stash
+** with a value stores the value itself (any JSON); the body resumes after
+** the turn of the last stash step whose value equals the snapshot. */
 typedef enum rt_step_kind {
   RT_STEP_WORK = 1,     /* min_us..max_us of virtual time (drawn) */
   RT_STEP_STASH = 2,    /* stash({pc}) */
   RT_STEP_EFFECT = 3,   /* an external side effect named `name` */
   RT_STEP_CALL = 4,     /* RPC to actor `target`, wait for the reply */
-  RT_STEP_FAIL = 5      /* the body throws */
+  RT_STEP_FAIL = 5,     /* the body throws (name: its message) */
+  RT_STEP_RETURN = 6,   /* the body returns (name: the value as JSON) */
+  RT_STEP_READ = 7      /* the body reads its current snapshot (RT_EV_FIBER_READ) */
 } rt_step_kind;
+
+#define RT_STEP_TEXT 96
 
 typedef struct rt_step {
   rt_step_kind kind;
   int64_t min_us, max_us;
   uint32_t target;      /* RT_STEP_CALL */
-  char name[48];        /* RT_STEP_EFFECT */
+  char name[RT_STEP_TEXT]; /* effect name, stash value, fail message, return value */
+  int has_value;        /* RT_STEP_STASH: 1 if name holds a JSON value */
+  int via_this;         /* RT_STEP_STASH: this.stash (1) or ctx.stash (0) */
 } rt_step;
 
 typedef struct rt_program {
@@ -104,11 +129,18 @@ typedef struct rt_program {
   int n_steps;
 } rt_program;
 
-/* What the actor's recovery hook does for fibers of one name. */
+/* What the actor's recovery hook does for fibers of one name. The hook
+** throws on its first `throws` calls for one fiber row (counted across
+** incarnations: the scenario's oracle, not actor memory), then takes
+** `action`; with `require_field`, it resumes only a snapshot that is a JSON
+** object with that top-level member and returns without resuming (drop)
+** otherwise. */
 typedef struct rt_recovery_policy {
   char fiber_name[64];  /* "" matches every name */
   rt_recover_action action;
   int64_t hook_us;      /* time the hook takes (inside the gate) */
+  int throws;           /* throw on the first N calls per row */
+  char require_field[48];
 } rt_recovery_policy;
 
 /* How a child actor misbehaves (stuck_child fault, or its own nature). */
@@ -207,6 +239,16 @@ int rt_request_at(rt_world *w, uint32_t actor, rt_entry entry, int64_t at_us);
 int rt_fiber_at(rt_world *w, uint32_t actor, const rt_program *prog,
                 int64_t at_us);
 
+/* Awaited runFiber: a request that calls runFiber(prog) and answers when
+** the body ends: with its return value (RT_EV_REQUEST_OK.result) or its
+** error message (RT_EV_REQUEST_FAIL.error). Returns 0 or -1. */
+int rt_fiber_awaited_at(rt_world *w, uint32_t actor, const rt_program *prog,
+                        int64_t at_us);
+
+/* A request whose handler calls this.stash(value) outside any fiber: it
+** fails with the SDK's "stash() called outside a fiber". Returns 0 or -1. */
+int rt_stash_outside_at(rt_world *w, uint32_t actor, int64_t at_us);
+
 /* A request that calls runAgentTool on `parent` with child `child`; the
 ** child works for work_us. Returns 0 or -1. */
 int rt_toolrun_at(rt_world *w, uint32_t parent, uint32_t child,
@@ -232,6 +274,20 @@ int rt_cancel_schedule_at(rt_world *w, uint32_t actor, const char *callback, int
 /* A request that runs keepAliveWhile(fn) where fn takes hold_us: a ref is
 ** held for that long, and the request answers when fn returns (A.3). */
 int rt_keepalive_while_at(rt_world *w, uint32_t actor, int64_t hold_us, int64_t at_us);
+
+/* A request that calls keepAlive() and keeps its disposer under the name
+** `lease` (in the actor's memory: a death loses it). Returns 0 or -1. */
+int rt_keepalive_acquire_at(rt_world *w, uint32_t actor, const char *lease, int64_t at_us);
+
+/* A request that calls the disposer kept under `lease`; a second dispose of
+** the same disposer, or of one this incarnation never took, is a no-op
+** (RT_EV_KEEPALIVE_DISPOSE released = 0). Returns 0 or -1. */
+int rt_keepalive_dispose_at(rt_world *w, uint32_t actor, const char *lease, int64_t at_us);
+
+/* keepAliveWhile(fn) where fn throws `message` after hold_us: the ref is
+** released (finally) and the request fails with the message. */
+int rt_keepalive_while_throws_at(rt_world *w, uint32_t actor, int64_t hold_us,
+                                 const char *message, int64_t at_us);
 
 /* Arms the alarm of `actor` at at_us (as if set before the run). */
 int rt_alarm_preset(rt_world *w, uint32_t actor, int64_t at_us);
@@ -290,6 +346,10 @@ void rt_set_onstart_us(rt_world *w, uint32_t actor, int64_t us);
 /* Makes the next `count` commits of `actor` (RT_NO_ACTOR: any actor) fail
 ** with an I/O error (through the libfiu point "revenant/storage/commit"). */
 void rt_fail_commits(rt_world *w, uint32_t actor, int count);
+
+/* Makes the next `count` onStart calls of `actor` (RT_NO_ACTOR: of every
+** actor) throw "onStart threw" (the onstart_throw fault). */
+void rt_onstart_throws(rt_world *w, uint32_t actor, int count);
 
 /* Extra RPC latency added to every call from now on (rpc_delay), and the
 ** per-million chance that a call is dropped (rpc_drop). */

@@ -25,7 +25,7 @@ int rt__prog_find(rt_world *w, const char *name) {
 }
 
 static const rt_recovery_policy *policy_for(const rt_actor_spec *sp, const char *name) {
-  static const rt_recovery_policy dflt = {"", RT_RECOVER_RESUME, 0};
+  static const rt_recovery_policy dflt = {.action = RT_RECOVER_RESUME};
   for (int i = 0; i < sp->n_policies; i++)
     if (!sp->policies[i].fiber_name[0] || !strcmp(sp->policies[i].fiber_name, name))
       return &sp->policies[i];
@@ -104,9 +104,18 @@ void rt__alarm_failed(rt_world *w, uint32_t a, const rt_msg *m) {
   alarm_arm(w, a, next);
 }
 
-/* _scheduleNextAlarm (A.4): earliest schedule, and the heartbeat while
-** refs are held (raw-alarm design). */
-void rt__schedule_next_alarm(rt_world *w, uint32_t a) {
+/* #1729 follow-up alarm delay: min(FIBER_RECOVERY_MAX_BACKOFF_MS,
+** keepAliveIntervalMs * 2^min(noProgressScans, 20)) (index.ts,
+** _scheduleNextAlarmBody). */
+int64_t rt__recovery_backoff_us(const rt_world *w, int no_progress) {
+  int exp = no_progress < 20 ? no_progress : 20;
+  int64_t d = w->cfg.keepalive_interval_us;
+  for (int i = 0; i < exp && d < w->cfg.recovery_backoff_max_us; i++) d *= 2;
+  return d < w->cfg.recovery_backoff_max_us ? d : w->cfg.recovery_backoff_max_us;
+}
+
+/* _scheduleNextAlarm's decision: the alarm time, or INT64_MAX for none. */
+static int64_t next_alarm_time(rt_world *w, uint32_t a) {
   rt_mem *m = w->actors[a].mem;
   int64_t now = w->s->now_us, next = INT64_MAX;
   int64_t t = rt__next_schedule_time(w, a);
@@ -114,10 +123,57 @@ void rt__schedule_next_alarm(rt_world *w, uint32_t a) {
   if (w->cfg.heartbeat == RT_HB_ALARM && m && m->refs > 0 &&
       now + w->cfg.keepalive_interval_us < next)
     next = now + w->cfg.keepalive_interval_us;
+  if (w->cfg.retain == RT_RETAIN_1729 && rt__pending_fiber_recovery(w, a)) {
+    int64_t d = rt__recovery_backoff_us(w, m ? m->no_progress_scans : 0);
+    if (now + d < next) next = now + d;
+  }
+  return next;
+}
+
+static void alarm_apply(rt_world *w, uint32_t a, int64_t next) {
   if (next == INT64_MAX)
     rt__alarm_clear(w, a);
   else
     rt__alarm_set(w, a, next);
+}
+
+/* _scheduleNextAlarm (A.4): earliest schedule, and the heartbeat while
+** refs are held (raw-alarm design). */
+void rt__schedule_next_alarm(rt_world *w, uint32_t a) {
+  alarm_apply(w, a, next_alarm_time(w, a));
+}
+
+/* The SDK's #1707 disposer: ctx.waitUntil(this._scheduleNextAlarm()). The
+** reschedule runs after the dispose returns (one event), reads the state
+** (its decision), and its setAlarm / deleteAlarm lands after an await (a
+** second event at the same instant): a keepAlive() in between arms the
+** heartbeat and is then overwritten. */
+static void deferred_apply(sim *s, void *ctx, uint64_t arg) {
+  rt_world *w = ctx;
+  uint32_t a = (uint32_t)(arg & 0xffffffffu);
+  rt_mem *m = w->actors[a].mem;
+  (void)s;
+  if (!m) return;
+  alarm_apply(w, a, m->deferred_next);
+  m->waituntil--;
+  rt__emit(w, RT_EV_WAITUNTIL, a, m->waituntil, -1, 0, NULL);
+}
+
+static void deferred_decide(sim *s, void *ctx, uint64_t arg) {
+  rt_world *w = ctx;
+  uint32_t a = (uint32_t)arg;
+  rt_mem *m = w->actors[a].mem;
+  (void)s;
+  if (!m) return;
+  m->deferred_next = next_alarm_time(w, a);
+  sim_after(w->s, 0, m->dom, deferred_apply, w, a);
+}
+
+static void deferred_reschedule(rt_world *w, uint32_t a) {
+  rt_mem *m = w->actors[a].mem;
+  m->waituntil++;
+  rt__emit(w, RT_EV_WAITUNTIL, a, m->waituntil, 1, 0, NULL);
+  sim_after(w->s, 0, m->dom, deferred_decide, w, a);
 }
 
 /* ---- keepAlive (A.3; seed 001 for the schedule design) ---------------- */
@@ -149,7 +205,35 @@ void rt__keepalive_release(rt_world *w, uint32_t a) {
     rt__schedule_next_alarm(w, a);
   } else if (w->cfg.dispose == RT_DISPOSE_FIXED) {
     rt__schedule_next_alarm(w, a);
+  } else if (w->cfg.dispose == RT_DISPOSE_SDK1707) {
+    deferred_reschedule(w, a);
   }
+}
+
+/* keepAlive() with its disposer kept by name, and a call of that disposer:
+** `if (disposed) return; disposed = true;` (index.ts, Agent.keepAlive). */
+void rt__keepalive_lease_request(rt_world *w, uint32_t a, const rt_msg *msg) {
+  rt_mem *m = w->actors[a].mem;
+  int i;
+  for (i = 0; i < m->n_leases && m->leases[i].lease != msg->str; i++)
+    ;
+  if (msg->kind == MSG_KEEPALIVE_ACQUIRE) {
+    if (i == m->n_leases && m->n_leases < 16) m->n_leases++;
+    if (i < 16) {
+      m->leases[i].lease = msg->str;
+      m->leases[i].disposed = 0;
+    }
+    rt__keepalive_acquire(w, a);
+  } else {
+    int live = i < m->n_leases && !m->leases[i].disposed;
+    if (live) {
+      m->leases[i].disposed = 1;
+      rt__keepalive_release(w, a);
+    }
+    if (w->actors[a].mem == m)
+      sim_emit(w->s, RT_EV_KEEPALIVE_DISPOSE, a, live, m->refs, 0, msg->str, 0);
+  }
+  if (w->actors[a].mem == m) rt__request_done(w, a, msg, 1, NULL);
 }
 
 /* ---- fibers (A.6) ----------------------------------------------------- */
@@ -162,17 +246,49 @@ static rt_fiber *fiber_find(rt_mem *m, int64_t id) {
 
 static int fiber_active(rt_mem *m, int64_t id) { return fiber_find(m, id) != NULL; }
 
-static void fiber_end(rt_world *w, uint32_t a, rt_fiber *f, int ok) {
+/* The body ended: ok with `result` (JSON text, NULL: undefined) or thrown
+** with the error message `result`. */
+static void fiber_end_with(rt_world *w, uint32_t a, rt_fiber *f, int ok, const char *result) {
   if (f->legacy) { /* legacy fibers: completion, retry or failure (rt_legacy.c) */
     rt__legacy_end(w, a, f, ok);
     return;
   }
-  int64_t id = f->id;
+  int64_t id = f->id, req = f->await_req;
   const char *name = w->progs[f->prog].name;
+  rt_msg m;
   f->live = 0;
   rt__w_fiber_delete(w, a, id);
-  rt__emit(w, RT_EV_FIBER_DONE, a, id, ok, 0, name);
+  sim_emit(w->s, RT_EV_FIBER_DONE, a, id, ok, 0, rt__str(w, name),
+           result ? rt__str(w, result) : 0);
   rt__keepalive_release(w, a);
+  /* awaited runFiber: the caller gets the return value or sees the error */
+  if (req && w->actors[a].mem && rt__pop_serving(w->actors[a].mem, req, &m))
+    rt__request_result(w, a, &m, ok, ok ? NULL : result, ok ? result : NULL);
+}
+
+static void fiber_end(rt_world *w, uint32_t a, rt_fiber *f, int ok) {
+  fiber_end_with(w, a, f, ok, ok ? NULL : "fiber body threw");
+}
+
+/* The resume point of a stash at step index i (the step after it is i+1):
+** a stash commits with its whole turn, so resume after that turn, at the
+** next step that ends a turn (work, call) or at the end. */
+static int turn_end(const rt_program *p, int from) {
+  int j = from;
+  while (j < p->n_steps && p->steps[j].kind != RT_STEP_WORK && p->steps[j].kind != RT_STEP_CALL)
+    j++;
+  return j;
+}
+
+/* Where a declarative body resumes from a snapshot: {"pc":N} → N; a value
+** → after the turn of the last stash step storing that value; else 0. */
+static int resume_pc(const rt_program *p, int snap_pc, const char *snap) {
+  if (snap_pc >= 0) return snap_pc <= p->n_steps ? snap_pc : p->n_steps;
+  for (int k = p->n_steps - 1; snap && k >= 0; k--)
+    if (p->steps[k].kind == RT_STEP_STASH && p->steps[k].has_value &&
+        strcmp(p->steps[k].name, snap) == 0)
+      return turn_end(p, k + 1);
+  return 0;
 }
 
 static void fiber_wake(sim *s, void *ctx, uint64_t arg);
@@ -195,10 +311,22 @@ static void fiber_run(rt_world *w, uint32_t a, rt_fiber *f) {
         f->pc++;
         if (f->legacy) /* legacy fibers: stashFiber (rt_legacy.c) */
           rt__legacy_stash(w, a, f->id, f->pc);
+        else if (st->has_value)
+          rt__w_stash_value(w, a, f->id, st->name, st->via_this);
         else
-          rt__w_stash(w, a, f->id, f->pc);
+          rt__w_stash(w, a, f->id, turn_end(p, f->pc));
         if (!w->actors[a].mem) return; /* a failed immediate commit killed the actor */
         break;
+      case RT_STEP_READ: { /* ctx.snapshot / this.stash read back: the row's value */
+        char snap[128];
+        rt__fiber_snapshot(w, a, f->id, snap, sizeof snap);
+        sim_emit(w->s, RT_EV_FIBER_READ, a, f->id, f->pc, 0, rt__str(w, snap), 0);
+        f->pc++;
+        break;
+      }
+      case RT_STEP_RETURN:
+        fiber_end_with(w, a, f, 1, st->name);
+        return;
       case RT_STEP_EFFECT:
         rt__emit(w, RT_EV_EFFECT, a, f->id, f->pc, 0, st->name);
         f->pc++;
@@ -210,7 +338,7 @@ static void fiber_run(rt_world *w, uint32_t a, rt_fiber *f) {
         return;
       }
       case RT_STEP_FAIL:
-        fiber_end(w, a, f, 0);
+        fiber_end_with(w, a, f, 0, st->name[0] ? st->name : "fiber body threw");
         return;
     }
   }
@@ -239,7 +367,8 @@ void rt__fiber_reply(rt_world *w, uint32_t a, rt_call *c, int ok) {
 
 /* runFiber up to the body: row, initial snapshot, keepAlive. Returns the
 ** fiber, or NULL on OOM. */
-static rt_fiber *fiber_create(rt_world *w, uint32_t a, int prog, int pc, int64_t recovered_from) {
+static rt_fiber *fiber_create(rt_world *w, uint32_t a, int prog, int pc, int64_t recovered_from,
+                              const char *carry) {
   rt_mem *m = w->actors[a].mem;
   rt_fiber f = {.id = rt__new_id(w), .prog = prog, .pc = pc, .recovered_from = recovered_from, .live = 1};
   rt_fiber *slot = NULL;
@@ -259,14 +388,28 @@ static rt_fiber *fiber_create(rt_world *w, uint32_t a, int prog, int pc, int64_t
   const char *name = w->progs[prog].name;
   rt__emit(w, RT_EV_FIBER_START, a, f.id, recovered_from, pc, name);
   rt__w_fiber_insert(w, a, f.id, name);
-  if (pc > 0) rt__w_stash(w, a, f.id, pc);
+  if (carry) /* resumed from a value snapshot: the new fiber starts with it */
+    rt__w_stash_value(w, a, f.id, carry, 0);
+  else if (pc > 0)
+    rt__w_stash(w, a, f.id, pc);
   rt__keepalive_acquire(w, a);
   return slot;
 }
 
 void rt__fiber_start(rt_world *w, uint32_t a, int prog, int pc, int64_t recovered_from) {
-  rt_fiber *f = fiber_create(w, a, prog, pc, recovered_from);
+  rt_fiber *f = fiber_create(w, a, prog, pc, recovered_from, NULL);
   if (f) fiber_run(w, a, f);
+}
+
+void rt__fiber_start_awaited(rt_world *w, uint32_t a, int prog, const rt_msg *m) {
+  rt_fiber *f = fiber_create(w, a, prog, 0, 0, NULL);
+  if (!f) {
+    rt__request_done(w, a, m, 0, "out of memory");
+    return;
+  }
+  f->await_req = m->id;
+  rt__push_serving(w->actors[a].mem, m);
+  fiber_run(w, a, f);
 }
 
 /* Runs the bodies of fibers that recovery hooks started during startup
@@ -302,6 +445,83 @@ void rt__hook_cut(rt_world *w, uint32_t a, rt_mem *m, rt_cb_outcome how) {
            rt__str(w, o->name), 0);
 }
 
+/* How many times the hook has been called for orphan (a, id), this call
+** included (the scenario's oracle for hooks that vary per call; it lives in
+** the world, so it survives the actor's deaths). */
+static int hook_call_count(rt_world *w, uint32_t a, int64_t id) {
+  for (int i = 0; i < w->n_hook_calls; i++)
+    if (w->hook_calls[i].actor == a && w->hook_calls[i].id == id) return ++w->hook_calls[i].calls;
+  if (w->n_hook_calls == w->cap_hook_calls) {
+    int nc = w->cap_hook_calls ? w->cap_hook_calls * 2 : 16;
+    struct rt_hook_calls *n = realloc(w->hook_calls, (size_t)nc * sizeof *n);
+    if (!n) return 1;
+    w->hook_calls = n;
+    w->cap_hook_calls = nc;
+  }
+  w->hook_calls[w->n_hook_calls++] = (struct rt_hook_calls){a, id, 1};
+  return 1;
+}
+
+/* 1 if JSON text `snap` is an object with a top-level member `field`. */
+static int snap_has_field(const char *snap, const char *field) {
+  if (!snap) return 0;
+  size_t fl = strlen(field);
+  int depth = 0, expect_key = 0;
+  for (const char *p = snap; *p; p++) {
+    if (*p == '"') {
+      const char *q = p + 1;
+      while (*q && *q != '"') q += (*q == '\\' && q[1]) ? 2 : 1;
+      if (depth == 1 && expect_key && (size_t)(q - p - 1) == fl && !strncmp(p + 1, field, fl))
+        return 1;
+      expect_key = 0;
+      if (!*q) return 0;
+      p = q;
+    } else if (*p == '{' || *p == '[') {
+      depth++;
+      expect_key = *p == '{' && depth == 1;
+    } else if (*p == '}' || *p == ']') {
+      depth--;
+    } else if (*p == ',' && depth == 1) {
+      expect_key = 1;
+    }
+  }
+  return 0;
+}
+
+/* The action of the hook for orphan o on this call (throws, require_field). */
+static rt_recover_action hook_action(rt_world *w, uint32_t a, const rt_orphan *o,
+                                     const rt_recovery_policy *p, const char *snap) {
+  int calls = hook_call_count(w, a, o->id);
+  if (calls <= p->throws) return RT_RECOVER_THROW;
+  if (p->action == RT_RECOVER_RESUME && p->require_field[0] &&
+      !snap_has_field(snap, p->require_field))
+    return RT_RECOVER_DROP;
+  return p->action;
+}
+
+/* The row of a hook that threw: deleted (@1604), or kept for a retry on a
+** follow-up alarm until older than fiberRecoveryMaxAgeMs, then dropped with
+** max_age_exceeded (#1729, index.ts _checkRunFibers). */
+static void hook_threw_row(rt_world *w, uint32_t a, const rt_orphan *o) {
+  rt_mem *m = w->actors[a].mem;
+  int64_t age = w->s->now_us - o->created_ms * 1000;
+  if (w->cfg.retain != RT_RETAIN_1729) {
+    rt__w_fiber_delete(w, a, o->id); /* @1604: deleted even when the hook threw */
+    return;
+  }
+  if (w->cfg.fiber_max_age_us > 0 && age > w->cfg.fiber_max_age_us) {
+    sim_emit(w->s, RT_EV_FIBER_SKIPPED, a, o->id, age, 0, rt__str(w, o->name),
+             rt__str(w, "max_age_exceeded"));
+    rt__w_fiber_delete(w, a, o->id);
+    m->scan_progress = 1;
+    return;
+  }
+  int calls = 0;
+  for (int i = 0; i < w->n_hook_calls; i++)
+    if (w->hook_calls[i].actor == a && w->hook_calls[i].id == o->id) calls = w->hook_calls[i].calls;
+  sim_emit(w->s, RT_EV_FIBER_RETAINED, a, o->id, age, calls, rt__str(w, o->name), 0);
+}
+
 static void hook_done(sim *s, void *ctx, uint64_t arg) {
   rt_world *w = ctx;
   uint32_t a = (uint32_t)arg;
@@ -309,30 +529,46 @@ static void hook_done(sim *s, void *ctx, uint64_t arg) {
   rt_orphan *o = &m->orphans[m->orphan_idx];
   const rt_recovery_policy *p = policy_for(&w->actors[a].spec, o->name);
   uint32_t snap = rt__orphan_snapshot(w, a, o->id); /* read before the hook's writes */
+  /* a copy: interning more strings may move the trace's string table */
+  char *snap_text = strdup(sim_trace_str(&w->s->trace, snap));
   (void)s;
+  if (!snap_text) snap_text = strdup("null");
   if (rt__chat_recover(w, a, o) == 0) {
     /* a chat turn: _handleInternalFiberRecovery took it (rt_chat.c, A.7 step 4) */
     hook_end(w, a, o, RT_CB_RETURNED, NULL);
-  } else if (p->action == RT_RECOVER_THROW) {
+    rt__w_fiber_delete(w, a, o->id);
+    m->scan_progress = 1;
+    m->orphan_idx++;
+    free(snap_text);
+    hook_next(w, a);
+    return;
+  }
+  rt_recover_action act = hook_action(w, a, o, p, snap_text);
+  if (act == RT_RECOVER_THROW) {
     hook_end(w, a, o, RT_CB_THREW, "onFiberRecovered threw");
     sim_emit(w->s, RT_EV_FIBER_HOOK_THREW, a, o->id, o->snapshot, 0, rt__str(w, o->name), snap);
+    hook_threw_row(w, a, o);
   } else {
     hook_end(w, a, o, RT_CB_RETURNED, NULL);
-    sim_emit(w->s, RT_EV_FIBER_RECOVERED, a, o->id, o->snapshot, p->action, rt__str(w, o->name),
-             snap);
+    sim_emit(w->s, RT_EV_FIBER_RECOVERED, a, o->id, o->snapshot, act, rt__str(w, o->name), snap);
     int prog = rt__prog_find(w, o->name);
-    if (prog >= 0 && p->action != RT_RECOVER_DROP && m->n_pending_resume < RT_MAX_ORPHANS) {
+    if (prog >= 0 && act != RT_RECOVER_DROP && m->n_pending_resume < RT_MAX_ORPHANS) {
       /* the hook calls runFiber: the new row is written in the hook's turn */
-      int pc = p->action == RT_RECOVER_RESUME && o->snapshot > 0 ? o->snapshot : 0;
-      rt_fiber *f = fiber_create(w, a, prog, pc, o->id);
+      int resume = act == RT_RECOVER_RESUME;
+      int pc = resume ? resume_pc(&w->progs[prog], o->snapshot, snap_text) : 0;
+      const char *carry =
+          resume && o->snapshot < 0 && strcmp(snap_text, "null") ? snap_text : NULL;
+      rt_fiber *f = fiber_create(w, a, prog, pc, o->id, carry);
       if (f && m->orphan_source == 1)
         m->pending_resume[m->n_pending_resume++] = f->id;
       else if (f)
         fiber_run(w, a, f);
     }
+    rt__w_fiber_delete(w, a, o->id);
+    m->scan_progress = 1;
   }
-  rt__w_fiber_delete(w, a, o->id); /* @1604: deleted even when the hook threw */
   m->orphan_idx++;
+  free(snap_text);
   hook_next(w, a);
 }
 
@@ -348,6 +584,11 @@ static void hook_next(rt_world *w, uint32_t a) {
     return;
   }
   m->recovery_in_progress = 0;
+  if (w->cfg.retain == RT_RETAIN_1729) { /* the backoff streak (#1729) */
+    m->no_progress_scans = m->scan_progress ? 0
+                           : rt__pending_fiber_recovery(w, a) ? m->no_progress_scans + 1 : 0;
+    if (m->orphan_source == 1) rt__schedule_next_alarm(w, a); /* the follow-up alarm */
+  }
   if (m->orphan_source == 1)
     rt__startup_continue(w, a);
   else
@@ -372,6 +613,7 @@ int rt__check_run_fibers(rt_world *w, uint32_t a, int source) {
   m->orphan_idx = 0;
   m->orphan_source = source;
   m->recovery_in_progress = 1;
+  m->scan_progress = 0;
   hook_next(w, a);
   return 1;
 }
@@ -417,8 +659,14 @@ static void startup_ok(rt_world *w, uint32_t a) {
   if (w->actors[a].mem == m) rt__drain_waiters(w, a);
 }
 
-static int onstart_throws(const rt_actor *ac) {
-  return ac->spec.on_start_throws == RT_THROW_ALWAYS;
+/* The user onStart throws: always (the actor's nature), or the next N
+** calls after an onstart_throw fault. */
+static int onstart_throws(rt_world *w, uint32_t a) {
+  if (w->onstart_throws_left && a < w->n_actors && w->onstart_throws_left[a] > 0) {
+    w->onstart_throws_left[a]--;
+    return 1;
+  }
+  return w->actors[a].spec.on_start_throws == RT_THROW_ALWAYS;
 }
 
 #define RT_MSG_NO_NAME "Agent could not determine its Durable Object name"
@@ -470,7 +718,7 @@ void rt__startup_continue(rt_world *w, uint32_t a) {
         sim_after(w->s, ac->spec.on_start_us, m->dom, onstart_done, w, a);
       return;
     case SU_ONSTART:
-      if (onstart_throws(ac)) {
+      if (onstart_throws(w, a)) {
         rt__emit(w, RT_EV_ONSTART_END, a, RT_CB_THREW, w->s->now_us - m->onstart_began, 0,
                  "onStart threw");
         startup_fail(w, a, "onStart threw");
@@ -563,7 +811,10 @@ static void keepalive_while_done(sim *s, void *ctx, uint64_t arg) {
   (void)s;
   if (!rt__pop_serving(w->actors[a].mem, (int64_t)(arg & ((1ULL << 40) - 1)), &m)) return;
   rt__keepalive_release(w, a); /* the finally of keepAliveWhile */
-  rt__request_done(w, a, &m, 1, NULL);
+  if (m.arg2) /* fn threw: the error propagates to the caller */
+    rt__request_done(w, a, &m, 0, sim_trace_str(&w->s->trace, m.str));
+  else
+    rt__request_done(w, a, &m, 1, NULL);
 }
 
 /* schedule / scheduleEvery: a row in cf_agents_schedules (times in unix

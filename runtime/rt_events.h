@@ -222,14 +222,14 @@ typedef enum rt_event_kind {
   RT_EV_STARTUP_FAIL,      /* duration_us, -, -, error, - */
   RT_EV_ONSTART_BEGIN,     /* -, -, -, -, - : the user onStart starts */
   RT_EV_REQUEST_ARRIVE,    /* request id, entry, -, -, - */
-  RT_EV_REQUEST_OK,        /* request id, latency_us, -, -, - */
+  RT_EV_REQUEST_OK,        /* request id, latency_us, -, result JSON (awaited runFiber), - */
   RT_EV_REQUEST_FAIL,      /* request id, latency_us, -, error, - */
   RT_EV_RPC_SEND,          /* call id, callee actor, -, method, - */
   RT_EV_RPC_REPLY,         /* call id, ok, -, -, - (on the caller) */
   RT_EV_FIBER_START,       /* fiber id, recovered-from fiber id or 0, start pc, name, - */
-  RT_EV_STASH,             /* fiber id, program counter (chat: response id), txn id, value JSON, - */
+  RT_EV_STASH,             /* fiber id, resume pc (-1: a value stash; chat: response id), txn id, value JSON, via ("ctx"/"this") */
   RT_EV_EFFECT,            /* fiber id, pc, attempt, effect name, - */
-  RT_EV_FIBER_DONE,        /* fiber id, 1 ok / 0 error, -, name, - */
+  RT_EV_FIBER_DONE,        /* fiber id, 1 ok / 0 error, -, name, result JSON or error message */
   RT_EV_RECOVERY_SCAN,     /* source (1 startup, 2 alarm), rows found, -, -, - */
   RT_EV_RECOVERY_REENTRY,  /* source, -, -, -, - : guard dropped the call */
   RT_EV_FIBER_RECOVERED,   /* old fiber id, snapshot pc or -1, action, name, snapshot JSON ; hook returned */
@@ -289,6 +289,10 @@ typedef enum rt_event_kind {
   RT_EV_TOOLRUN_ATTACH,    /* run id, rt_tr_attach how, status found, tool call id, - */
   RT_EV_TOOLRUN_FINISH,    /* run id, terminal status, rt_cb_outcome, error message or "", "live" /
                               "deferred" : onAgentToolFinish was called */
+  RT_EV_FIBER_READ,        /* fiber id, pc, -, snapshot JSON or null, - : the body read its snapshot */
+  RT_EV_FIBER_RETAINED,    /* old fiber id, age_us, hook calls so far, name, - : #1729 kept the row of a hook that threw */
+  RT_EV_KEEPALIVE_DISPOSE, /* 1 released a ref / 0 no-op, refs after, -, lease, - : a disposer was called */
+  RT_EV_FIBER_SKIPPED,     /* old fiber id, age_us, -, name, reason : #1729 dropped the row (max_age_exceeded) */
   RT_EV_KIND_COUNT
 } rt_event_kind;
 

@@ -33,7 +33,10 @@ typedef enum rt_msg_kind {
   MSG_KEEPALIVE_WHILE,  /* request that runs keepAliveWhile(fn), fn taking arg */
   MSG_CALL_ATTACH,      /* parent → child: re-attach to run arg (#1640); the
                            reply comes when the child's run ends */
-  MSG_TOOL_RECOVERY     /* request that calls _scheduleAgentToolRunRecovery() */
+  MSG_TOOL_RECOVERY,    /* request that calls _scheduleAgentToolRunRecovery() */
+  MSG_STASH_OUTSIDE,    /* request whose handler calls this.stash() outside a fiber */
+  MSG_KEEPALIVE_ACQUIRE,/* request that calls keepAlive(); str lease */
+  MSG_KEEPALIVE_DISPOSE /* request that calls a kept disposer; str lease */
 } rt_msg_kind;
 
 typedef struct rt_msg {
@@ -76,6 +79,7 @@ typedef struct rt_fiber {
   int64_t recovered_from;
   int live;
   int legacy;               /* 1: a seed-001 legacy fiber (rt_legacy.c) */
+  int64_t await_req;        /* awaited runFiber: the request waiting (0 none) */
 } rt_fiber;
 
 /* Legacy fibers recovered inside the startup gate, run after it opens. */
@@ -98,7 +102,7 @@ typedef enum rt_startup_phase {
 typedef struct rt_orphan {
   int64_t id;
   char name[64];
-  int snapshot;             /* -1 = null */
+  int snapshot;             /* {"pc":N} → N; -1 = null or a value snapshot */
   int64_t created_ms;       /* created_at of the row (virtual ms) */
 } rt_orphan;
 
@@ -120,6 +124,11 @@ typedef struct rt_mem {
   int64_t idle_timeout;
   sim_handle idle_timer;
   int recovery_in_progress; /* _checkRunFibers guard */
+  int no_progress_scans;    /* #1729: _recoveryNoProgressScans */
+  struct { uint32_t lease; int disposed; } leases[16]; /* keepAlive disposers kept by name */
+  int n_leases;
+  int64_t deferred_next;    /* #1707 disposer: the decided alarm, applied next event */
+  int scan_progress;        /* #1729: the running scan resolved a row */
   int64_t hook_began;       /* when the running onFiberRecovered hook started */
   int64_t onstart_began;    /* when the user onStart started */
   /* startup */
@@ -234,6 +243,9 @@ struct rt_world {
   struct rt_exec *exec;     /* checkpoint executor state (rt_executor.c) */
   struct rt_thr *thr;       /* thread store state (rt_thread.c) */
   struct rt_chat_world *chat; /* chat: upstream generations (rt_chat.c) */
+  int *onstart_throws_left; /* per actor: onStart calls still to throw (fault) */
+  struct rt_hook_calls { uint32_t actor; int64_t id; int calls; } *hook_calls;
+  int n_hook_calls, cap_hook_calls; /* recovery hook calls per orphan row */
 };
 
 /* rt_world.c */
@@ -247,6 +259,9 @@ void rt__emit(rt_world *w, uint32_t kind, uint32_t a, int64_t x, int64_t y,
               int64_t z, const char *s);
 void rt__request_done(rt_world *w, uint32_t a, const rt_msg *m, int ok,
                       const char *err);
+/* As rt__request_done; on success the reply carries `result` (JSON text). */
+void rt__request_result(rt_world *w, uint32_t a, const rt_msg *m, int ok,
+                        const char *err, const char *result);
 void rt__handle(rt_world *w, uint32_t a, const rt_msg *m);
 int rt__push_waiter(rt_mem *m, const rt_msg *msg);
 int rt__push_serving(rt_mem *m, const rt_msg *msg);
@@ -325,6 +340,32 @@ int rt__txn_wrote(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc);
 /* rt_agent.c */
 void rt__startup_begin(rt_world *w, uint32_t a, rt_entry entry);
 void rt__startup_continue(rt_world *w, uint32_t a);
+/* Awaited runFiber: starts prog; the request m is answered when the body
+** ends (its return value, or its error message). */
+void rt__fiber_start_awaited(rt_world *w, uint32_t a, int prog, const rt_msg *m);
+
+/* The SDK's error for this.stash() outside a fiber (index.ts, Agent.stash). */
+#define RT_MSG_STASH_OUTSIDE "stash() called outside a fiber"
+
+/* The snapshot of run row id as the fiber reads it now (its own pending
+** writes included) into buf: "null" when none or no row. */
+void rt__fiber_snapshot(rt_world *w, uint32_t a, int64_t id, char *buf, size_t n);
+
+/* keepAlive requests: acquire or dispose a named lease (rt_agent.c). */
+void rt__keepalive_lease_request(rt_world *w, uint32_t a, const rt_msg *m);
+
+/* #1729 follow-up alarm delay after `no_progress` scans that resolved
+** nothing: min(5 min, keepalive interval * 2^min(n, 20)). */
+int64_t rt__recovery_backoff_us(const rt_world *w, int no_progress);
+
+/* 1 if cf_agents_runs of actor a holds a row not active in this incarnation
+** (_hasPendingFiberRecovery, #1729). */
+int rt__pending_fiber_recovery(rt_world *w, uint32_t a);
+
+/* Snapshot text of a stash with a JSON value into the row (RT_EV_STASH with
+** pc -1 and the value; ctx.stash or this.stash in s2). */
+int rt__w_stash_value(rt_world *w, uint32_t a, int64_t id, const char *value, int via_this);
+
 void rt__fiber_start(rt_world *w, uint32_t a, int prog, int pc,
                      int64_t recovered_from);
 void rt__fiber_reply(rt_world *w, uint32_t a, rt_call *c, int ok);

@@ -80,6 +80,10 @@ static const char *const rt_event_names[RT_EV_KIND_COUNT] = {
   [RT_EV_TOOLRUN_EFFECT] = "toolrun_effect",
   [RT_EV_TOOLRUN_ATTACH] = "toolrun_attach",
   [RT_EV_TOOLRUN_FINISH] = "toolrun_finish",
+  [RT_EV_FIBER_READ] = "fiber_read",
+  [RT_EV_FIBER_RETAINED] = "fiber_retained",
+  [RT_EV_FIBER_SKIPPED] = "fiber_skipped",
+  [RT_EV_KEEPALIVE_DISPOSE] = "keepalive_dispose",
 };
 
 static const char *const rt_death_names[] = {

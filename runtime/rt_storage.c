@@ -22,7 +22,7 @@
 #include "runtime/rt_internal.h"
 
 enum {
-  ST_RUN_INSERT, ST_RUN_STASH, ST_RUN_DELETE, ST_RUN_SELECT, ST_ALARM_SET,
+  ST_RUN_INSERT, ST_RUN_STASH, ST_RUN_DELETE, ST_RUN_SELECT, ST_RUN_SNAP, ST_ALARM_SET,
   ST_ALARM_DELETE, ST_ALARM_GET, ST_TR_INSERT, ST_TR_STATUS, ST_TR_OPEN,
   ST_TR_GET, ST_CHILD_SET, ST_CHILD_GET, ST_RUN_COUNT, ST_SCH_INSERT,
   ST_SCH_DELETE, ST_SCH_DUE, ST_SCH_TIME, ST_SCH_MIN, ST_SCH_FIND, ST_BEGIN, ST_COMMIT,
@@ -78,6 +78,7 @@ static const char *const sql[ST_COUNT] = {
     [ST_RUN_STASH] = "UPDATE cf_agents_runs SET snapshot=? WHERE id=?",
     [ST_RUN_DELETE] = "DELETE FROM cf_agents_runs WHERE id=?",
     [ST_RUN_SELECT] = "SELECT id,name,snapshot,created_at FROM cf_agents_runs ORDER BY created_at,id",
+    [ST_RUN_SNAP] = "SELECT snapshot FROM cf_agents_runs WHERE id=?",
     [ST_ALARM_SET] = "INSERT OR REPLACE INTO rv_alarm(k,at) VALUES(0,?)",
     [ST_ALARM_DELETE] = "DELETE FROM rv_alarm WHERE k=0",
     [ST_ALARM_GET] = "SELECT at FROM rv_alarm WHERE k=0",
@@ -471,6 +472,41 @@ int rt__w_stash(rt_world *w, uint32_t a, int64_t id, int pc) {
   return txn_wrote(w, a, RT_W_STASH, id, rc);
 }
 
+int rt__w_stash_value(rt_world *w, uint32_t a, int64_t id, const char *value, int via_this) {
+  sqlite3_stmt *st;
+  if (txn_join(w, a) || !(st = stmt(w, a, ST_RUN_STASH))) return -1;
+  sqlite3_bind_text(st, 1, value, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(st, 2, id);
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_DONE)
+    sim_emit(w->s, RT_EV_STASH, a, id, -1, w->actors[a].store.txn_id, rt__str(w, value),
+             rt__str(w, via_this ? "this" : "ctx"));
+  return txn_wrote(w, a, RT_W_STASH, id, rc);
+}
+
+void rt__fiber_snapshot(rt_world *w, uint32_t a, int64_t id, char *buf, size_t n) {
+  sqlite3_stmt *st = stmt(w, a, ST_RUN_SNAP);
+  snprintf(buf, n, "null");
+  if (!st) return;
+  sqlite3_bind_int64(st, 1, id);
+  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+    snprintf(buf, n, "%s", (const char *)sqlite3_column_text(st, 0));
+  sqlite3_reset(st);
+}
+
+int rt__pending_fiber_recovery(rt_world *w, uint32_t a) {
+  rt_orphan rows[8];
+  rt_mem *m = w->actors[a].mem;
+  int n = rt__load_orphans(w, a, rows, 8);
+  for (int i = 0; i < n; i++) {
+    int active = 0;
+    for (int k = 0; m && k < m->n_fibers; k++)
+      if (m->fibers[k].live && m->fibers[k].id == rows[i].id) active = 1;
+    if (!active) return 1;
+  }
+  return 0;
+}
+
 int rt__w_fiber_delete(rt_world *w, uint32_t a, int64_t id) {
   sqlite3_stmt *st;
   if (txn_join(w, a) || !(st = stmt(w, a, ST_RUN_DELETE))) return -1;
@@ -568,8 +604,10 @@ int rt__w_schedule_time(rt_world *w, uint32_t a, int64_t id, int64_t time_s, int
 void rt__snapshot_text(char *buf, size_t n, int pc) { snprintf(buf, n, "{\"pc\":%d}", pc); }
 
 int rt__snapshot_pc(const unsigned char *snap) {
-  int pc;
-  if (!snap || sscanf((const char *)snap, "{\"pc\":%d}", &pc) != 1) return -1;
+  int pc, len = 0;
+  if (!snap || sscanf((const char *)snap, "{\"pc\":%d}%n", &pc, &len) != 1 || len == 0 ||
+      snap[len] != '\0')
+    return -1;
   return pc;
 }
 

@@ -31,6 +31,9 @@ void rt_config_default(rt_config *c) {
   c->toolrun = RT_TOOLRUN_DEFERRED;
   c->reattach_budget_us = 120 * 1000000LL; /* #1640: no-progress budget 120_000 ms */
   c->commit = RT_COMMIT_TURN;
+  c->fiber_max_age_us = 24LL * 3600 * 1000000;  /* fiberRecoveryMaxAgeMs: 24 h */
+  c->recovery_backoff_max_us = 5LL * 60 * 1000000; /* FIBER_RECOVERY_MAX_BACKOFF_MS */
+  c->retain = RT_RETAIN_NONE;
 }
 
 /* One simulation is one thread (DESIGN.md rule 1), so SQLite's mutexes
@@ -81,6 +84,8 @@ void rt_world_free(rt_world *w) {
   rt__chat_world_free(w); /* chat (seed 000 Layer 3) */
   for (int i = 0; i < w->n_progs; i++) free(w->progs[i].steps);
   free(w->progs);
+  free(w->hook_calls);
+  free(w->onstart_throws_left);
   free(w->actors);
   free(w->msgs);
   free(w->msg_free);
@@ -441,7 +446,8 @@ static void msg_arrive(sim *s, void *ctx, uint64_t idx) {
   rt__handle(w, m.to, &m);
 }
 
-void rt__request_done(rt_world *w, uint32_t a, const rt_msg *m, int ok, const char *err) {
+void rt__request_result(rt_world *w, uint32_t a, const rt_msg *m, int ok, const char *err,
+                        const char *result) {
   int64_t lat = w->s->now_us - m->arrived_us;
   rt_mem *mem = w->actors[a].mem;
   if (ok && mem && mem->storage_broken) { /* the output gate holds the reply */
@@ -449,9 +455,13 @@ void rt__request_done(rt_world *w, uint32_t a, const rt_msg *m, int ok, const ch
     err = death_message(RT_DEATH_STORAGE);
   }
   if (ok)
-    rt__emit(w, RT_EV_REQUEST_OK, a, m->id, lat, 0, NULL);
+    rt__emit(w, RT_EV_REQUEST_OK, a, m->id, lat, 0, result);
   else
     rt__emit(w, RT_EV_REQUEST_FAIL, a, m->id, lat, 0, err);
+}
+
+void rt__request_done(rt_world *w, uint32_t a, const rt_msg *m, int ok, const char *err) {
+  rt__request_result(w, a, m, ok, err, NULL);
 }
 
 void rt__send_call(rt_world *w, uint32_t from, uint32_t to, rt_msg_kind kind,
@@ -522,8 +532,17 @@ void rt__handle(rt_world *w, uint32_t a, const rt_msg *m) {
   switch (m->kind) {
     case MSG_REQUEST: serve_request(w, a, m); break;
     case MSG_FIBER:
+      if (m->arg2) { /* awaited: answered when the body ends (rt_agent.c) */
+        rt__fiber_start_awaited(w, a, (int)m->arg, m);
+        break;
+      }
       rt__fiber_start(w, a, (int)m->arg, 0, 0);
       rt__request_done(w, a, m, 1, NULL);
+      break;
+    case MSG_KEEPALIVE_ACQUIRE:
+    case MSG_KEEPALIVE_DISPOSE: rt__keepalive_lease_request(w, a, m); break; /* rt_agent.c */
+    case MSG_STASH_OUTSIDE: /* SDK Agent.stash(): no fiber in the async context */
+      rt__request_done(w, a, m, 0, RT_MSG_STASH_OUTSIDE);
       break;
     case MSG_TOOLRUN: rt__toolrun_request(w, a, m); break;
     case MSG_TOOL_RECOVERY: rt__toolrun_recovery_request(w, a, m); break; /* rt_toolrun.c */
@@ -590,6 +609,33 @@ int rt_fiber_at(rt_world *w, uint32_t a, const rt_program *prog, int64_t at_us) 
   return deliver_at(w, a, &m, at_us);
 }
 
+void rt_onstart_throws(rt_world *w, uint32_t a, int count) {
+  if (!w->onstart_throws_left) {
+    w->onstart_throws_left = calloc(w->n_actors ? w->n_actors : 1, sizeof(int));
+    if (!w->onstart_throws_left) return;
+  }
+  for (uint32_t i = 0; i < w->n_actors; i++)
+    if (a == RT_NO_ACTOR || a == i) w->onstart_throws_left[i] = count;
+}
+
+int rt_fiber_awaited_at(rt_world *w, uint32_t a, const rt_program *prog, int64_t at_us) {
+  int idx = prog_add(w, prog);
+  if (idx < 0) return -1;
+  rt_msg m = {0};
+  m.kind = MSG_FIBER;
+  m.entry = RT_ENTRY_FETCH;
+  m.arg = idx;
+  m.arg2 = 1;
+  return deliver_at(w, a, &m, at_us);
+}
+
+int rt_stash_outside_at(rt_world *w, uint32_t a, int64_t at_us) {
+  rt_msg m = {0};
+  m.kind = MSG_STASH_OUTSIDE;
+  m.entry = RT_ENTRY_FETCH;
+  return deliver_at(w, a, &m, at_us);
+}
+
 int rt_toolrun_at(rt_world *w, uint32_t parent, uint32_t child, int64_t work_us,
                   int64_t at_us) {
   if (child >= w->n_actors) return -1;
@@ -625,6 +671,35 @@ int rt_keepalive_while_at(rt_world *w, uint32_t a, int64_t hold_us, int64_t at_u
   m.kind = MSG_KEEPALIVE_WHILE;
   m.entry = RT_ENTRY_FETCH;
   m.arg = hold_us;
+  return deliver_at(w, a, &m, at_us);
+}
+
+static int lease_at(rt_world *w, uint32_t a, rt_msg_kind kind, const char *lease,
+                    int64_t at_us) {
+  rt_msg m = {0};
+  if (!lease || !*lease) return -1;
+  m.kind = kind;
+  m.entry = RT_ENTRY_FETCH;
+  m.str = rt__str(w, lease);
+  return deliver_at(w, a, &m, at_us);
+}
+
+int rt_keepalive_acquire_at(rt_world *w, uint32_t a, const char *lease, int64_t at_us) {
+  return lease_at(w, a, MSG_KEEPALIVE_ACQUIRE, lease, at_us);
+}
+
+int rt_keepalive_dispose_at(rt_world *w, uint32_t a, const char *lease, int64_t at_us) {
+  return lease_at(w, a, MSG_KEEPALIVE_DISPOSE, lease, at_us);
+}
+
+int rt_keepalive_while_throws_at(rt_world *w, uint32_t a, int64_t hold_us, const char *message,
+                                 int64_t at_us) {
+  rt_msg m = {0};
+  m.kind = MSG_KEEPALIVE_WHILE;
+  m.entry = RT_ENTRY_FETCH;
+  m.arg = hold_us;
+  m.arg2 = 1; /* fn throws */
+  m.str = rt__str(w, message && *message ? message : "keepAliveWhile fn threw");
   return deliver_at(w, a, &m, at_us);
 }
 

@@ -41,7 +41,10 @@ typedef enum scn_work_kind {
   SCN_W_SCHEDULE = 19,     /* schedule / scheduleEvery (reference A.10) */
   SCN_W_CANCEL_SCHEDULE = 20, /* cancelSchedule */
   SCN_W_KEEPALIVE = 21,    /* keepAliveWhile (reference A.3) */
-  SCN_W_TOOL_RECOVERY = 30 /* _scheduleAgentToolRunRecovery() (issue #15) */
+  SCN_W_TOOL_RECOVERY = 30, /* _scheduleAgentToolRunRecovery() (issue #15) */
+  SCN_W_STASH = 22,        /* this.stash() outside a fiber (an error) */
+  SCN_W_KA_ACQUIRE = 23,   /* keepAlive(), disposer kept under a lease name */
+  SCN_W_KA_DISPOSE = 24    /* calls the disposer of a lease */
 } scn_work_kind;
 
 typedef struct scn_work {
@@ -49,6 +52,8 @@ typedef struct scn_work {
   uint32_t actor;
   rt_entry entry;          /* SCN_W_REQUEST */
   int program;             /* SCN_W_FIBER: index into programs */
+  int await;               /* SCN_W_FIBER: awaited runFiber (the request waits) */
+  int throws;              /* SCN_W_KEEPALIVE: fn throws `callback` (the message) */
   uint32_t child;          /* SCN_W_TOOLRUN */
   int64_t work_us;         /* SCN_W_TOOLRUN: child's work */
   int64_t at_us;           /* first time */

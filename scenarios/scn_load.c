@@ -344,11 +344,14 @@ static const char *const runtime_fields[] = {
     "idle_eviction", "alarm_retry_base", "alarm_retry_max", "rpc_latency",
     "inspect_timeout", "inspect_total_timeout", "alarm_limit", "hook_timeout",
     "workerd_name_bug", "executor_adapter", "thread_store", "chat_provider", "chat_recovery",
-    "chat_bug", "toolrun_ids", "reattach_budget", NULL};
+    "chat_bug", "toolrun_ids", "reattach_budget", "fiber_retain", "fiber_max_age", NULL};
+static const opt retain_opts[] = {{"sdk1604", RT_RETAIN_NONE}, {"sdk1729", RT_RETAIN_1729},
+                                  {NULL, 0}};
 
 static const opt hb_opts[] = {{"alarm", RT_HB_ALARM}, {"schedule", RT_HB_SCHEDULE}, {NULL, 0}};
 static const opt dispose_opts[] = {
-    {"sdk1604", RT_DISPOSE_SDK1604}, {"fixed", RT_DISPOSE_FIXED}, {NULL, 0}};
+    {"sdk1604", RT_DISPOSE_SDK1604}, {"fixed", RT_DISPOSE_FIXED}, {"sdk1707", RT_DISPOSE_SDK1707},
+    {NULL, 0}};
 static const opt toolrun_opts[] = {
     {"deferred", RT_TOOLRUN_DEFERRED}, {"gated", RT_TOOLRUN_GATED},
     {"unsnapshotted", RT_TOOLRUN_UNSNAPSHOTTED}, {NULL, 0}};
@@ -428,6 +431,9 @@ static int runtime_enums(ld *L, const cJSON *o, rt_config *c) {
   v = (int)c->commit;
   if (ld_get_enum(L, o, "commit", commit_opts, &v) < 0) return -1;
   c->commit = (rt_commit)v;
+  v = (int)c->retain;
+  if (ld_get_enum(L, o, "fiber_retain", retain_opts, &v) < 0) return -1;
+  c->retain = (rt_retain)v;
   if (scn_get_bool(L->d, o, "workerd_name_bug", &c->workerd_name_bug, L->err) < 0) return -1;
   return runtime_models(L, o, c); /* executor (seed 002), thread store (seed 004) */
 }
@@ -449,6 +455,7 @@ static const struct {
     {"alarm_limit", offsetof(rt_config, alarm_limit_us), 1},
     {"hook_timeout", offsetof(rt_config, hook_timeout_us), 0},
     {"reattach_budget", offsetof(rt_config, reattach_budget_us), 1}, /* #1640 */
+    {"fiber_max_age", offsetof(rt_config, fiber_max_age_us), 0},
 };
 
 /* Overrides *c with the fields of the runtime object o. */
@@ -582,33 +589,47 @@ static int push_step(ld *L, rt_program *pr, const cJSON *node, const rt_step *s)
 }
 
 static const char *const step_fields[] = {
-    "work", "stash", "effect", "call", "fail", "repeat", "steps", NULL};
+    "work", "stash", "effect", "call", "fail", "return", "read", "repeat", "steps", "value", "via",
+    NULL};
+
+/* Members that qualify a step rather than say what it is, and the form
+** each belongs to. */
+static const char *modifier_of(const char *k) {
+  if (strcmp(k, "steps") == 0) return "repeat";
+  if (strcmp(k, "value") == 0 || strcmp(k, "via") == 0) return "stash";
+  return NULL;
+}
 
 /* Finds the one member of step st that says what it is (*form). */
 static int step_form(ld *L, const cJSON *st, const cJSON **form) {
-  const cJSON *m, *steps = NULL;
+  const cJSON *m, *mods[4];
+  int n_mods = 0;
   *form = NULL;
   cJSON_ArrayForEach(m, st) {
-    if (strcmp(m->string, "steps") == 0) {
-      steps = m;
+    if (modifier_of(m->string)) {
+      if (n_mods < 4) mods[n_mods++] = m;
     } else if (*form) {
       return ld_key_errf(L, m,
                       "a step has exactly one of \"work\", \"stash\", \"effect\", \"call\", "
-                      "\"fail\" or \"repeat\"; this one has \"%s\" and \"%s\"",
+                      "\"fail\", \"return\", \"read\" or \"repeat\"; this one has \"%s\" and \"%s\"",
                       (*form)->string, m->string);
     } else {
       *form = m;
     }
   }
-  if (!*form && steps)
-    return ld_key_errf(L, steps, "\"steps\" needs \"repeat\" (how many times to run them)");
+  if (!*form && n_mods)
+    return ld_key_errf(L, mods[0], "\"%s\" needs \"%s\"%s", mods[0]->string,
+                       modifier_of(mods[0]->string),
+                       strcmp(mods[0]->string, "steps") ? "" : " (how many times to run them)");
   if (!*form)
     return scn_errf(L->err, L->d, st,
                     "empty step; expected one of {\"work\": \"500ms\"}, {\"stash\": true}, "
                     "{\"effect\": \"name\"}, {\"call\": \"actor\"}, {\"fail\": true}, "
-                    "{\"repeat\": N, \"steps\": [...]}");
-  if (steps && strcmp((*form)->string, "repeat") != 0)
-    return ld_key_errf(L, steps, "\"steps\" is only allowed with \"repeat\"");
+                    "{\"return\": value}, {\"read\": true}, {\"repeat\": N, \"steps\": [...]}");
+  for (int i = 0; i < n_mods; i++)
+    if (strcmp((*form)->string, modifier_of(mods[i]->string)) != 0)
+      return ld_key_errf(L, mods[i], "\"%s\" is only allowed with \"%s\"", mods[i]->string,
+                         modifier_of(mods[i]->string));
   return 0;
 }
 
@@ -635,21 +656,56 @@ static int work_step(ld *L, const cJSON *st, const cJSON *w, rt_step *s) {
   return 0;
 }
 
+/* Compact JSON text of node v into buf (n bytes, including the NUL). */
+static int json_text(ld *L, const cJSON *v, const char *what, char *buf, size_t n) {
+  char *t = cJSON_PrintUnformatted(v);
+  if (!t) return scn_errf(L->err, L->d, v, "\"%s\": out of memory", what);
+  size_t len = strlen(t);
+  if (len >= n) {
+    free(t);
+    return scn_errf(L->err, L->d, v, "\"%s\": the value is %zu bytes as compact JSON; at most %zu",
+                    what, len, n - 1);
+  }
+  memcpy(buf, t, len + 1);
+  free(t);
+  return 0;
+}
+
+static const opt via_opts[] = {{"ctx", 0}, {"this", 1}, {NULL, 0}};
+
+/* {"stash": true} ({"pc":N}), with "value": any JSON, "via": "ctx" | "this". */
+static int stash_step(ld *L, const cJSON *st, rt_step *s) {
+  const cJSON *v = ld_get(st, "value");
+  int via = 0;
+  s->kind = RT_STEP_STASH;
+  if (true_flag(L, st, "stash") < 0 || ld_get_enum(L, st, "via", via_opts, &via) < 0) return -1;
+  s->via_this = via;
+  if (!v) return 0;
+  s->has_value = 1;
+  return json_text(L, v, "value", s->name, sizeof s->name);
+}
+
 /* Every step form except repeat. */
 static int simple_step(ld *L, const cJSON *st, const cJSON *form, rt_step *s) {
   const char *k = form->string;
   if (strcmp(k, "work") == 0) return work_step(L, st, form, s);
-  if (strcmp(k, "stash") == 0) {
-    s->kind = RT_STEP_STASH;
+  if (strcmp(k, "stash") == 0) return stash_step(L, st, s);
+  if (strcmp(k, "read") == 0) {
+    s->kind = RT_STEP_READ;
     return true_flag(L, st, k);
+  }
+  if (strcmp(k, "return") == 0) {
+    s->kind = RT_STEP_RETURN;
+    return json_text(L, form, "return", s->name, sizeof s->name);
   }
   if (strcmp(k, "fail") == 0) {
     s->kind = RT_STEP_FAIL;
+    if (cJSON_IsString(form)) return ld_get_text(L, st, k, s->name, sizeof s->name, 0);
     return true_flag(L, st, k);
   }
   if (strcmp(k, "effect") == 0) {
     s->kind = RT_STEP_EFFECT;
-    return ld_get_text(L, st, k, s->name, sizeof s->name, 0);
+    return ld_get_text(L, st, k, s->name, 48, 0);
   }
   s->kind = RT_STEP_CALL;
   return ld_get_actor(L, st, k, &s->target);
@@ -794,7 +850,8 @@ static int actor_children(ld *L, const cJSON *a, uint32_t i) {
   return 0;
 }
 
-static const char *const policy_fields[] = {"fiber", "action", "hook_time", NULL};
+static const char *const policy_fields[] = {"fiber", "action", "hook_time", "throws",
+                                            "require_field", NULL};
 static const opt action_opts[] = {{"resume", RT_RECOVER_RESUME}, {"restart", RT_RECOVER_RESTART},
                                   {"drop", RT_RECOVER_DROP}, {"throw", RT_RECOVER_THROW},
                                   {NULL, 0}};
@@ -826,6 +883,11 @@ static int one_policy(ld *L, rt_actor_spec *sp, const cJSON *p, const char *what
   if (ld_need(L, p, "action") < 0 || ld_get_enum(L, p, "action", action_opts, &act) < 0) return -1;
   po->action = (rt_recover_action)act;
   if (ld_get_dur(L, p, "hook_time", 0, &po->hook_us) < 0 || policy_unique(L, sp, p) < 0) return -1;
+  int64_t throws = 0;
+  if (scn_get_int(L->d, p, "throws", 0, 1000000, &throws, L->err) < 0 ||
+      ld_get_text(L, p, "require_field", po->require_field, sizeof po->require_field, 0) < 0)
+    return -1;
+  po->throws = (int)throws;
   sp->n_policies++;
   return 0;
 }

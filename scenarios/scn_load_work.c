@@ -12,9 +12,11 @@ static const char *const work_all[] = {
     "request", "fiber", "tool_run", "actor", "entry", "work", "at", "every", "until",
     "executor_turn", "thread_writers", "tools", "adapter", "fail", "cancel", "duplicate_ppm",
     "writers", "runs", "store", "step", "chat", "chunks", "chunk_every", "schedule",
-    "cancel_schedule", "callback", "delay", "interval", "keep_alive", "for", "tool", "tool_recovery", NULL};
+    "cancel_schedule", "callback", "delay", "interval", "keep_alive", "for", "await", "stash",
+    "throws", "keep_alive_acquire", "keep_alive_dispose", "lease", "tool", "tool_recovery", NULL};
 static const char *const work_req[] = {"request", "entry", "at", "every", "until", NULL};
-static const char *const work_fib[] = {"fiber", "actor", "at", "every", "until", NULL};
+static const char *const work_fib[] = {"fiber", "actor", "await", "at", "every", "until", NULL};
+static const char *const work_stash[] = {"stash", "at", "every", "until", NULL};
 static const char *const work_tr[] = {"tool_run", "actor", "work", "at", "every", "until", NULL};
 static const char *const work_ex[] = {"executor_turn", "tools", "adapter", "fail", "cancel",
                                       "duplicate_ppm", "at", "every", "until", NULL};
@@ -24,7 +26,9 @@ static const char *const work_sch[] = {"schedule", "callback", "delay", "interva
                                        "every", "until", NULL};
 static const char *const work_csch[] = {"cancel_schedule", "callback", "at", "every", "until",
                                         NULL};
-static const char *const work_ka[] = {"keep_alive", "for", "at", "every", "until", NULL};
+static const char *const work_ka[] = {"keep_alive", "for", "throws", "at", "every", "until", NULL};
+static const char *const work_kacq[] = {"keep_alive_acquire", "lease", "at", "every", "until", NULL};
+static const char *const work_kdis[] = {"keep_alive_dispose", "lease", "at", "every", "until", NULL};
 static const char *const work_trec[] = {"tool_recovery", "at", "every", "until", NULL};
 static const char *const work_th[] = {"thread_writers", "writers", "runs", "tools", "store",
                                       "fail", "step", "at", "every", "until", NULL};
@@ -43,7 +47,10 @@ static const struct {
                   {"schedule", SCN_W_SCHEDULE, work_sch},        /* reference A.10 */
                   {"cancel_schedule", SCN_W_CANCEL_SCHEDULE, work_csch},
                   {"keep_alive", SCN_W_KEEPALIVE, work_ka},      /* reference A.3 */
-                  {"tool_recovery", SCN_W_TOOL_RECOVERY, work_trec}}; /* issue #15 */
+                  {"tool_recovery", SCN_W_TOOL_RECOVERY, work_trec}, /* issue #15 */
+                  {"stash", SCN_W_STASH, work_stash},            /* Agent.stash outside */
+                  {"keep_alive_acquire", SCN_W_KA_ACQUIRE, work_kacq}, /* keepAlive() */
+                  {"keep_alive_dispose", SCN_W_KA_DISPOSE, work_kdis}};
 #define N_WORK_KINDS (int)(sizeof work_kinds / sizeof work_kinds[0])
 static const opt entry_opts[] = {{"fetch", RT_ENTRY_FETCH}, {"ws", RT_ENTRY_WS},
                                  {"alarm", RT_ENTRY_ALARM}, {"setName", RT_ENTRY_SETNAME},
@@ -189,8 +196,12 @@ static int work_sched(ld *L, const cJSON *w, scn_work *out) {
                     : out->kind == SCN_W_KEEPALIVE ? "keep_alive" : "cancel_schedule";
   const char *cb = NULL;
   if (ld_get_actor(L, w, key, &out->actor) < 0) return -1;
-  if (out->kind == SCN_W_KEEPALIVE)
-    return ld_need(L, w, "for") < 0 ? -1 : ld_get_dur(L, w, "for", 0, &out->work_us);
+  if (out->kind == SCN_W_KEEPALIVE) {
+    if (ld_need(L, w, "for") < 0 || ld_get_dur(L, w, "for", 0, &out->work_us) < 0) return -1;
+    if (!ld_get(w, "throws")) return 0;
+    out->throws = 1;
+    return ld_get_text(L, w, "throws", out->callback, sizeof out->callback, 0);
+  }
   if (ld_need(L, w, "callback") < 0 || scn_get_string(L->d, w, "callback", &cb, L->err) < 0)
     return -1;
   if (!*cb || strlen(cb) >= sizeof out->callback)
@@ -219,7 +230,15 @@ static int work_item(ld *L, const cJSON *w, const char *what, scn_work *out) {
     out->entry = (rt_entry)e;
   } else if (out->kind == SCN_W_FIBER) {
     if (ld_get_program(L, w, "fiber", &out->program) < 0 || ld_need(L, w, "actor") < 0 ||
-        ld_get_actor(L, w, "actor", &out->actor) < 0)
+        ld_get_actor(L, w, "actor", &out->actor) < 0 ||
+        scn_get_bool(L->d, w, "await", &out->await, L->err) < 0)
+      return -1;
+  } else if (out->kind == SCN_W_STASH) {
+    if (ld_get_actor(L, w, "stash", &out->actor) < 0) return -1;
+  } else if (out->kind == SCN_W_KA_ACQUIRE || out->kind == SCN_W_KA_DISPOSE) {
+    const char *key = out->kind == SCN_W_KA_ACQUIRE ? "keep_alive_acquire" : "keep_alive_dispose";
+    if (ld_get_actor(L, w, key, &out->actor) < 0 || ld_need(L, w, "lease") < 0 ||
+        ld_get_text(L, w, "lease", out->callback, sizeof out->callback, 0) < 0)
       return -1;
   } else if (out->kind == SCN_W_TOOLRUN && work_toolrun(L, w, out) < 0) {
     return -1;
@@ -251,15 +270,16 @@ int ld_load_workload(ld *L) {
 
 static const char *const flt_all[] = {
     "kind", "actor", "at", "rate", "until", "mode", "delay", "count", "ppm", NULL};
-static const char *const f_plain[] = {"kind", "at", "rate", "until", NULL};
-static const char *const f_evict[] = {"kind", "actor", "at", "rate", "until", NULL};
+static const char *const f_plain[] = {"kind", "count", "at", "rate", "until", NULL};
+static const char *const f_evict[] = {"kind", "actor", "count", "at", "rate", "until", NULL};
 static const char *const f_stuck[] = {
-    "kind", "actor", "mode", "delay", "at", "rate", "until", NULL};
+    "kind", "actor", "mode", "delay", "count", "at", "rate", "until", NULL};
 static const char *const f_storage[] = {
     "kind", "actor", "count", "ppm", "at", "rate", "until", NULL};
-static const char *const f_delay[] = {"kind", "delay", "at", "rate", "until", NULL};
-static const char *const f_drop[] = {"kind", "ppm", "at", "rate", "until", NULL};
-static const char *const f_gate[] = {"kind", "actor", "delay", "at", "rate", "until", NULL};
+static const char *const f_delay[] = {"kind", "delay", "count", "at", "rate", "until", NULL};
+static const char *const f_drop[] = {"kind", "ppm", "count", "at", "rate", "until", NULL};
+static const char *const f_gate[] = {"kind", "actor", "delay", "count", "at", "rate", "until",
+                                     NULL};
 static const opt mode_opts[] = {{"never_answers", RT_STUCK_NEVER_ANSWERS}, {"late", RT_STUCK_LATE},
                                 {"startup", RT_STUCK_STARTUP}, {NULL, 0}};
 
@@ -273,6 +293,7 @@ static const char *const *fault_fields(int k) {
     case FLT_RPC_DROP: return f_drop;
     case FLT_GATE_TIMEOUT: return f_gate;
     case FLT_STREAM_CUT: return f_evict; /* kind, actor (optional), when */
+    case FLT_ONSTART_THROW: return f_evict; /* kind, actor (optional), count, when */
     default: return f_plain;
   }
 }
@@ -368,7 +389,8 @@ static int fault_params(ld *L, const cJSON *f, scn_fault *out) {
   int64_t v = 0;
   switch (out->kind) {
     case FLT_EVICT:
-    case FLT_STREAM_CUT: return ld_get_actor(L, f, "actor", &out->actor) < 0 ? -1 : 0;
+    case FLT_STREAM_CUT:
+    case FLT_ONSTART_THROW: return ld_get_actor(L, f, "actor", &out->actor) < 0 ? -1 : 0;
     case FLT_STUCK_CHILD: return fault_stuck(L, f, out);
     case FLT_STORAGE_FAIL: return fault_storage(L, f, out);
     case FLT_RPC_DELAY: case FLT_ALARM_DELAY: return need_delay(L, f, out);
@@ -384,6 +406,24 @@ static int fault_params(ld *L, const cJSON *f, scn_fault *out) {
   }
 }
 
+/* "count": how many times the fault happens (docs/faults.md). storage_fail
+** reads its own (commits, default 1); onstart_throw: onStart calls (default
+** 1); any other kind: at most N arrivals of a rate. */
+static int fault_count(ld *L, const cJSON *f, scn_fault *out) {
+  int64_t v = 0;
+  if (out->kind == FLT_STORAGE_FAIL || !ld_get(f, "count")) {
+    if (out->kind == FLT_ONSTART_THROW) out->count = 1;
+    return 0;
+  }
+  if (scn_get_int(L->d, f, "count", 1, MAX_COUNT, &v, L->err) < 0) return -1;
+  if (!flt_count_per_arrival(out->kind) && out->at_us >= 0 && v != 1)
+    return scn_errf(L->err, L->d, ld_get(f, "count"),
+                    "\"count\": a %s at a fixed time happens once; give \"rate\" to repeat it "
+                    "at most %" PRId64 " times", flt_kind_name(out->kind), v);
+  out->count = (int)v;
+  return 0;
+}
+
 static int fault_item(ld *L, const cJSON *f, const char *what, scn_fault *out) {
   int k = 0;
   if (ld_obj_fields(L, f, what, flt_all) < 0 || fault_kind(L, f, &k) < 0) return -1;
@@ -392,8 +432,8 @@ static int fault_item(ld *L, const cJSON *f, const char *what, scn_fault *out) {
   out->kind = (flt_kind)k;
   out->actor = RT_NO_ACTOR;
   out->at_us = -1;
-  if (fault_when(L, f, out) < 0) return -1;
-  return fault_params(L, f, out);
+  if (fault_when(L, f, out) < 0 || fault_params(L, f, out) < 0) return -1;
+  return fault_count(L, f, out);
 }
 
 int ld_load_faults(ld *L) {

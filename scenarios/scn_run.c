@@ -40,7 +40,12 @@ int scn__seed_stale(const scn_scenario *sc, rt_world *w) {
 static int plan_one(const scn_scenario *sc, rt_world *w, const scn_work *wk, int64_t t) {
   switch (wk->kind) {
     case SCN_W_REQUEST: return rt_request_at(w, wk->actor, wk->entry, t);
-    case SCN_W_FIBER: return rt_fiber_at(w, wk->actor, &sc->programs[wk->program], t);
+    case SCN_W_FIBER:
+      return wk->await ? rt_fiber_awaited_at(w, wk->actor, &sc->programs[wk->program], t)
+                       : rt_fiber_at(w, wk->actor, &sc->programs[wk->program], t);
+    case SCN_W_STASH: return rt_stash_outside_at(w, wk->actor, t);
+    case SCN_W_KA_ACQUIRE: return rt_keepalive_acquire_at(w, wk->actor, wk->callback, t);
+    case SCN_W_KA_DISPOSE: return rt_keepalive_dispose_at(w, wk->actor, wk->callback, t);
     case SCN_W_TOOLRUN: return rt_toolrun_at(w, wk->actor, wk->child, wk->work_us, t);
     case SCN_W_EXEC_TURN: return rt_exec_turn_at(w, wk->actor, &wk->exec, t); /* seed 002 */
     case SCN_W_THREAD: return rt_thread_writers_at(w, wk->actor, &wk->thread, t) < 0 ? -1 : 0;
@@ -52,7 +57,9 @@ static int plan_one(const scn_scenario *sc, rt_world *w, const scn_work *wk, int
       return rt_schedule_at(w, wk->actor, wk->callback, wk->delay_us, wk->interval_us, t);
     case SCN_W_CANCEL_SCHEDULE: return rt_cancel_schedule_at(w, wk->actor, wk->callback, t);
     case SCN_W_TOOL_RECOVERY: return rt_toolrun_recovery_at(w, wk->actor, t); /* issue #15 */
-    case SCN_W_KEEPALIVE: return rt_keepalive_while_at(w, wk->actor, wk->work_us, t);
+    case SCN_W_KEEPALIVE:
+      return wk->throws ? rt_keepalive_while_throws_at(w, wk->actor, wk->work_us, wk->callback, t)
+                        : rt_keepalive_while_at(w, wk->actor, wk->work_us, t);
   }
   return -1;
 }

@@ -99,11 +99,12 @@ static void top_key(wobj *top, const char *k) {
 typedef enum ftype { F_DUR, F_INT, F_ENUM } ftype;
 
 static const char *const hb_names[] = {"alarm", "schedule", NULL};
-static const char *const dispose_names[] = {"sdk1604", "fixed", NULL};
+static const char *const dispose_names[] = {"sdk1604", "fixed", "sdk1707", NULL};
 static const char *const toolrun_names[] = {"deferred", "gated", "unsnapshotted", NULL};
 static const char *const commit_names[] = {"turn", "immediate", NULL};
 static const char *const ids_names[] = {"fresh", "stable", NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
+static const char *const retain_names[] = {"sdk1604", "sdk1729", NULL};
 static const char *const adapter_names[] = {"sqlite", "memory", "broken", NULL};    /* seed 002 */
 static const char *const store_names[] = {"versioned", "broken", "leaky", NULL};   /* seed 004 */
 
@@ -134,6 +135,8 @@ static const struct rtf {
     {"workerd_name_bug", offsetof(rt_config, workerd_name_bug), F_ENUM, bool_names},
     {"executor_adapter", offsetof(rt_config, exec_adapter), F_ENUM, adapter_names},
     {"thread_store", offsetof(rt_config, thread_store), F_ENUM, store_names},
+    {"fiber_retain", offsetof(rt_config, retain), F_ENUM, retain_names},
+    {"fiber_max_age", offsetof(rt_config, fiber_max_age_us), F_DUR, NULL},
 };
 #define N_RT_FIELDS (sizeof rt_fields / sizeof rt_fields[0])
 
@@ -269,7 +272,8 @@ static void runtime_body(FILE *f, const rt_config *base, const rt_config *c) {
 
 static int step_eq(const rt_step *a, const rt_step *b) {
   return a->kind == b->kind && a->min_us == b->min_us && a->max_us == b->max_us &&
-         a->target == b->target && strcmp(a->name, b->name) == 0;
+         a->target == b->target && a->has_value == b->has_value && a->via_this == b->via_this &&
+         strcmp(a->name, b->name) == 0;
 }
 
 static void put_step(wobj *o, const scn_scenario *sc, const rt_step *s) {
@@ -287,10 +291,21 @@ static void put_step(wobj *o, const scn_scenario *sc, const rt_step *s) {
                 dur_text(b, sizeof b, s->max_us));
       }
       break;
-    case RT_STEP_STASH: m_raw(&st, "stash", "true"); break;
+    case RT_STEP_STASH:
+      m_raw(&st, "stash", "true");
+      if (s->has_value) m_raw(&st, "value", s->name);
+      if (s->via_this) m_str(&st, "via", "this");
+      break;
     case RT_STEP_EFFECT: m_str(&st, "effect", s->name); break;
     case RT_STEP_CALL: m_actor(&st, sc, "call", s->target); break;
-    case RT_STEP_FAIL: m_raw(&st, "fail", "true"); break;
+    case RT_STEP_FAIL:
+      if (s->name[0])
+        m_str(&st, "fail", s->name);
+      else
+        m_raw(&st, "fail", "true");
+      break;
+    case RT_STEP_RETURN: m_raw(&st, "return", s->name); break;
+    case RT_STEP_READ: m_raw(&st, "read", "true"); break;
   }
   fputc('}', o->f);
 }
@@ -362,6 +377,8 @@ static void put_policies(wobj *o, const rt_actor_spec *a) {
     if (p->fiber_name[0]) m_str(&po, "fiber", p->fiber_name);
     m_str(&po, "action", NAME(action_names, p->action));
     if (p->hook_us) m_dur(&po, "hook_time", p->hook_us);
+    if (p->throws) m_int(&po, "throws", p->throws);
+    if (p->require_field[0]) m_str(&po, "require_field", p->require_field);
     fputc('}', o->f);
   }
   fputc(']', o->f);
@@ -482,6 +499,9 @@ static void put_work(FILE *f, const scn_scenario *sc, const scn_work *w) {
   } else if (w->kind == SCN_W_FIBER) {
     m_str(&o, "fiber", w->program >= 0 ? sc->programs[w->program].name : "?");
     m_actor(&o, sc, "actor", w->actor);
+    if (w->await) m_raw(&o, "await", "true");
+  } else if (w->kind == SCN_W_STASH) {
+    m_actor(&o, sc, "stash", w->actor);
   } else if (w->kind == SCN_W_TOOLRUN) {
     m_actor(&o, sc, "tool_run", w->child);
     m_actor(&o, sc, "actor", w->actor);
@@ -513,6 +533,11 @@ static void put_work(FILE *f, const scn_scenario *sc, const scn_work *w) {
   } else if (w->kind == SCN_W_KEEPALIVE) {
     m_actor(&o, sc, "keep_alive", w->actor);
     m_dur(&o, "for", w->work_us);
+    if (w->throws) m_str(&o, "throws", w->callback);
+  } else if (w->kind == SCN_W_KA_ACQUIRE || w->kind == SCN_W_KA_DISPOSE) {
+    m_actor(&o, sc, w->kind == SCN_W_KA_ACQUIRE ? "keep_alive_acquire" : "keep_alive_dispose",
+            w->actor);
+    m_str(&o, "lease", w->callback);
   }
   m_dur(&o, "at", w->at_us);
   if (w->every_us > 0) {
@@ -534,8 +559,10 @@ static void put_rate(wobj *o, int64_t per_day) {
 /* The kind-specific fields of a fault. */
 static void put_fault_params(wobj *o, const scn_scenario *sc, const scn_fault *ft) {
   switch (ft->kind) {
-    case FLT_EVICT: case FLT_STREAM_CUT:
+    case FLT_EVICT: case FLT_STREAM_CUT: case FLT_ONSTART_THROW:
       if (ft->actor != RT_NO_ACTOR) m_actor(o, sc, "actor", ft->actor);
+      if (ft->count > 0 && ft->kind == FLT_ONSTART_THROW ? ft->count != 1 : ft->count > 0)
+        m_int(o, "count", ft->count);
       break;
     case FLT_STUCK_CHILD:
       m_actor(o, sc, "actor", ft->actor);
@@ -557,6 +584,13 @@ static void put_fault_params(wobj *o, const scn_scenario *sc, const scn_fault *f
       m_dur(o, "delay", ft->delay_us);
       break;
     default: break;
+  }
+  /* count on the kinds whose count limits a rate's arrivals */
+  switch (ft->kind) {
+    case FLT_STORAGE_FAIL: case FLT_EVICT: case FLT_STREAM_CUT: case FLT_ONSTART_THROW: break;
+    default:
+      if (ft->count > 0) m_int(o, "count", ft->count);
+      break;
   }
 }
 
@@ -724,7 +758,9 @@ static int writable(const scn_scenario *sc) {
     scn_work_kind k = sc->work[i].kind;
     if (k != SCN_W_REQUEST && k != SCN_W_FIBER && k != SCN_W_TOOLRUN && k != SCN_W_EXEC_TURN &&
         k != SCN_W_THREAD && k != SCN_W_CHAT && k != SCN_W_SCHEDULE &&
-        k != SCN_W_CANCEL_SCHEDULE && k != SCN_W_KEEPALIVE && k != SCN_W_TOOL_RECOVERY)
+        k != SCN_W_CANCEL_SCHEDULE && k != SCN_W_KEEPALIVE && k != SCN_W_STASH &&
+        k != SCN_W_KA_ACQUIRE && k != SCN_W_KA_DISPOSE &&
+        k != SCN_W_TOOL_RECOVERY)
       return 0;
   }
   return 1;

@@ -135,7 +135,7 @@ static void test_storage_fail_count_and_ppm(void **st) {
   flt_plan(w, &f, 1, S(10));
   rt_alarm_preset(w, 0, S(100));
   for (int i = 1; i <= 4; i++) rt_request_at(w, 0, RT_ENTRY_FETCH, S(i));
-  rt_step steps[1] = {{RT_STEP_STASH, 0, 0, 0, ""}};
+  rt_step steps[1] = {{RT_STEP_STASH, 0, 0, 0, "", 0, 0}};
   rt_program p = {"p", steps, 1};
   for (int i = 1; i <= 4; i++) rt_fiber_at(w, 0, &p, S(i));
   sim_run(&s, S(10), 0);
@@ -209,10 +209,10 @@ static void test_alarm_limit(void **st) {
   rt_actor_spec sp;
   memset(&sp, 0, sizeof sp);
   snprintf(sp.id, sizeof sp.id, "a");
-  sp.policies[0] = (rt_recovery_policy){"", RT_RECOVER_DROP, S(20 * 60)};
+  sp.policies[0] = (rt_recovery_policy){"", RT_RECOVER_DROP, S(20 * 60), 0, ""};
   sp.n_policies = 1;
   rt_actor_add(w, &sp);
-  rt_step steps[1] = {{RT_STEP_WORK, S(1), S(1), 0, ""}};
+  rt_step steps[1] = {{RT_STEP_WORK, S(1), S(1), 0, "", 0, 0}};
   rt_program p = {"p", steps, 1};
   rt_seed_orphan_fiber(w, 0, &p, -1);
   rt_alarm_preset(w, 0, S(1));

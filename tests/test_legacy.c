@@ -57,9 +57,9 @@ static uint32_t fx_actor(const char *id) {
 static rt_program *fx_job(const char *name, int n, int64_t work_us) {
   int k = 0;
   for (int i = 0; i < n; i++) {
-    F.steps[k++] = (rt_step){RT_STEP_WORK, work_us, work_us, 0, ""};
-    F.steps[k++] = (rt_step){RT_STEP_EFFECT, 0, 0, 0, "log"};
-    F.steps[k++] = (rt_step){RT_STEP_STASH, 0, 0, 0, ""};
+    F.steps[k++] = (rt_step){RT_STEP_WORK, work_us, work_us, 0, "", 0, 0};
+    F.steps[k++] = (rt_step){RT_STEP_EFFECT, 0, 0, 0, "log", 0, 0};
+    F.steps[k++] = (rt_step){RT_STEP_STASH, 0, 0, 0, "", 0, 0};
   }
   snprintf(F.prog.name, sizeof F.prog.name, "%s", name);
   F.prog.steps = F.steps;
@@ -333,12 +333,12 @@ static void test_failing_step_retries_then_fails(void **st) {
   (void)st;
   fx_init(4, SIM_FIFO, NULL);
   fx_actor("a");
-  rt_step steps[6] = {{RT_STEP_WORK, S(1), S(1), 0, ""},
-                      {RT_STEP_EFFECT, 0, 0, 0, "try"},
-                      {RT_STEP_STASH, 0, 0, 0, ""},
-                      {RT_STEP_WORK, S(1), S(1), 0, ""},
-                      {RT_STEP_EFFECT, 0, 0, 0, "boom"},
-                      {RT_STEP_FAIL, 0, 0, 0, "kaboom"}};
+  rt_step steps[6] = {{RT_STEP_WORK, S(1), S(1), 0, "", 0, 0},
+                      {RT_STEP_EFFECT, 0, 0, 0, "try", 0, 0},
+                      {RT_STEP_STASH, 0, 0, 0, "", 0, 0},
+                      {RT_STEP_WORK, S(1), S(1), 0, "", 0, 0},
+                      {RT_STEP_EFFECT, 0, 0, 0, "boom", 0, 0},
+                      {RT_STEP_FAIL, 0, 0, 0, "kaboom", 0, 0}};
   rt_program p = {"flaky", steps, 6};
   rt_spawn_fiber_at(F.w, 0, &p, 2, S(1));
   sim_run(&F.s, S(200), 0);
@@ -431,7 +431,7 @@ static void test_schedule_heartbeat_every_10s(void **st) {
   rt_config c = cfg_with(RT_HB_SCHEDULE);
   fx_init(7, SIM_FIFO, &c);
   fx_actor("a");
-  rt_step steps[1] = {{RT_STEP_WORK, S(35), S(35), 0, ""}};
+  rt_step steps[1] = {{RT_STEP_WORK, S(35), S(35), 0, "", 0, 0}};
   rt_program p = {"p", steps, 1};
   rt_spawn_fiber_at(F.w, 0, &p, -1, S(0));
   sim_run(&F.s, S(100), 0);
@@ -479,9 +479,9 @@ static uint64_t run_hash(uint64_t seed, sim_strategy strat) {
   fx_init(seed, strat, &c);
   fx_actor("a");
   fx_actor("b");
-  rt_step flaky[3] = {{RT_STEP_WORK, MS(200), MS(900), 0, ""},
-                      {RT_STEP_STASH, 0, 0, 0, ""},
-                      {RT_STEP_FAIL, 0, 0, 0, "e"}};
+  rt_step flaky[3] = {{RT_STEP_WORK, MS(200), MS(900), 0, "", 0, 0},
+                      {RT_STEP_STASH, 0, 0, 0, "", 0, 0},
+                      {RT_STEP_FAIL, 0, 0, 0, "e", 0, 0}};
   rt_program pf = {"flaky", flaky, 3};
   for (int k = 0; k < 4; k++) {
     rt_program *p = fx_job(k % 2 ? "odd" : "even", 6, MS(400));

@@ -50,9 +50,9 @@ static uint32_t fx_actor(const char *id) {
 static rt_program *fx_job(int n) {
   int k = 0;
   for (int i = 0; i < n; i++) {
-    F.steps[k++] = (rt_step){RT_STEP_WORK, MS(500), MS(500), 0, ""};
-    F.steps[k++] = (rt_step){RT_STEP_EFFECT, 0, 0, 0, "log"};
-    F.steps[k++] = (rt_step){RT_STEP_STASH, 0, 0, 0, ""};
+    F.steps[k++] = (rt_step){RT_STEP_WORK, MS(500), MS(500), 0, "", 0, 0};
+    F.steps[k++] = (rt_step){RT_STEP_EFFECT, 0, 0, 0, "log", 0, 0};
+    F.steps[k++] = (rt_step){RT_STEP_STASH, 0, 0, 0, "", 0, 0};
   }
   snprintf(F.prog.name, sizeof F.prog.name, "job");
   F.prog.steps = F.steps;
@@ -215,7 +215,7 @@ static void test_keepalive_holds_past_idle(void **st) {
   (void)st;
   fx_init(3, NULL);
   fx_actor("a");
-  rt_step steps[2] = {{RT_STEP_WORK, S(400), S(400), 0, ""}, {RT_STEP_STASH, 0, 0, 0, ""}};
+  rt_step steps[2] = {{RT_STEP_WORK, S(400), S(400), 0, "", 0, 0}, {RT_STEP_STASH, 0, 0, 0, "", 0, 0}};
   rt_program p = {"long", steps, 2};
   rt_fiber_at(F.w, 0, &p, S(1));
   sim_run(&F.s, S(600), 0);
@@ -235,7 +235,7 @@ static void test_no_keepalive_is_evicted(void **st) {
   c.keepalive_interval_us = S(1000); /* heartbeat too slow to help */
   fx_init(3, &c);
   fx_actor("a");
-  rt_step steps[1] = {{RT_STEP_WORK, S(400), S(400), 0, ""}};
+  rt_step steps[1] = {{RT_STEP_WORK, S(400), S(400), 0, "", 0, 0}};
   rt_program p = {"long", steps, 1};
   rt_fiber_at(F.w, 0, &p, S(1));
   sim_run(&F.s, S(600), 0);
@@ -288,7 +288,7 @@ static void test_heartbeat_schedule_design(void **st) {
   c.heartbeat = RT_HB_SCHEDULE;
   fx_init(5, &c);
   fx_actor("a");
-  rt_step steps[1] = {{RT_STEP_WORK, S(35), S(35), 0, ""}};
+  rt_step steps[1] = {{RT_STEP_WORK, S(35), S(35), 0, "", 0, 0}};
   rt_program p = {"p", steps, 1};
   rt_fiber_at(F.w, 0, &p, S(0));
   sim_run(&F.s, S(60), 0);
@@ -328,7 +328,7 @@ static void test_throwing_hook_deletes_row(void **st) {
   rt_actor_spec sp;
   memset(&sp, 0, sizeof sp);
   snprintf(sp.id, sizeof sp.id, "a");
-  sp.policies[0] = (rt_recovery_policy){"", RT_RECOVER_THROW, 0};
+  sp.policies[0] = (rt_recovery_policy){"", RT_RECOVER_THROW, 0, 0, ""};
   sp.n_policies = 1;
   rt_actor_add(F.w, &sp);
   rt_fiber_at(F.w, 0, fx_job(10), S(1));
@@ -349,7 +349,7 @@ static void test_slow_hook_wedges(void **st) {
   rt_actor_spec sp;
   memset(&sp, 0, sizeof sp);
   snprintf(sp.id, sizeof sp.id, "a");
-  sp.policies[0] = (rt_recovery_policy){"", RT_RECOVER_RESUME, S(40)};
+  sp.policies[0] = (rt_recovery_policy){"", RT_RECOVER_RESUME, S(40), 0, ""};
   sp.n_policies = 1;
   rt_actor_add(F.w, &sp);
   rt_fiber_at(F.w, 0, fx_job(10), S(1));
