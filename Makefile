@@ -70,6 +70,12 @@ $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+# The HTML report's CSS and JavaScript, embedded as C strings (checked in).
+reports/rpt_html_assets.h: reports/html/report.css reports/html/report.js reports/html/embed.sh
+	sh reports/html/embed.sh > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/reports/rpt_html.o: reports/rpt_html_assets.h
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<

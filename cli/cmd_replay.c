@@ -24,6 +24,7 @@ static const char replay_usage[] =
     "  -v, --verbose     print the run's report (violations, facts, figures) as run -v does\n"
     "  --json FILE       write the run's results JSON (docs/reports.md)\n"
     "  --trace FILE      write the run's Chrome Trace Event timeline (Perfetto)\n"
+    "  --html FILE       write the run as a self-contained HTML report\n"
     "\n"
     "exit status: 0 same hash, 1 the hash differs (the build changed behaviour),\n"
     "2 usage error or unreadable repro file\n";
@@ -40,11 +41,12 @@ static int find_case(const scn_scenario *sc, const char *label) {
 }
 
 typedef struct replay_opts {
-  const char *file, *json, *trace;
+  const char *file, *json, *trace, *html;
   int verbose;
 } replay_opts;
 
-/* Writes the outputs -v, --json and --trace ask for. 0, or -1 on a write error. */
+/* Writes the outputs -v, --json, --trace and --html ask for. 0, or -1 on a
+** write error. */
 static int replay_outputs(const replay_opts *o, const scn_scenario *sc, int ci, scn_result *res) {
   char variant[80], line[900];
   const char *names[SCN_MAX_ACTORS];
@@ -61,12 +63,14 @@ static int replay_outputs(const replay_opts *o, const scn_scenario *sc, int ci, 
   r.n_violations = chk_violation_count(res->checks);
   r.violations = r.n_violations ? chk_violation_at(res->checks, 0) : NULL;
   if (o->verbose) rpt_text_run(stdout, &r, 1, 0);
-  const char *paths[2] = {o->json, o->trace};
-  for (int k = 0; k < 2; k++) {
+  const char *paths[3] = {o->json, o->trace, o->html};
+  for (int k = 0; k < 3; k++) {
     if (!paths[k]) continue;
     cli_out f; /* atomic: a temporary file renamed into place */
     if (cli_out_open(&f, paths[k])) return -1;
-    if (k == 0 ? rpt_json_write(f.f, &r, 1) : rpt_trace_write(f.f, &r)) {
+    if (k == 0   ? rpt_json_write(f.f, &r, 1)
+        : k == 1 ? rpt_trace_write(f.f, &r)
+                 : rpt_html_write(f.f, &r, 1, NULL, NULL)) {
       fprintf(stderr, "revenant replay: cannot write %s\n", paths[k]);
       cli_out_abort(&f);
       return -1;
@@ -160,13 +164,14 @@ static int replay_args(int argc, char **argv, replay_opts *o) {
       fputs(replay_usage, stdout);
       return 0;
     }
-    if ((!strcmp(a, "--json") || !strcmp(a, "--trace")) && (!val || cli_is_flag(val))) {
+    if ((!strcmp(a, "--json") || !strcmp(a, "--trace") || !strcmp(a, "--html")) && (!val || cli_is_flag(val))) {
       fprintf(stderr, "revenant replay: option needs a value: %s\n%s", a, replay_usage);
       return 2;
     }
     if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) o->verbose = 1;
     else if (!strcmp(a, "--json")) o->json = argv[++i];
     else if (!strcmp(a, "--trace")) o->trace = argv[++i];
+    else if (!strcmp(a, "--html")) o->html = argv[++i];
     else if (a[0] != '-' && !o->file) o->file = a;
     else {
       fprintf(stderr, "revenant replay: %s: %s\n%s", a[0] == '-' ? "unknown option" :

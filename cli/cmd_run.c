@@ -32,6 +32,8 @@ static const char run_usage[] =
     "  --json FILE           write results as JSON (docs/reports.md)\n"
     "  --junit FILE          write JUnit XML for CI\n"
     "  --trace FILE          write a Chrome Trace Event timeline (Perfetto) of the last run\n"
+    "  --html FILE           write one self-contained HTML report of every run (timeline,\n"
+    "                        violations and their chains; opens offline in a browser)\n"
     "  --repro-dir DIR       where repro files of failures go (default revenant-out)\n"
     "  -q, --quiet           print only failures and the summary line\n"
     "  -v, --verbose         also print figures and expected violations\n"
@@ -48,7 +50,7 @@ typedef struct run_opts {
   const char *only_case;
   int determinism, quiet, verbose, color, crash_points;
   uint64_t crash_max, crash_at;
-  const char *json, *junit, *trace, *repro_dir;
+  const char *json, *junit, *trace, *html, *repro_dir;
   cli_paths files;
 } run_opts;
 
@@ -90,6 +92,7 @@ static int parse_run_opts(int argc, char **argv, run_opts *o) {
     const char *val = i + 1 < argc ? argv[i + 1] : NULL;
     int takes = !strcmp(a, "--seed") || !strcmp(a, "--seeds") || !strcmp(a, "--strategy") ||
                 !strcmp(a, "--json") || !strcmp(a, "--junit") || !strcmp(a, "--trace") ||
+                !strcmp(a, "--html") ||
                 !strcmp(a, "--repro-dir") || !strcmp(a, "--case") ||
                 !strcmp(a, "--crash-points-max") || !strcmp(a, "--crash-at");
     if (takes && !val) return usage_error(argv[0], "option needs a value:", a);
@@ -114,6 +117,7 @@ static int parse_run_opts(int argc, char **argv, run_opts *o) {
     else if (!strcmp(a, "--json")) o->json = val;
     else if (!strcmp(a, "--junit")) o->junit = val;
     else if (!strcmp(a, "--trace")) o->trace = val;
+    else if (!strcmp(a, "--html")) o->html = val;
     else if (!strcmp(a, "--repro-dir")) o->repro_dir = val;
     else if (!strcmp(a, "--check-determinism")) o->determinism = 1;
     else if (!strcmp(a, "--crash-points")) o->crash_points = 1;
@@ -210,8 +214,9 @@ static int write_repro(const run_opts *o, run_record *rec) {
 typedef struct run_state {
   run_opts o;
   run_record *last;          /* the last run, kept for --trace */
-  cli_out json, junit;
+  cli_out json, junit, html;
   rpt_json_stream js;
+  rpt_html_stream hs;
   rpt_junit_stream ju;
   int junit_dup;             /* several cases of one scenario: name them */
   size_t passed, failed;
@@ -296,7 +301,7 @@ static int run_one(run_state *st, const scn_scenario *sc, int ci, uint64_t seed)
   int64_t rec_us[256];
   rpt_recovery_stream *rs = rpt_recovery_stream_new(rec_us, 256);
   scn_run_opts ro = {.crash_after_write = st->o.crash_at,
-                     .lean = !st->o.json && !st->o.junit && !st->o.trace && !st->o.verbose,
+                     .lean = !st->o.json && !st->o.junit && !st->o.trace && !st->o.html && !st->o.verbose,
                      .observer = rs ? rpt_recovery_observe : NULL,
                      .observer_ctx = rs};
   if (st->o.crash_at) { /* the run --crash-points made for this boundary: without the file's faults */
@@ -337,6 +342,7 @@ static int run_one(run_state *st, const scn_scenario *sc, int ci, uint64_t seed)
   st->last_hash = rec->res.trace_hash;
   if (!rec->res.passed && write_repro(&st->o, rec)) st->write_errors++;
   if (st->json.f) rpt_json_add(&st->js, &rec->rr);
+  if (st->html.f) rpt_html_add(&st->hs, &rec->rr);
   if (st->junit.f) rpt_junit_add(&st->ju, &rec->rr, st->junit_dup);
   if (st->o.trace) { /* keep only the last run */
     record_free(st->last);
@@ -452,6 +458,10 @@ static int open_outputs(run_state *st) {
     if (cli_out_open(&st->json, st->o.json)) return -1;
     rpt_json_begin(&st->js, st->json.f);
   }
+  if (st->o.html) {
+    if (cli_out_open(&st->html, st->o.html)) return -1;
+    rpt_html_begin(&st->hs, st->html.f, st->o.files.n == 1 ? st->o.files.v[0] : NULL, NULL);
+  }
   if (st->o.junit) {
     if (cli_out_open(&st->junit, st->o.junit)) return -1;
     if (rpt_junit_begin(&st->ju, st->junit.f)) {
@@ -472,6 +482,15 @@ static int close_outputs(run_state *st) {
       cli_out_abort(&st->json);
       rc = -1;
     } else if (cli_out_commit(&st->json)) {
+      rc = -1;
+    }
+  }
+  if (st->html.f) {
+    if (rpt_html_end(&st->hs, NULL)) {
+      fprintf(stderr, "revenant: cannot write %s\n", st->o.html);
+      cli_out_abort(&st->html);
+      rc = -1;
+    } else if (cli_out_commit(&st->html)) {
       rc = -1;
     }
   }

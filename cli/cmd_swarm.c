@@ -23,6 +23,7 @@
 #include "scenarios/scn.h"
 #include "scenarios/scn_json.h"
 #include "scenarios/scn_swarm.h"
+#include "runtime/rt_events.h"
 
 static const char swarm_usage[] =
     "usage: revenant swarm FILE... (--seeds N | --time 60s) [options]\n"
@@ -45,6 +46,9 @@ static const char swarm_usage[] =
     "  --timeout D        wall-time limit of one seed; the worker is killed (default 60s)\n"
     "  --duration D       cut every run at D of virtual time (faster; changes what is judged)\n"
     "  --json FILE        write every run as results JSON (revenant.results/1)\n"
+    "  --html FILE        write a self-contained HTML report: signatures, recovery-time\n"
+    "                     plot, runs per fault kind, and the timeline of the first seed\n"
+    "                     of each signature (at most 8)\n"
     "  --repro-dir DIR    where repro files go (default revenant-out)\n"
     "  --expect-reproduce a case that expects violations passes when at least one\n"
     "                     seed reproduces them (its expectation met); the others as usual.\n"
@@ -59,7 +63,7 @@ static const char swarm_usage[] =
 typedef struct sw_opts {
   scn_swarm_opts e;             /* what the engine needs */
   int quiet, shard_count, expect_reproduce;
-  const char *json, *repro_dir;
+  const char *json, *html, *repro_dir;
   cli_paths files;
 } sw_opts;
 
@@ -139,6 +143,7 @@ static int swarm_opt_value(sw_opts *o, const char *a, const char *v) {
     o->shard_count = (int)n;
   } else if (!strcmp(a, "--case")) o->e.only_case = v;
   else if (!strcmp(a, "--json")) o->json = v;
+  else if (!strcmp(a, "--html")) o->html = v;
   else o->repro_dir = v;
   return 0;
 }
@@ -146,7 +151,7 @@ static int swarm_opt_value(sw_opts *o, const char *a, const char *v) {
 static int parse_swarm_opts(int argc, char **argv, sw_opts *o) {
   static const char *const takes[] = {"--seeds", "--time", "--timeout", "--duration", "-j", "--strategy",
                                       "--seed-base", "--shard", "--shard-count", "--case", "--json",
-                                      "--repro-dir", NULL};
+                                      "--html", "--repro-dir", NULL};
   memset(o, 0, sizeof *o);
   o->e.strategy = -1;
   o->e.timeout_us = 60000000;
@@ -205,10 +210,24 @@ typedef struct sw_tally {
   uint64_t runs, met, first;   /* first: the first seed (in job order) that met it */
 } sw_tally;
 
+#define SW_HTML_KINDS 128
+#define SW_HTML_REC 64
+#define SW_HTML_RUNS 8
+
+/* What --html gathers from every run: fault kinds and recovery times. */
+typedef struct sw_html {
+  rpt_swarm_kind kinds[SW_HTML_KINDS];
+  size_t n_kinds;
+  int64_t *rec;
+  size_t n_rec, cap_rec;
+  int oom;
+} sw_html;
+
 typedef struct swarm {
   sw_opts o;
   sw_tally *tally;
   size_t n_tally;
+  sw_html html;
   scn_scenario **sc;
   size_t n_sc;
   scn_swarm *eng;
@@ -261,11 +280,83 @@ static void tally_result(swarm *s, const scn_swarm_result *r) {
   if (r->passed && t->met++ == 0) t->first = r->seed;
 }
 
+/* --html, in the worker: "kind:count,...|us,us,..." of the run's fault
+** records and recovery times (rpt_recovery_times). */
+static void html_detail(void *ctx, const scn_scenario *m, int ci, const scn_result *r, char *buf,
+                        size_t cap) {
+  const sim_trace *t = &r->s->trace;
+  const char *kinds[32];
+  uint64_t counts[32];
+  int nk = 0;
+  size_t n = 0;
+  (void)ctx, (void)m, (void)ci;
+  for (size_t i = 0; t->keep && i < t->n; i++) {
+    if (t->recs[i].kind != RT_EV_FAULT) continue;
+    const char *k = sim_trace_str(t, t->recs[i].s);
+    int x = 0;
+    while (x < nk && strcmp(kinds[x], k)) x++;
+    if (x == nk && nk == 32) continue;
+    if (x == nk) kinds[nk] = k, counts[nk++] = 0;
+    counts[x]++;
+  }
+  buf[0] = 0;
+  for (int x = 0; x < nk && n < cap; x++) {
+    size_t at = n;
+    n += (size_t)snprintf(buf + n, cap - n, "%s%s:%" PRIu64, x ? "," : "", kinds[x], counts[x]);
+    for (size_t p = at + (x ? 1 : 0); p < n && p < cap && buf[p] != ':'; p++)
+      if (buf[p] == ',' || buf[p] == '|') buf[p] = '_';
+  }
+  int64_t v[SW_HTML_REC];
+  size_t nv = 0;
+  rpt_recovery_times(t, v, &nv, SW_HTML_REC);
+  if (n < cap) n += (size_t)snprintf(buf + n, cap - n, "|");
+  for (size_t i = 0; i < nv && n < cap; i++) n += (size_t)snprintf(buf + n, cap - n, "%s%" PRId64, i ? "," : "", v[i]);
+}
+
+/* --html, in the parent: adds one run's detail line to the tallies. */
+static void html_add(sw_html *h, const scn_swarm_result *r) {
+  char line[4096];
+  snprintf(line, sizeof line, "%s", r->extra);
+  char *bar = strchr(line, '|'), *save = NULL;
+  if (bar) *bar = 0;
+  for (char *tok = strtok_r(line, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    char *colon = strrchr(tok, ':');
+    if (!colon) continue;
+    *colon = 0;
+    size_t k = 0;
+    while (k < h->n_kinds && strcmp(h->kinds[k].kind, tok)) k++;
+    if (k == h->n_kinds) {
+      char *name = k < SW_HTML_KINDS ? strdup(tok) : NULL;
+      if (!name) continue;
+      h->kinds[h->n_kinds++] = (rpt_swarm_kind){name, 0, 0, 0};
+    }
+    h->kinds[k].runs++;
+    h->kinds[k].failed += !r->passed;
+    h->kinds[k].faults += strtoull(colon + 1, NULL, 10);
+  }
+  for (char *p = bar ? bar + 1 : NULL; p && *p;) {
+    if (h->n_rec == h->cap_rec) {
+      size_t nc = h->cap_rec ? h->cap_rec * 2 : 1024;
+      int64_t *nr = realloc(h->rec, nc * sizeof *nr);
+      if (!nr) {
+        h->oom = 1;
+        return;
+      }
+      h->rec = nr;
+      h->cap_rec = nc;
+    }
+    h->rec[h->n_rec++] = strtoll(p, &p, 10);
+    if (*p == ',') p++;
+    else break;
+  }
+}
+
 static void parent_rpt(const swarm *s, uint64_t j, const sw_kept *k, rpt_run *r, char *replay, size_t cap);
 
 static void on_result(void *ctx, const scn_swarm_result *r) {
   swarm *s = ctx;
   if (s->o.expect_reproduce) tally_result(s, r);
+  if (s->o.html && r->state == SCN_SWARM_DONE) html_add(&s->html, r);
   if (!s->o.json) return;
   if (!s->stream) {
     keep_result(s, r);
@@ -451,6 +542,98 @@ static int write_json(swarm *s) {
   return rc;
 }
 
+static int cmp_kind(const void *a, const void *b) {
+  return strcmp(((const rpt_swarm_kind *)a)->kind, ((const rpt_swarm_kind *)b)->kind);
+}
+
+/* One signature's first seed, re-run here with its trace for the page. */
+typedef struct sw_html_run {
+  scn_scenario *m;
+  scn_result res;
+  rpt_run r;
+  char replay[900];
+} sw_html_run;
+
+static int html_run(const swarm *s, uint64_t j, sw_html_run *x) {
+  scn_swarm_job jb;
+  scn_swarm_job_info(s->eng, j, &jb);
+  if (!(x->m = malloc(sizeof *x->m))) return -1;
+  scn_swarm_job_scenario(s->eng, j, x->m);
+  if (scn_run_case_ex(x->m, jb.ci, jb.seed, x->m->strategy, NULL, &x->res) != 0) {
+    scn_result_free(&x->res);
+    free(x->m);
+    return -1;
+  }
+  const scn_result *res = &x->res;
+  rpt_run *r = &x->r;
+  parent_rpt(s, j, NULL, r, x->replay, sizeof x->replay);
+  r->trace_hash = res->trace_hash;
+  r->events = res->events;
+  r->end_us = res->end_us;
+  r->passed = res->passed;
+  r->failure = res->passed ? NULL : res->failure;
+  r->violations = chk_violation_count(res->checks) ? chk_violation_at(res->checks, 0) : NULL;
+  r->n_violations = chk_violation_count(res->checks);
+  r->trace = &res->s->trace;
+  r->actor_names = (const char *const *)res->actor_names;
+  r->n_actors = res->n_actors;
+  return 0;
+}
+
+/* The --html page: the summary, then the first seed of the first
+** SW_HTML_RUNS signatures that ran to a verdict, one at a time. */
+static int write_html(swarm *s) {
+  size_t ng;
+  scn_swarm_stats st;
+  const scn_swarm_group *g = scn_swarm_groups(s->eng, &ng);
+  scn_swarm_stats_get(s->eng, &st);
+  sw_html *h = &s->html;
+  rpt_swarm_sig *sigs = calloc(ng ? ng : 1, sizeof *sigs);
+  char (*replays)[900] = calloc(ng ? ng : 1, sizeof *replays), title[600];
+  int rc = -1;
+  if (!sigs || !replays || h->oom) {
+    fprintf(stderr, "revenant swarm: cannot write %s: out of memory\n", s->o.html);
+    goto out;
+  }
+  qsort(h->kinds, h->n_kinds, sizeof *h->kinds, cmp_kind);
+  for (size_t k = 0; k < ng; k++) {
+    scn_swarm_job jb;
+    scn_swarm_job_info(s->eng, g[k].first_job, &jb);
+    const scn_scenario *sc = s->sc[jb.file];
+    replay_cmd(s, &jb, replays[k], sizeof replays[k]);
+    sigs[k] = (rpt_swarm_sig){g[k].sig, sc->name, sc->cases[jb.ci].label, g[k].count, jb.seed, replays[k]};
+  }
+  size_t tl = (size_t)snprintf(title, sizeof title, "%zu case(s) of", st.units);
+  for (size_t i = 0; i < s->o.files.n && tl < sizeof title; i++)
+    tl += (size_t)snprintf(title + tl, sizeof title - tl, " %s", s->o.files.v[i]);
+  if (tl < sizeof title) snprintf(title + tl, sizeof title - tl, "; shard %d/%d", s->o.e.shard_i, s->o.e.shard_n);
+  rpt_swarm sw = {title, st.runs, st.failed, st.units ? st.runs / st.units : 0, sigs, ng,
+                  h->rec, h->n_rec, h->kinds, h->n_kinds};
+  cli_out f;
+  if (cli_out_open(&f, s->o.html)) goto out;
+  rpt_html_stream w;
+  rpt_html_begin(&w, f.f, "swarm", NULL);
+  for (size_t k = 0, shown = 0; k < ng && shown < SW_HTML_RUNS; k++) {
+    sw_html_run x;
+    if (g[k].first_state != SCN_SWARM_DONE || html_run(s, g[k].first_job, &x)) continue;
+    rpt_html_add(&w, &x.r);
+    scn_result_free(&x.res);
+    scn_free(x.m);
+    free(x.m);
+    shown++;
+  }
+  if (rpt_html_end(&w, &sw)) {
+    fprintf(stderr, "revenant swarm: cannot write %s\n", s->o.html);
+    cli_out_abort(&f);
+  } else {
+    rc = cli_out_commit(&f);
+  }
+out:
+  free(sigs);
+  free(replays);
+  return rc;
+}
+
 static int report(swarm *s) {
   size_t ng;
   scn_swarm_stats st;
@@ -469,6 +652,7 @@ static int report(swarm *s) {
   } else if (s->o.json && write_json(s)) {
     rc = -1;
   }
+  if (s->o.html && write_html(s)) rc = -1;
   scn_swarm_stats_get(s->eng, &st);
   double seeds = (double)st.runs / (double)st.units;
   fprintf(stderr, "swarm: %" PRIu64 " runs (%.0f seeds x %zu cases) in %.2fs: %.1f seeds/s with %d workers, shard %d/%d\n",
@@ -536,6 +720,8 @@ static void swarm_free(swarm *s) {
   }
   free(s->kept);
   free(s->tally);
+  for (size_t k = 0; k < s->html.n_kinds; k++) free((char *)s->html.kinds[k].kind);
+  free(s->html.rec);
   for (size_t i = 0; s->sc && i < s->o.files.n; i++) {
     if (s->sc[i]) scn_free(s->sc[i]);
     free(s->sc[i]);
@@ -556,6 +742,7 @@ int cli_cmd_swarm(int argc, char **argv) {
   s.tty = isatty(2);
   s.o.e.on_result = on_result;
   s.o.e.on_progress = on_progress;
+  if (s.o.html) s.o.e.worker_extra = html_detail;
   s.o.e.ctx = &s;
   s.o.e.stop = &cli_stop;
   cli_catch_signals();

@@ -184,4 +184,81 @@ size_t rpt_recovery_stream_end(rpt_recovery_stream *st);
 ** v[0..n), or "n=0\n". v is not modified. */
 void rpt_distribution(FILE *f, const int64_t *v, size_t n);
 
+/* ---- the HTML report (rpt_html.c, docs/reports.md) ------------------- */
+
+/* One failure signature of a swarm. */
+typedef struct rpt_swarm_sig {
+  const char *signature;         /* "no_wedge/parent/gate_reset" */
+  const char *scenario, *case_label;
+  uint64_t count;                /* failed runs with this signature */
+  uint64_t first_seed;           /* the smallest such seed */
+  const char *replay;            /* command that replays first_seed */
+} rpt_swarm_sig;
+
+/* Runs of a swarm in which a fault kind was injected at least once. */
+typedef struct rpt_swarm_kind {
+  const char *kind;              /* the fault kind ("sigkill") */
+  uint64_t runs, failed;         /* runs that had it; of those, failed */
+  uint64_t faults;               /* injections over all runs */
+} rpt_swarm_kind;
+
+/* What a swarm found, for its HTML page. Pointers are the caller's. */
+typedef struct rpt_swarm {
+  const char *title;             /* e.g. the command line; may be NULL */
+  uint64_t runs, failed, seeds;
+  const rpt_swarm_sig *sigs;
+  size_t n_sigs;
+  const int64_t *recovery_us;    /* recovery times of every run (µs) */
+  size_t n_recovery;
+  const rpt_swarm_kind *kinds;
+  size_t n_kinds;
+} rpt_swarm;
+
+/* Limits of the HTML report. */
+typedef struct rpt_html_opts {
+  uint64_t max_records;          /* records kept per run after folding;
+                                    0: RPT_HTML_MAX_RECORDS */
+  uint64_t max_bytes;            /* estimated bytes of a run's data;
+                                    0: RPT_HTML_MAX_BYTES */
+} rpt_html_opts;
+
+/* Default budget per run: at most 40,000 records and about 4 MB of data
+** (records with their strings and spans), so that a run's page stays
+** under 5 MB. Only plain stretches without a chain record are folded to
+** meet it: a run whose chains alone exceed it is kept whole. */
+#define RPT_HTML_MAX_RECORDS 40000
+#define RPT_HTML_MAX_BYTES 4000000
+
+/* Writes one self-contained HTML page (inline CSS and JavaScript, no
+** network) to f: the swarm's page when swarm is not NULL, and a timeline
+** page per run of runs[0..n) with a picker between them. A run's data is
+** its header (scenario, case, seed, strategy, hash, replay command), its
+** violations with chains and the wait-for edges at their time (replayed
+** from the trace), the spans per actor and the trace records decoded per
+** kind; long repeating stretches of the trace are folded (never a
+** segment holding a chain record) and, past opts->max_records, plain
+** stretches too. The data is JSON inside a <script type=
+** "application/json"> element, with '<', '>' and '&' escaped so that no
+** string can end the element. opts may be NULL. Deterministic: the same
+** input gives the same bytes. Returns 0, or -1 on OOM or a write error. */
+int rpt_html_write(FILE *f, const rpt_run *runs, size_t n, const rpt_swarm *swarm,
+                   const rpt_html_opts *opts);
+
+/* The same page streamed run by run (the same bytes as rpt_html_write for
+** the same runs, title and swarm): rpt_html_begin (title: the page's
+** <title> after "revenant: ", NULL for "report"; opts may be NULL),
+** rpt_html_add per run (r is not kept: it may be freed right after), then
+** rpt_html_end with the swarm or NULL, which returns 0, or -1 if anything
+** failed (OOM, write error). */
+typedef struct rpt_html_stream {
+  FILE *f;
+  size_t n;
+  uint64_t max_records, max_bytes;
+  int err;
+} rpt_html_stream;
+
+void rpt_html_begin(rpt_html_stream *w, FILE *f, const char *title, const rpt_html_opts *opts);
+void rpt_html_add(rpt_html_stream *w, const rpt_run *r);
+int rpt_html_end(rpt_html_stream *w, const rpt_swarm *swarm);
+
 #endif

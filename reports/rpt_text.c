@@ -109,109 +109,24 @@ static void rpt_text_facts(FILE *f, const rpt_run *r, int verbose, const rpt_col
 
 /* ---- who waits on whom ---------------------------------------------- */
 
-enum { RPT_W_GATE, RPT_W_RPC, RPT_W_REQ, RPT_W_ALARM, RPT_W_COUNT };
-
-typedef struct rpt_wait {
-  int cat;
-  uint32_t actor;
-  int64_t id, t, x;   /* id: call/request id; x: callee, entry or alarm time */
-  uint32_t s;         /* purpose or method */
-} rpt_wait;
-
-typedef struct rpt_waits {
-  rpt_wait *w;
-  size_t n, cap;
-  int oom;
-} rpt_waits;
-
-static void rpt_wait_add(rpt_waits *ws, rpt_wait w) {
-  if (ws->n == ws->cap) {
-    size_t nc = ws->cap ? ws->cap * 2 : 32;
-    rpt_wait *nw = realloc(ws->w, nc * sizeof *nw);
-    if (!nw) {
-      ws->oom = 1;
-      return;
-    }
-    ws->w = nw;
-    ws->cap = nc;
-  }
-  ws->w[ws->n++] = w;
-}
-
-static void rpt_wait_del(rpt_waits *ws, size_t i) {
-  memmove(&ws->w[i], &ws->w[i + 1], (ws->n - i - 1) * sizeof ws->w[0]);
-  ws->n--;
-}
-
-/* Index of the latest item of category cat for actor (and id when
-** match_id), or -1. */
-static long rpt_wait_find(const rpt_waits *ws, int cat, uint32_t actor,
-                          int match_id, int64_t id) {
-  for (size_t i = ws->n; i-- > 0;) {
-    const rpt_wait *w = &ws->w[i];
-    if (w->cat == cat && w->actor == actor && (!match_id || w->id == id)) return (long)i;
-  }
-  return -1;
-}
-
-static void rpt_wait_drop(rpt_waits *ws, int cat, uint32_t actor, int match_id, int64_t id) {
-  long i = rpt_wait_find(ws, cat, actor, match_id, id);
-  if (i >= 0) rpt_wait_del(ws, (size_t)i);
-}
-
-static void rpt_wait_death(rpt_waits *ws, uint32_t actor) {
-  for (size_t i = ws->n; i-- > 0;)
-    if (ws->w[i].actor == actor && (ws->w[i].cat == RPT_W_GATE || ws->w[i].cat == RPT_W_RPC))
-      rpt_wait_del(ws, i);
-}
-
-static void rpt_wait_alarm(rpt_waits *ws, const sim_rec *r, int64_t at) {
-  long i = rpt_wait_find(ws, RPT_W_ALARM, r->actor, 0, 0);
-  if (i >= 0) {
-    ws->w[i].x = at;
-    ws->w[i].t = r->t_us;
-  } else {
-    rpt_wait_add(ws, (rpt_wait){RPT_W_ALARM, r->actor, 0, r->t_us, at, 0});
-  }
-}
-
-static void rpt_wait_step(rpt_waits *ws, const sim_rec *r) {
-  switch (r->kind) {
-  case RT_EV_GATE_ACQUIRE: rpt_wait_add(ws, (rpt_wait){RPT_W_GATE, r->actor, 0, r->t_us, 0, r->s}); break;
-  case RT_EV_GATE_RELEASE:
-  case RT_EV_GATE_TIMEOUT: rpt_wait_drop(ws, RPT_W_GATE, r->actor, 0, 0); break;
-  case RT_EV_ACTOR_DEATH: rpt_wait_death(ws, r->actor); break;
-  case RT_EV_RPC_SEND: rpt_wait_add(ws, (rpt_wait){RPT_W_RPC, r->actor, r->a, r->t_us, r->b, r->s}); break;
-  case RT_EV_RPC_REPLY: rpt_wait_drop(ws, RPT_W_RPC, r->actor, 1, r->a); break;
-  case RT_EV_REQUEST_ARRIVE: rpt_wait_add(ws, (rpt_wait){RPT_W_REQ, r->actor, r->a, r->t_us, r->b, 0}); break;
-  case RT_EV_REQUEST_OK:
-  case RT_EV_REQUEST_FAIL: rpt_wait_drop(ws, RPT_W_REQ, r->actor, 1, r->a); break;
-  case RT_EV_ALARM_SET: rpt_wait_alarm(ws, r, r->a); break;
-  case RT_EV_ALARM_RETRY: rpt_wait_alarm(ws, r, r->a); break;
-  case RT_EV_ALARM_DELETE:
-  case RT_EV_ALARM_FIRE: rpt_wait_drop(ws, RPT_W_ALARM, r->actor, 0, 0); break;
-  default: break;
-  }
-}
-
-static void rpt_wait_line(FILE *f, const rpt_run *r, const rpt_wait *w, int64_t now) {
+static void rpt_wait_line(FILE *f, const rpt_run *r, const rpt__wait *w, int64_t now) {
   char a1[24], a2[24], t1[32], d1[32];
   const char *who = rpt__actor(r, w->actor, a1);
   const char *str = r->trace ? sim_trace_str(r->trace, w->s) : "";
-  rpt__fmt_s(t1, sizeof t1, w->cat == RPT_W_ALARM ? w->x : w->t);
-  rpt__fmt_s(d1, sizeof d1, w->cat == RPT_W_ALARM ? now - w->x : now - w->t);
+  rpt__fmt_s(t1, sizeof t1, w->cat == RPT__W_ALARM ? w->x : w->t);
+  rpt__fmt_s(d1, sizeof d1, w->cat == RPT__W_ALARM ? now - w->x : now - w->t);
   switch (w->cat) {
-  case RPT_W_GATE:
+  case RPT__W_GATE:
     fprintf(f, "      gate     %s holds its input gate since t=%s (%s", who, t1, d1);
     if (*str) fprintf(f, ", purpose \"%s\"", str);
     fputs(")\n", f);
     break;
-  case RPT_W_RPC:
+  case RPT__W_RPC:
     fprintf(f, "      rpc      %s -> %s call %" PRId64 " \"%s\" unanswered since t=%s (%s)\n", who,
             w->x >= 0 && w->x <= (int64_t)RT_NO_ACTOR ? rpt__actor(r, (uint32_t)w->x, a2) : "?",
             w->id, str, t1, d1);
     break;
-  case RPT_W_REQ:
+  case RPT__W_REQ:
     fprintf(f, "      request  %s request %" PRId64 " (%s) unanswered since t=%s (%s)\n", who,
             w->id, rpt_or(rt_schema_enum_name(RT_F_ENTRY, w->x), "?"), t1, d1);
     break;
@@ -231,12 +146,11 @@ static void rpt_text_waits(FILE *f, const rpt_run *r, int64_t now) {
     fputs("      (no kept trace records)\n", f);
     return;
   }
-  rpt_waits ws = {0};
-  for (size_t i = 0; i < t->n && t->recs[i].t_us <= now && !ws.oom; i++)
-    rpt_wait_step(&ws, &t->recs[i]);
+  rpt__waits ws = {0};
+  rpt__waits_at(t, now, &ws);
   if (ws.oom) fputs("      (out of memory: list incomplete)\n", f);
   if (ws.n == 0) fputs("      nothing is waiting\n", f);
-  for (int cat = 0; cat < RPT_W_COUNT; cat++) {
+  for (int cat = 0; cat < RPT__W_COUNT; cat++) {
     size_t shown = 0, total = 0;
     for (size_t i = 0; i < ws.n; i++) {
       if (ws.w[i].cat != cat) continue;

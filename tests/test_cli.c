@@ -143,6 +143,57 @@ static void test_reports_written(void **st) {
   assert_int_equal(system(cmd), 0);
 }
 
+/* Reads the whole file path into out; returns its length. */
+static size_t slurp(const char *path) {
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  size_t n = fread(out, 1, sizeof out - 1, f);
+  out[n] = 0;
+  fclose(f);
+  return n;
+}
+
+/* --html on run (more runs than the first allocation of run records:
+** their report fields must survive the realloc), replay and swarm; the
+** page is the same bytes on a second run. */
+static void test_html_reports(void **st) {
+  (void)st;
+  char path[512], cmd[1200];
+  assert_int_equal(rv("run tests/corpus/cli/passing.json -q --seeds 1..40 --json %s/m.json "
+                      "--html %s/m.html", tmpdir, tmpdir), 0);
+  snprintf(path, sizeof path, "%s/m.json", tmpdir);
+  slurp(path);
+  cJSON *doc = cJSON_Parse(out);
+  assert_non_null(doc);
+  cJSON *runs = cJSON_GetObjectItem(doc, "runs");
+  assert_int_equal(cJSON_GetArraySize(runs), 40);
+  assert_non_null(strstr(cJSON_GetObjectItem(cJSON_GetArrayItem(runs, 39), "replay")->valuestring,
+                         "--seed 0x28"));
+  cJSON_Delete(doc);
+  snprintf(path, sizeof path, "%s/m.html", tmpdir);
+  slurp(path);
+  assert_int_equal(strncmp(out, "<!DOCTYPE html>", 15), 0);
+  snprintf(cmd, sizeof cmd, "grep -q '\"seed\":\"0x28\"' %s/m.html && tail -1 %s/m.html | grep -q '</html>'",
+           tmpdir, tmpdir);
+  assert_int_equal(system(cmd), 0); /* the 40th run, and the page is complete */
+  assert_int_equal(rv("run tests/corpus/cli/failing.json -q --repro-dir %s --html %s/f1.html", tmpdir, tmpdir), 1);
+  assert_int_equal(rv("run tests/corpus/cli/failing.json -q --repro-dir %s --html %s/f2.html", tmpdir, tmpdir), 1);
+  snprintf(cmd, sizeof cmd, "cmp -s %s/f1.html %s/f2.html", tmpdir, tmpdir);
+  assert_int_equal(system(cmd), 0);
+  assert_int_equal(rv("replay \"$(ls %s/repro-*cli-failing-default-0x1.json | head -n 1)\" --html %s/rp.html",
+                      tmpdir, tmpdir), 0);
+  snprintf(path, sizeof path, "%s/rp.html", tmpdir);
+  slurp(path);
+  assert_non_null(strstr(out, "\"viols\":[\n{\"inv\":\"no_wedge\""));
+  assert_int_equal(rv("replay --html"), 2);
+  assert_int_equal(rv("swarm tests/corpus/cli/failing.json --seeds 4 -j 1 -q --repro-dir %s --html %s/s.html",
+                      tmpdir, tmpdir), 1);
+  snprintf(path, sizeof path, "%s/s.html", tmpdir);
+  slurp(path);
+  assert_non_null(strstr(out, "\"swarm\":{"));
+  assert_non_null(strstr(out, "\"count\":4"));
+}
+
 static void test_crash_points_find_lost_work(void **st) {
   (void)st;
   assert_int_equal(rv("run tests/corpus/cli/throwing-hook.json"), 0);
@@ -162,6 +213,7 @@ int main(void) {
       cmocka_unit_test(test_run_fail_repro_replay),
       cmocka_unit_test(test_check_bad_file),
       cmocka_unit_test(test_reports_written),
+      cmocka_unit_test(test_html_reports),
       cmocka_unit_test(test_crash_points_find_lost_work),
   };
   return cmocka_run_group_tests_name("cli", tests, setup, teardown) != 0;
