@@ -193,6 +193,7 @@ typedef struct chk_effect {
   uint64_t first_idx;
   int64_t first_t;
   int reported;
+  int64_t first_run;        /* tool-call effects: the run that did it first */
 } chk_effect;
 
 /* ---- the set ------------------------------------------------------------ */

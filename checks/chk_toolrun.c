@@ -197,6 +197,48 @@ static void chk_insert_rec(chk_set *c, chk_actor *a, const sim_rec *r,
   if (a->alive && a->onstart_life == a->life) run->live_life = a->life;
 }
 
+/* ---- effects_once for a chat tool call's work (issue #15) -------------- */
+
+/* RT_EV_TOOLRUN_EFFECT on the child (a = run, b = parent, s = tool call
+** id): the same (child, parent, tool call) done twice, whatever the run
+** ids, is the #1630 double execution. The key is kept apart from fiber
+** effects by its top bit. */
+static void chk_tool_effect(chk_set *c, const sim_rec *r, uint64_t idx) {
+  uint64_t k[4] = {(1ULL << 62) | r->actor, (uint64_t)r->b, r->s, 0x7001};
+  uint32_t ei;
+  if (!chk__map_get(&c->effect_ix, k, &ei)) {
+    if (c->n_effects == c->cap_effects) {
+      size_t nc = c->cap_effects ? c->cap_effects * 2 : 64;
+      chk_effect *ne = realloc(c->effects, nc * sizeof *ne);
+      if (!ne) {
+        c->oom = 1;
+        return;
+      }
+      c->effects = ne;
+      c->cap_effects = nc;
+    }
+    if (c->n_effects >= UINT32_MAX - 1 ||
+        chk__map_put(&c->effect_ix, k, (uint32_t)c->n_effects) != 0) {
+      c->oom = 1;
+      return;
+    }
+    c->effects[c->n_effects] = (chk_effect){.first_idx = idx, .first_t = r->t_us, .reported = 0};
+    c->effects[c->n_effects].first_run = r->a;
+    c->n_effects++;
+    return;
+  }
+  chk_effect *e = &c->effects[ei];
+  if (e->reported) return;
+  e->reported = 1;
+  char t1[32], t2[32];
+  uint64_t chain[2] = {e->first_idx, idx};
+  chk__violate(c, CHK_EFFECTS_ONCE, r->actor, r->t_us, r->a, idx, chain, 2,
+               "the work of tool call %s ran twice on this child: run %" PRId64
+               " at t=%ss and run %" PRId64 " at t=%ss",
+               sim_trace_str(c->trace, r->s), e->first_run, chk__secs(t1, sizeof t1, e->first_t),
+               r->a, chk__secs(t2, sizeof t2, r->t_us));
+}
+
 void chk__toolrun_record(chk_set *c, const sim_rec *r, uint64_t idx) {
   chk_actor *a = chk__actor(c, r->actor);
   if (!a) return;
@@ -208,6 +250,9 @@ void chk__toolrun_record(chk_set *c, const sim_rec *r, uint64_t idx) {
       break;
     case RT_EV_TOOLRUN_INSERT:
       chk_insert_rec(c, a, r, idx);
+      break;
+    case RT_EV_TOOLRUN_EFFECT:
+      chk_tool_effect(c, r, idx);
       break;
     case RT_EV_TOOLRUN_STATUS:
       chk_status_rec(c, a, r, idx);

@@ -53,16 +53,20 @@ static const char swarm_usage[] =
     "                     plot, runs per fault kind, and the timeline of the first seed\n"
     "                     of each signature (at most 8)\n"
     "  --repro-dir DIR    where repro files go (default revenant-out)\n"
+    "  --expect-reproduce a case that expects violations passes when at least one\n"
+    "                     seed reproduces them (its expectation met); the others as usual.\n"
+    "                     Prints one 'reproduce:' line per case\n"
     "  -q, --quiet        one line per signature and the summary line (no probe table)\n"
     "  -h, --help         show this help\n"
     "\n"
-    "exit status: 0 every expectation met, 1 an expectation failed or an expect.reach\n"
-    "probe was never reached, 2 usage or scenario error or a file that could not be\n"
+    "exit status: 0 every expectation met (--expect-reproduce: every case reproduced or\n"
+    "held), 1 an expectation failed or an expect.reach probe was never reached, 2 usage\n"
+    "or scenario error or a file that could not be\n"
     "written, 130/143 stopped by SIGINT/SIGTERM (after writing what finished)\n";
 
 typedef struct sw_opts {
   scn_swarm_opts e;             /* what the engine needs */
-  int quiet, shard_count;
+  int quiet, shard_count, expect_reproduce;
   const char *json, *html, *repro_dir;
   cli_paths files;
 } sw_opts;
@@ -174,6 +178,8 @@ static int parse_swarm_opts(int argc, char **argv, sw_opts *o) {
       exit(0);
     } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
       o->quiet = 1;
+    } else if (!strcmp(a, "--expect-reproduce")) {
+      o->expect_reproduce = 1;
     } else if (a[0] == '-') {
       return usage_error("unknown option", a);
     } else if (cli_expand(&o->files, a)) {
@@ -200,6 +206,14 @@ typedef struct sw_kept {
   chk_violation *viol;
 } sw_kept;
 
+/* --expect-reproduce: per (file, case) unit, its runs and how many met
+** the case's expectation. */
+typedef struct sw_tally {
+  int used, ci;
+  size_t file;
+  uint64_t runs, met, first;   /* first: the first seed (in job order) that met it */
+} sw_tally;
+
 #define SW_HTML_KINDS 128
 #define SW_HTML_REC 64
 #define SW_HTML_RUNS 8
@@ -215,6 +229,8 @@ typedef struct sw_html {
 
 typedef struct swarm {
   sw_opts o;
+  sw_tally *tally;
+  size_t n_tally;
   sw_html html;
   scn_scenario **sc;
   size_t n_sc;
@@ -248,6 +264,25 @@ static void keep_result(swarm *s, const scn_swarm_result *r) {
     k->n_viol = r->n_viol;
   }
   if (!k->failure) s->oom = 1;
+}
+
+static void tally_result(swarm *s, const scn_swarm_result *r) {
+  if (r->unit >= s->n_tally) {
+    sw_tally *t = realloc(s->tally, (r->unit + 1) * sizeof *t);
+    if (!t) {
+      s->oom = 1;
+      return;
+    }
+    memset(t + s->n_tally, 0, (r->unit + 1 - s->n_tally) * sizeof *t);
+    s->tally = t;
+    s->n_tally = r->unit + 1;
+  }
+  sw_tally *t = &s->tally[r->unit];
+  t->used = 1;
+  t->file = r->file;
+  t->ci = r->ci;
+  t->runs++;
+  if (r->passed && t->met++ == 0) t->first = r->seed;
 }
 
 /* --html, in the worker: "kind:count,...|us,us,..." of the run's fault
@@ -325,6 +360,7 @@ static void parent_rpt(const swarm *s, uint64_t j, const sw_kept *k, rpt_run *r,
 
 static void on_result(void *ctx, const scn_swarm_result *r) {
   swarm *s = ctx;
+  if (s->o.expect_reproduce) tally_result(s, r);
   if (s->o.html && r->state == SCN_SWARM_DONE) html_add(&s->html, r);
   if (!s->o.json) return;
   if (!s->stream) {
@@ -677,6 +713,30 @@ static int report(swarm *s) {
   return rc;
 }
 
+/* --expect-reproduce: one line per case (runs, how many met the case's
+** expectation, the first such seed); returns 0 if every case passes
+** scn_swarm_reproduce_verdict. */
+static int reproduce_report(const swarm *s) {
+  int bad = 0;
+  for (size_t ui = 0; ui < s->n_tally; ui++) {
+    const sw_tally *t = &s->tally[ui];
+    if (!t->used) continue;
+    const scn_scenario *sc = s->sc[t->file];
+    const scn_case *c = &sc->cases[t->ci];
+    int v = scn_swarm_reproduce_verdict(c, t->runs, t->met);
+    bad |= v;
+    if (c->violate_mask && t->met)
+      printf("reproduce: %s [%s]: reproduced in %" PRIu64 " of %" PRIu64 " seeds, first seed 0x%" PRIx64 "\n",
+             sc->name, c->label, t->met, t->runs, t->first);
+    else if (c->violate_mask)
+      printf("reproduce: %s [%s]: NOT reproduced in %" PRIu64 " seeds\n", sc->name, c->label, t->runs);
+    else
+      printf("reproduce: %s [%s]: expectation met in %" PRIu64 " of %" PRIu64 " seeds%s\n", sc->name, c->label,
+             t->met, t->runs, v ? "" : " (holds)");
+  }
+  return bad || s->oom;
+}
+
 /* ---- setup ---------------------------------------------------------------------- */
 
 static int load_all(swarm *s) {
@@ -709,6 +769,7 @@ static void swarm_free(swarm *s) {
     free(s->kept[i].viol);
   }
   free(s->kept);
+  free(s->tally);
   for (size_t k = 0; k < s->html.n_kinds; k++) free((char *)s->html.kinds[k].kind);
   free(s->html.rec);
   for (size_t i = 0; s->sc && i < s->o.files.n; i++) {
@@ -770,6 +831,7 @@ int cli_cmd_swarm(int argc, char **argv) {
   if (rc < 0) fprintf(stderr, "revenant %s\n", err);
   if (rc < 0 || report(&s)) rc = 2;
   else if (cli_stop) rc = 128 + cli_stop;
+  else if (s.o.expect_reproduce) rc = reproduce_report(&s) || s.unreached ? 1 : 0;
   else {
     scn_swarm_stats_get(s.eng, &st);
     rc = st.failed || s.unreached ? 1 : 0;

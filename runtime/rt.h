@@ -43,6 +43,11 @@ typedef enum rt_toolrun_mode {
   RT_TOOLRUN_UNSNAPSHOTTED = 2
 } rt_toolrun_mode;
 typedef enum rt_commit { RT_COMMIT_TURN = 0, RT_COMMIT_IMMEDIATE = 1 } rt_commit;
+/* Run ids of tool calls made by chat turns: a fresh id per runAgentTool
+** call (@1604, the #1630 incident), or the stable child runId
+** `agent-tool:<toolCallId>` of PR #1640, with re-attachment to a running
+** child instead of abandoning it. */
+typedef enum rt_toolrun_ids { RT_TR_IDS_FRESH = 0, RT_TR_IDS_STABLE = 1 } rt_toolrun_ids;
 /* What _checkRunFibers does with the row of a hook that threw: delete it
 ** (@1604: the work is lost) or keep it and retry on a backed-off follow-up
 ** alarm until it is older than fiber_max_age_us (SDK #1729). */
@@ -80,6 +85,9 @@ typedef struct rt_config {
   rt_chat_policy chat;              /* seed 000 Layer 3: chat recovery of actors
                                        that set none (all-zero: inline, {}) */
   rt_chat_bug chat_bug;             /* a deliberately broken chat recovery */
+  rt_toolrun_ids toolrun_ids;       /* chat tool calls: fresh ids (@1604) or
+                                       stable ids + re-attach (#1640) */
+  int64_t reattach_budget_us;       /* 120 s: #1640's no-progress budget */
 } rt_config;
 
 /* Fills *c with the default constants and variants (deferred tool runs,
@@ -176,6 +184,12 @@ typedef struct rt_actor_spec {
   uint32_t on_start_child;          /* ... on this child */
   int64_t on_start_work_us;         /* ... which works this long */
   rt_chat_policy chat;              /* chat recovery (set = 0: the config's) */
+  int finish_hook_throws;           /* 1: the user onAgentToolFinish throws
+                                       (onError, swallowed; issue #15) */
+  int tool_result;                  /* as a child: how its runs end (0 =
+                                       completed, else an rt_toolrun_status) */
+  char tool_error[96];              /* ... the error message of an error run */
+  int max_tools;                    /* maxConcurrentAgentTools (0 = Infinity) */
 } rt_actor_spec;
 
 typedef struct rt_world rt_world;
@@ -239,6 +253,12 @@ int rt_stash_outside_at(rt_world *w, uint32_t actor, int64_t at_us);
 ** child works for work_us. Returns 0 or -1. */
 int rt_toolrun_at(rt_world *w, uint32_t parent, uint32_t child,
                   int64_t work_us, int64_t at_us);
+
+/* A request that calls _scheduleAgentToolRunRecovery() on `actor` with no
+** options (runIds undefined: every open row), not awaited; while a pass is
+** in flight it returns that pass (single flight; RT_EV_TOOLRUN_RECOVERY
+** phase 2 "joined"). Issue #15. Returns 0 or -1. */
+int rt_toolrun_recovery_at(rt_world *w, uint32_t actor, int64_t at_us);
 
 /* A request that calls schedule(delay, callback) (interval_us == 0: a
 ** one-shot row at floor((now + delay) / 1 s)) or scheduleEvery(interval,
@@ -495,6 +515,13 @@ int rt_thread_state_has(rt_world *w, uint32_t actor, int64_t thread, const char 
 #define RT_CHAT_MAX_CHUNKS 200
 int rt_chat_at(rt_world *w, uint32_t actor, int chunks, int64_t chunk_every_us,
                int64_t at_us);
+
+/* The same chat request, whose model first calls a sub-agent tool: the
+** turn calls runAgentTool(child) with toolCallId "call-<user message id>"
+** before it streams text, and the child works work_us (issue #15, agents
+** #1630). lastBody gains "tool" (the child's actor index) and "work". */
+int rt_chat_tool_at(rt_world *w, uint32_t actor, int chunks, int64_t chunk_every_us,
+                    uint32_t child, int64_t work_us, int64_t at_us);
 
 /* Fault door (stream_cut): severs every active upstream stream of `actor`
 ** (RT_NO_ACTOR: of every actor) now. A store:true generation (retrieve

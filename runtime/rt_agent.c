@@ -655,7 +655,7 @@ static void startup_ok(rt_world *w, uint32_t a) {
   m->status = 2;
   m->phase = SU_DONE;
   rt__gate_release(w, a);
-  if (w->cfg.toolrun != RT_TOOLRUN_GATED) rt__toolrun_schedule_recovery(w, a);
+  rt__toolrun_started(w, a); /* rt_toolrun.c: recovery, or gated finish hooks */
   run_parked(w, a);
   rt__legacy_resume_pending(w, a); /* legacy fibers recovered in the gate */
   if (w->actors[a].mem == m) rt__exec_on_start(w, a); /* executor: restore, resume (seed 002) */

@@ -62,6 +62,10 @@ typedef struct chat_turn {
   int64_t up;                      /* its upstream generation (response id) */
   int deltas;                      /* text chunks received */
   char text[TEXT_CAP];             /* the message text so far */
+  int tool_wait;                   /* waiting for its sub-agent tool run */
+  int64_t tool_run;                /* ... this one */
+  int up_chunks;                   /* the stream to start after the tool */
+  int64_t up_every;
 } chat_turn;
 
 typedef struct turn_spec {
@@ -464,6 +468,17 @@ static void body_params(const struct rt_chat_mem *cm, int *chunks, int64_t *ever
   *every = e > 0 ? e : 100000;
 }
 
+/* lastBody's sub-agent tool call (issue #15): the child's actor index and
+** its work; 0 if the body has none. */
+static int body_tool(const struct rt_chat_mem *cm, uint32_t *child, int64_t *work) {
+  const char *p = strstr(cm->last_body, "\"tool\":");
+  const char *q = strstr(cm->last_body, "\"work\":");
+  if (!p || !q) return 0;
+  *child = (uint32_t)strtoul(p + 7, NULL, 10);
+  *work = strtoll(q + 7, NULL, 10);
+  return 1;
+}
+
 /* ---- the upstream model stream (seed 001 "What LLM providers offer") ------- */
 
 static void turn_chunk(rt_world *w, uint32_t a, int64_t up, int k, int last);
@@ -587,7 +602,36 @@ static int turn_begin(rt_world *w, uint32_t a, const turn_spec *sp) {
   user_text(w, a, t->answers, q, sizeof q);
   rt__emit(w, RT_EV_CHAT_TURN, a, t->req, sp->mode == RT_CM_CONTINUE ? sp->target : t->msg,
            sp->mode, q);
+  uint32_t child;
+  int64_t work;
+  /* The model's first step is a sub-agent tool call (toolCallId "call-<the
+  ** answered user message>"), before any text: a turn that answers afresh
+  ** (user, retry) issues it; a continuation follows text, so the call was
+  ** answered before it (issue #15, agents #1630). */
+  if ((sp->mode == RT_CM_USER || sp->mode == RT_CM_RETRY) && body_tool(cm, &child, &work) &&
+      child < w->n_actors && child != a) {
+    int stored;
+    t->up_chunks = sp->chunks;
+    t->up_every = sp->every;
+    t->tool_run = rt__toolrun_call(w, a, child, work, t->answers, &stored);
+    if (w->actors[a].mem != m || !t->live) return 0;
+    if (t->tool_run >= 0 && stored < 0) {
+      t->tool_wait = 1; /* the stream starts when the run ends */
+      return 0;
+    }
+  }
   return up_start(w, a, t, sp->chunks, sp->every, q);
+}
+
+void rt__chat_tool_done(rt_world *w, uint32_t a, int64_t run, int status) {
+  rt_mem *m = w->actors[a].mem;
+  chat_turn *t = m && m->chat ? &m->chat->turn : NULL;
+  char q[256];
+  (void)status;
+  if (!t || !t->live || !t->tool_wait || t->tool_run != run) return;
+  t->tool_wait = 0;
+  user_text(w, a, t->answers, q, sizeof q);
+  up_start(w, a, t, t->up_chunks, t->up_every, q);
 }
 
 /* One text-delta chunk arrives: persisted at once (cf_ai_chat_stream_chunks);
@@ -682,8 +726,13 @@ static void start_user_turn(rt_world *w, uint32_t a, const rt_msg *msg) {
   struct rt_chat_mem *cm = w->actors[a].mem->chat;
   int64_t uid = rt__new_id(w);
   char text[64];
-  snprintf(cm->last_body, sizeof cm->last_body, "{\"chunks\":%d,\"chunkEvery\":%lld}",
-           (int)msg->arg, (long long)msg->arg2);
+  if (msg->str) /* a tool call: the child's index + 1 in str, its work in alarm_at */
+    snprintf(cm->last_body, sizeof cm->last_body,
+             "{\"chunks\":%d,\"chunkEvery\":%lld,\"tool\":%u,\"work\":%lld}", (int)msg->arg,
+             (long long)msg->arg2, msg->str - 1, (long long)msg->alarm_at);
+  else
+    snprintf(cm->last_body, sizeof cm->last_body, "{\"chunks\":%d,\"chunkEvery\":%lld}",
+             (int)msg->arg, (long long)msg->arg2);
   snprintf(cm->last_tools, sizeof cm->last_tools, "[]");
   snprintf(text, sizeof text, "message of request %lld", (long long)msg->id);
   w_user(w, a, uid, msg->id, text);
@@ -721,6 +770,21 @@ int rt_chat_at(rt_world *w, uint32_t actor, int chunks, int64_t chunk_every_us,
   m.entry = RT_ENTRY_WS; /* webSocketMessage: runs onStart */
   m.arg = chunks;
   m.arg2 = chunk_every_us;
+  return rt__deliver_at(w, actor, &m, at_us);
+}
+
+int rt_chat_tool_at(rt_world *w, uint32_t actor, int chunks, int64_t chunk_every_us,
+                    uint32_t child, int64_t work_us, int64_t at_us) {
+  if (!w || actor >= w->n_actors || child >= w->n_actors || child == actor || chunks < 1 ||
+      chunks > RT_CHAT_MAX_CHUNKS || chunk_every_us <= 0 || work_us < 0)
+    return -1;
+  rt_msg m = {0};
+  m.kind = MSG_CHAT;
+  m.entry = RT_ENTRY_WS;
+  m.arg = chunks;
+  m.arg2 = chunk_every_us;
+  m.str = child + 1;      /* MSG_CHAT: the tool's child + 1 (0: no tool) */
+  m.alarm_at = work_us;   /* ... and its work */
   return rt__deliver_at(w, actor, &m, at_us);
 }
 

@@ -249,7 +249,7 @@ typedef enum rt_event_kind {
   RT_EV_TOOLRUN_INSERT,    /* run id, child actor, initial status, agent type, - */
   RT_EV_TOOLRUN_STATUS,    /* run id, new status, old status, reason, - */
   RT_EV_TOOLRUN_SNAPSHOT,  /* run id, -, -, -, - : one per id snapshotted at startup */
-  RT_EV_TOOLRUN_RECOVERY,  /* 1 begin / 0 end, rows, -, -, - */
+  RT_EV_TOOLRUN_RECOVERY,  /* 1 begin / 0 end / 2 joined (a call found a pass in flight), rows, -, -, - */
   RT_EV_TOOLRUN_INSPECT,   /* run id, outcome (1 inspected, 2 timed out, 3 failed), child status, -, - */
   RT_EV_FAULT,             /* fault-specific, fault-specific, -, fault kind, detail */
   RT_EV_STORAGE_FAIL,      /* txn id, sqlite error code, -, -, - */
@@ -283,6 +283,12 @@ typedef enum rt_event_kind {
                               onFiberRecovered called with the orphan row */
   RT_EV_HOOK_END,          /* fiber id, rt_cb_outcome, duration_us, name, error : the hook ended */
   RT_EV_SCHEDULE_SET,      /* schedule id, at_us or -1 (row deleted), interval_us, callback, - */
+  /* sub-agent tool calls of chat turns (issue #15; agents #1630 / #1640) */
+  RT_EV_TOOLRUN_EFFECT,    /* run id, parent actor, -, tool call id, - : on the child, its run's
+                              work is done (an external effect) */
+  RT_EV_TOOLRUN_ATTACH,    /* run id, rt_tr_attach how, status found, tool call id, - */
+  RT_EV_TOOLRUN_FINISH,    /* run id, terminal status, rt_cb_outcome, error message or "", "live" /
+                              "deferred" : onAgentToolFinish was called */
   RT_EV_FIBER_READ,        /* fiber id, pc, -, snapshot JSON or null, - : the body read its snapshot */
   RT_EV_FIBER_RETAINED,    /* old fiber id, age_us, hook calls so far, name, - : #1729 kept the row of a hook that threw */
   RT_EV_KEEPALIVE_DISPOSE, /* 1 released a ref / 0 no-op, refs after, -, lease, - : a disposer was called */
@@ -320,6 +326,14 @@ typedef enum rt_probe {
 const char *rt_probe_name(int probe);
 int rt_probe_find(const char *name);
 
+/* How a runAgentTool call met its run (RT_EV_TOOLRUN_ATTACH.b). */
+typedef enum rt_tr_attach {
+  RT_TRA_STORED = 1,       /* the row is terminal: its stored result is returned */
+  RT_TRA_TAIL = 2,         /* the row is open: re-attach to the running child (#1640) */
+  RT_TRA_RECOVERY = 3,     /* parent recovery re-attaches instead of interrupting (#1640) */
+  RT_TRA_GAVE_UP = 4       /* no progress within the budget: interrupted "no-progress" */
+} rt_tr_attach;
+
 /* Stable lower-case name of a kind ("fiber_start"), "?" if unknown. */
 const char *rt_event_name(uint32_t kind);
 
@@ -347,6 +361,7 @@ const char *rt_chat_bug_name(int bug);
 const char *rt_chat_stream_status_name(int status);
 const char *rt_chat_upstream_phase_name(int phase);
 const char *rt_cb_outcome_name(int outcome);  /* "returned", "threw", "timed_out", "cut" */
+const char *rt_tr_attach_name(int how);       /* "stored", "tail", "recovery", "gave_up" */
 
 /* The platform's message for a gate held past the ceiling (seed 003). */
 #define RT_MSG_GATE_RESET                                                  \

@@ -31,6 +31,9 @@ typedef enum rt_msg_kind {
                            scheduleEvery (arg2 interval); str callback */
   MSG_CANCEL_SCHEDULE,  /* request that calls cancelSchedule; str callback */
   MSG_KEEPALIVE_WHILE,  /* request that runs keepAliveWhile(fn), fn taking arg */
+  MSG_CALL_ATTACH,      /* parent → child: re-attach to run arg (#1640); the
+                           reply comes when the child's run ends */
+  MSG_TOOL_RECOVERY,    /* request that calls _scheduleAgentToolRunRecovery() */
   MSG_STASH_OUTSIDE,    /* request whose handler calls this.stash() outside a fiber */
   MSG_KEEPALIVE_ACQUIRE,/* request that calls keepAlive(); str lease */
   MSG_KEEPALIVE_DISPOSE /* request that calls a kept disposer; str lease */
@@ -54,7 +57,8 @@ typedef enum rt_call_purpose {
   CALL_GATED_INSPECT = 1,   /* startup reconcile (pre-fix), unbounded */
   CALL_DEFERRED_INSPECT,    /* background reconcile, raced against 2 s */
   CALL_FIBER_STEP,          /* a fiber's CALL step */
-  CALL_TOOL_START           /* live runAgentTool start */
+  CALL_TOOL_START,          /* live runAgentTool start */
+  CALL_TOOL_ATTACH          /* re-attach to a running child (#1640) */
 } rt_call_purpose;
 
 typedef struct rt_call {
@@ -65,6 +69,7 @@ typedef struct rt_call {
   int64_t sent_us;
   sim_handle timer;         /* deferred inspection timeout */
   int live;
+  uint32_t str;             /* trace string sent with the call (tool call id) */
 } rt_call;
 
 typedef struct rt_fiber {
@@ -141,6 +146,11 @@ typedef struct rt_mem {
   int64_t deferred_rows[RT_MAX_ROWS];
   int n_deferred, deferred_idx;
   int64_t recovery_deadline;
+  int defer_finish;         /* reconciliation is finishing a row: defer its hook */
+  int64_t finish_hooks[RT_MAX_ROWS]; /* deferred onAgentToolFinish closures, in order: */
+  int finish_status[RT_MAX_ROWS];    /* ... the run's terminal status */
+  uint32_t finish_msg[RT_MAX_ROWS];  /* ... and its error message (trace string) */
+  int n_finish_hooks;
   /* queues */
   rt_msg *waiters;          /* held by the gate or by startup */
   int n_waiters, cap_waiters;
@@ -392,12 +402,28 @@ void rt__toolrun_start(rt_world *w, uint32_t a, uint32_t child, int64_t work_us)
 void rt__toolrun_gated_next(rt_world *w, uint32_t a);
 void rt__toolrun_snapshot(rt_world *w, uint32_t a);
 void rt__toolrun_schedule_recovery(rt_world *w, uint32_t a);
+/* The user onStart succeeded (startup_ok): gated mode runs the finish hooks
+** its in-gate reconciliation deferred; the others schedule the background
+** recovery. */
+void rt__toolrun_started(rt_world *w, uint32_t a);
+void rt__toolrun_recovery_request(rt_world *w, uint32_t a, const rt_msg *m);
 void rt__toolrun_reply(rt_world *w, uint32_t a, rt_call *c, int ok,
                        int64_t value);
 void rt__toolrun_run_done(rt_world *w, uint32_t a, const rt_msg *m);
 void rt__child_handle(rt_world *w, uint32_t a, const rt_msg *m);
 int rt__finish_toolrun(rt_world *w, uint32_t a, int64_t run, int status,
                        const char *reason);
+/* runAgentTool from a chat turn whose tool call is `call` (the toolCallId
+** "call-<call>"): a fresh run, or with stable ids (#1640) the run
+** RT_TR_STABLE_BASE + call, re-attached if it exists and is open. Returns
+** the run id, or -1; *stored_status is the terminal status of a stored
+** run (its result is returned at once), else -1 and the run's end reaches
+** rt__chat_tool_done. */
+#define RT_TR_STABLE_BASE 1000000000000LL
+int64_t rt__toolrun_call(rt_world *w, uint32_t a, uint32_t child, int64_t work_us,
+                         int64_t call, int *stored_status);
+/* rt_chat.c: run `run` of actor a reached terminal `status`. */
+void rt__chat_tool_done(rt_world *w, uint32_t a, int64_t run, int status);
 
 /* rt_legacy.c: the legacy fiber model (seed 001) */
 void rt__legacy_request(rt_world *w, uint32_t a, const rt_msg *m);

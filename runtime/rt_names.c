@@ -78,6 +78,9 @@ static const char *const rt_event_names[RT_EV_KIND_COUNT] = {
   [RT_EV_HOOK_BEGIN] = "hook_begin",
   [RT_EV_HOOK_END] = "hook_end",
   [RT_EV_SCHEDULE_SET] = "schedule_set",
+  [RT_EV_TOOLRUN_EFFECT] = "toolrun_effect",
+  [RT_EV_TOOLRUN_ATTACH] = "toolrun_attach",
+  [RT_EV_TOOLRUN_FINISH] = "toolrun_finish",
   [RT_EV_FIBER_READ] = "fiber_read",
   [RT_EV_FIBER_RETAINED] = "fiber_retained",
   [RT_EV_FIBER_SKIPPED] = "fiber_skipped",
@@ -343,3 +346,12 @@ static const char *const rt_cb_outcome_names[] = {
 };
 
 const char *rt_cb_outcome_name(int outcome) { return RT_NAME_IN(rt_cb_outcome_names, outcome); }
+
+static const char *const rt_tr_attach_names[] = {
+  [RT_TRA_STORED] = "stored",
+  [RT_TRA_TAIL] = "tail",
+  [RT_TRA_RECOVERY] = "recovery",
+  [RT_TRA_GAVE_UP] = "gave_up",
+};
+
+const char *rt_tr_attach_name(int how) { return RT_NAME_IN(rt_tr_attach_names, how); }

@@ -61,7 +61,7 @@ static const rt_field rt_fields[RT_EV_KIND_COUNT][RT_FIELDS] = {
   [RT_EV_TXN_COMMIT] = {I_("txn"), I_("writes"), N_, N_, N_},
   [RT_EV_TXN_ROLLBACK] = {I_("txn"), I_("writes"), N_, S_("reason"), N_},
   [RT_EV_WAITUNTIL] = {I_("pending"), I_("delta"), N_, N_, N_},
-  [RT_EV_TOOLRUN_INSERT] = {I_("run"), E_("child", RT_F_ACTOR), E_("status", RT_F_TRSTATUS), S_("agent_type"), N_},
+  [RT_EV_TOOLRUN_INSERT] = {I_("run"), E_("child", RT_F_ACTOR), E_("status", RT_F_TRSTATUS), S_("agent_type"), S_("tool_call")},
   [RT_EV_TOOLRUN_STATUS] = {I_("run"), E_("status", RT_F_TRSTATUS), E_("old_status", RT_F_TRSTATUS), S_("reason"), N_},
   [RT_EV_TOOLRUN_SNAPSHOT] = {I_("run"), N_, N_, N_, N_},
   [RT_EV_TOOLRUN_RECOVERY] = {E_("phase", RT_F_PHASE), I_("rows"), N_, N_, N_},
@@ -96,6 +96,9 @@ static const rt_field rt_fields[RT_EV_KIND_COUNT][RT_FIELDS] = {
   [RT_EV_ONSTART_END] = {E_("outcome", RT_F_CBOUTCOME), U_("duration_us"), N_, S_("error"), N_},
   [RT_EV_HOOK_BEGIN] = {I_("fiber"), I_("pc"), T_("created_at_us"), S_("name"), J_("snapshot")},
   [RT_EV_HOOK_END] = {I_("fiber"), E_("outcome", RT_F_CBOUTCOME), U_("duration_us"), S_("name"), S_("error")},
+  [RT_EV_TOOLRUN_EFFECT] = {I_("run"), E_("parent", RT_F_ACTOR), N_, S_("tool_call"), N_},
+  [RT_EV_TOOLRUN_ATTACH] = {I_("run"), E_("how", RT_F_TRATTACH), E_("status", RT_F_TRSTATUS), S_("tool_call"), N_},
+  [RT_EV_TOOLRUN_FINISH] = {I_("run"), E_("status", RT_F_TRSTATUS), E_("outcome", RT_F_CBOUTCOME), S_("error"), S_("when")},
   [RT_EV_SCHEDULE_SET] = {I_("schedule"), T_("at_us"), U_("interval_us"), S_("callback"), N_},
   /* probes (issue #16) */
   [RT_EV_PROBE] = {I_("id"), N_, N_, S_("probe"), N_},
@@ -140,7 +143,7 @@ static const char *small_name(int64_t v, const char *const *names, int64_t lo, i
 const char *rt_schema_enum_name(rt_ftype t, int64_t v) {
   static const char *const sources[] = {"startup", "alarm"};
   static const char *const outcomes[] = {"inspected", "timed_out", "failed"};
-  static const char *const phases[] = {"end", "begin"};
+  static const char *const phases[] = {"end", "begin", "joined"};
   int iv = (v < -1000000 || v > 1000000) ? -1000001 : (int)v;
   switch (t) {
     case RT_F_DEATH: return known(rt_death_name(iv));
@@ -150,7 +153,7 @@ const char *rt_schema_enum_name(rt_ftype t, int64_t v) {
     case RT_F_WRITEOP: return known(rt_write_op_name(iv));
     case RT_F_SOURCE: return small_name(v, sources, 1, 2);
     case RT_F_OUTCOME: return small_name(v, outcomes, 1, 3);
-    case RT_F_PHASE: return small_name(v, phases, 0, 1);
+    case RT_F_PHASE: return small_name(v, phases, 0, 2);
     case RT_F_CBOUTCOME: return known(rt_cb_outcome_name(iv));
     case RT_F_LFSTATUS: return known(rt_legacy_status_name(iv));
     case RT_F_CHATMODE: return known(rt_chat_mode_name(iv));
@@ -159,6 +162,7 @@ const char *rt_schema_enum_name(rt_ftype t, int64_t v) {
     case RT_F_EXECSTATE: return known(rt_exec_turn_state_name(iv));
     case RT_F_ADAPTER: return known(rt_exec_adapter_name(iv));
     case RT_F_RUNSTATE: return known(rt_thread_run_state_name(iv));
+    case RT_F_TRATTACH: return known(rt_tr_attach_name(iv));
     default: return NULL;
   }
 }

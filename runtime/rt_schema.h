@@ -28,7 +28,7 @@ typedef enum rt_ftype {
   RT_F_WRITEOP,    /* rt_write_op */
   RT_F_SOURCE,     /* recovery scan source: 1 startup, 2 alarm */
   RT_F_OUTCOME,    /* tool-run inspection: 1 inspected, 2 timed_out, 3 failed */
-  RT_F_PHASE,      /* 1 begin, 0 end */
+  RT_F_PHASE,      /* 1 begin, 0 end, 2 joined */
   RT_F_CBOUTCOME,  /* rt_cb_outcome */
   RT_F_LFSTATUS,   /* rt_legacy_status */
   RT_F_CHATMODE,   /* rt_chat_mode */
@@ -37,6 +37,7 @@ typedef enum rt_ftype {
   RT_F_EXECSTATE,  /* rt_exec_turn_state */
   RT_F_ADAPTER,    /* rt_exec_adapter */
   RT_F_RUNSTATE,   /* rt_thread_run_state */
+  RT_F_TRATTACH,   /* rt_tr_attach */
   RT_F_STR,        /* interned string (s or s2) */
   RT_F_JSON,       /* interned string holding one JSON value (s or s2) */
   RT_F_TYPE_COUNT

@@ -12,23 +12,92 @@
 **   a zero-delay yield, single-flight under waitUntil, each inspection raced
 **   against 2 s, timed-out or failed rows finalized `interrupted` with the
 **   documented reason; optional 5 s total deadline (#1611).
+**
+** Tool calls of chat turns (issue #15; agents #1630, PR #1640, reference
+** section C "Later changes"): @1604 every runAgentTool call makes a fresh
+** run id, so a recovered chat turn that re-issues its tool call starts the
+** child's work again while the abandoned first run (interrupted "still
+** running") keeps working: the work is done twice. PR #1640 derives a
+** stable child runId `agent-tool:<toolCallId>` (here RT_TR_STABLE_BASE +
+** the call), so the re-issued call finds the existing row: a terminal row
+** returns its stored result, an open row re-attaches to the child (its
+** live tail, modelled as a call answered when the child's run ends) with
+** the no-progress budget of 120_000 ms, and startup recovery re-attaches a
+** still-running child instead of interrupting it. The child's
+** startAgentToolRun for a run id it already has does not start the work
+** again (the facet is named by the run id).
 */
+#include <stdio.h>
+
 #include "runtime/rt_internal.h"
 
+/* onAgentToolFinish(run) (issue #15): the user hook returns, or throws
+** (the SDK routes it to onError and swallows it, then continues). */
+static void finish_hook(rt_world *w, uint32_t a, int64_t run, int status, uint32_t msg,
+                        int deferred) {
+  int threw = w->actors[a].spec.finish_hook_throws;
+  sim_emit(w->s, RT_EV_TOOLRUN_FINISH, a, run, status, threw ? RT_CB_THREW : RT_CB_RETURNED,
+           msg ? msg : rt__str(w, ""), rt__str(w, deferred ? "deferred" : "live"));
+}
+
+/* _runDeferredAgentToolFinishHooks: the closures in order; each throw is
+** swallowed and the next runs. */
+static void run_deferred_hooks(rt_world *w, uint32_t a) {
+  rt_mem *m = w->actors[a].mem;
+  for (int i = 0; i < m->n_finish_hooks; i++)
+    finish_hook(w, a, m->finish_hooks[i], m->finish_status[i], m->finish_msg[i], 1);
+  m->n_finish_hooks = 0;
+}
+
+/* _finishAgentToolRun: the UPDATE applies only to a non-terminal row
+** (@1604); a row that became terminal broadcasts and calls
+** onAgentToolFinish, or returns the call as a deferred closure while a
+** reconciliation runs with deferFinishHooks (reference A.11). */
 int rt__finish_toolrun(rt_world *w, uint32_t a, int64_t run, int status,
                        const char *reason) {
+  rt_mem *m = w->actors[a].mem;
   int old = rt__toolrun_get(w, a, run, NULL);
   int changed = rt__w_toolrun_status(w, a, run, status, reason);
   if (changed == 1) rt__emit(w, RT_EV_TOOLRUN_STATUS, a, run, status, old, reason);
+  if (changed != 1 || !RT_TR_IS_TERMINAL(status)) return changed;
+  uint32_t msg = reason ? rt__str(w, reason) : 0;
+  if (m->defer_finish == 2) { /* refused before it started: no hook */
+  } else if (m->defer_finish && m->n_finish_hooks < RT_MAX_ROWS) {
+    m->finish_hooks[m->n_finish_hooks] = run;
+    m->finish_status[m->n_finish_hooks] = status;
+    m->finish_msg[m->n_finish_hooks++] = msg;
+  } else {
+    finish_hook(w, a, run, status, msg, 0);
+  }
+  if (w->actors[a].mem == m) rt__chat_tool_done(w, a, run, status);
   return changed;
 }
 
-/* Maps a child's answer to the parent's terminal status (A.11 step 3). */
+/* A reconciliation finishes run (its hook deferred). */
+static void reconcile_finish(rt_world *w, uint32_t a, int64_t run, int status, const char *reason) {
+  rt_mem *m = w->actors[a].mem;
+  m->defer_finish = 1;
+  rt__finish_toolrun(w, a, run, status, reason);
+  m->defer_finish = 0;
+}
+
+void rt__toolrun_started(rt_world *w, uint32_t a) {
+  if (w->cfg.toolrun == RT_TOOLRUN_GATED)
+    run_deferred_hooks(w, a); /* old wrapper: after the user onStart succeeded */
+  else
+    rt__toolrun_schedule_recovery(w, a);
+}
+
+/* Maps a child's answer to the parent's terminal status (A.11 step 3); an
+** error carries the child's message ("Agent tool run failed" if none). */
 static void finish_from_child(rt_world *w, uint32_t a, int64_t run, int child_status) {
+  uint32_t child = 0;
+  rt__toolrun_get(w, a, run, &child);
+  const char *msg = w->actors[child].spec.tool_error;
   if (child_status == RT_TR_COMPLETED)
     rt__finish_toolrun(w, a, run, RT_TR_COMPLETED, NULL);
   else if (child_status == RT_TR_ERROR)
-    rt__finish_toolrun(w, a, run, RT_TR_ERROR, "Agent tool run failed");
+    rt__finish_toolrun(w, a, run, RT_TR_ERROR, *msg ? msg : "Agent tool run failed");
   else if (child_status == RT_TR_ABORTED)
     rt__finish_toolrun(w, a, run, RT_TR_ABORTED, NULL);
   else
@@ -37,12 +106,87 @@ static void finish_from_child(rt_world *w, uint32_t a, int64_t run, int child_st
 
 /* ---- live runs -------------------------------------------------------- */
 
-void rt__toolrun_start(rt_world *w, uint32_t a, uint32_t child, int64_t work_us) {
-  int64_t run = rt__new_id(w);
+/* INSERT starting, then startAgentToolRun on the child; tool_call is the
+** trace string of the chat tool call id (0: none). */
+static void start_run(rt_world *w, uint32_t a, int64_t run, uint32_t child, int64_t work_us,
+                      uint32_t tool_call) {
+  rt_mem *m = w->actors[a].mem;
+  int cap = w->actors[a].spec.max_tools;
+  int64_t open[RT_MAX_ROWS];
+  int n_open = cap > 0 ? rt__load_open_toolruns(w, a, open, RT_MAX_ROWS) : 0;
   rt__w_toolrun_insert(w, a, run, child, RT_TR_STARTING);
-  rt__emit(w, RT_EV_TOOLRUN_INSERT, a, run, child, RT_TR_STARTING, w->actors[child].spec.cls);
+  sim_emit(w->s, RT_EV_TOOLRUN_INSERT, a, run, child, RT_TR_STARTING,
+           rt__str(w, w->actors[child].spec.cls), tool_call);
+  if (cap > 0 && n_open >= cap) { /* an error row, no child spawned, no finish hook */
+    char msg[64];
+    snprintf(msg, sizeof msg, "maxConcurrentAgentTools (%d) exceeded", cap);
+    m->defer_finish = 2;
+    rt__finish_toolrun(w, a, run, RT_TR_ERROR, msg);
+    m->defer_finish = 0;
+    return;
+  }
   rt_call *c = rt__new_call(w, a, CALL_TOOL_START, run, child);
-  if (c) rt__send_call(w, a, child, MSG_CALL_START, c, run, work_us);
+  if (!c) return;
+  c->str = tool_call;
+  rt__send_call(w, a, child, MSG_CALL_START, c, run, work_us);
+}
+
+void rt__toolrun_start(rt_world *w, uint32_t a, uint32_t child, int64_t work_us) {
+  start_run(w, a, rt__new_id(w), child, work_us, 0);
+}
+
+/* ---- tool calls of chat turns: fresh ids (#1630) or stable ids (#1640) --- */
+
+static void attach_budget(sim *s, void *ctx, uint64_t arg) {
+  rt_world *w = ctx;
+  uint32_t a = (uint32_t)(arg >> 40);
+  rt_mem *m = w->actors[a].mem;
+  rt_call *c = m ? rt__find_call(m, (int64_t)(arg & ((1ULL << 40) - 1))) : NULL;
+  (void)s;
+  if (!c) return;
+  c->live = 0;
+  sim_emit(w->s, RT_EV_TOOLRUN_ATTACH, a, c->key, RT_TRA_GAVE_UP,
+           rt__toolrun_get(w, a, c->key, NULL), c->str, 0);
+  rt__finish_toolrun(w, a, c->key, RT_TR_INTERRUPTED, "no-progress");
+}
+
+/* Re-attaches to the child of open run `run` (#1640): a tail call the
+** child answers when its run ends, given up after the no-progress budget
+** (AgentToolInterruptedReason "no-progress"). */
+static void attach(rt_world *w, uint32_t a, int64_t run, int how, uint32_t tool_call) {
+  uint32_t child = 0;
+  int st = rt__toolrun_get(w, a, run, &child);
+  rt_call *c = rt__new_call(w, a, CALL_TOOL_ATTACH, run, child);
+  sim_emit(w->s, RT_EV_TOOLRUN_ATTACH, a, run, how, st, tool_call, 0);
+  if (!c) return;
+  c->str = tool_call;
+  rt__send_call(w, a, child, MSG_CALL_ATTACH, c, run, 0);
+  c->timer = sim_after(w->s, w->cfg.reattach_budget_us, w->actors[a].mem->dom, attach_budget, w,
+                       ((uint64_t)a << 40) | (uint64_t)c->id);
+}
+
+int64_t rt__toolrun_call(rt_world *w, uint32_t a, uint32_t child, int64_t work_us,
+                         int64_t call, int *stored_status) {
+  char tc[40];
+  snprintf(tc, sizeof tc, "call-%lld", (long long)call);
+  uint32_t tcs = rt__str(w, tc);
+  *stored_status = -1;
+  if (w->cfg.toolrun_ids != RT_TR_IDS_STABLE) {
+    int64_t run = rt__new_id(w); /* @1604: a fresh run per call */
+    start_run(w, a, run, child, work_us, tcs);
+    return run;
+  }
+  int64_t run = RT_TR_STABLE_BASE + call; /* #1640: agent-tool:<toolCallId> */
+  int st = rt__toolrun_get(w, a, run, NULL);
+  if (st < 0) {
+    start_run(w, a, run, child, work_us, tcs);
+  } else if (RT_TR_IS_TERMINAL(st)) { /* an existing terminal row: its stored result */
+    sim_emit(w->s, RT_EV_TOOLRUN_ATTACH, a, run, RT_TRA_STORED, st, tcs, 0);
+    *stored_status = st;
+  } else {
+    attach(w, a, run, RT_TRA_TAIL, tcs);
+  }
+  return run;
 }
 
 void rt__toolrun_request(rt_world *w, uint32_t a, const rt_msg *m) {
@@ -56,19 +200,35 @@ void rt__toolrun_run_done(rt_world *w, uint32_t a, const rt_msg *m) {
 
 /* ---- the child side --------------------------------------------------- */
 
+/* 1 if this incarnation of the child is working on run (a start it serves). */
+static int child_live(const rt_mem *mem, int64_t run) {
+  for (int i = 0; i < mem->n_serving; i++)
+    if (mem->serving[i].kind == MSG_CALL_START && mem->serving[i].arg == run) return 1;
+  return 0;
+}
+
 static void child_work_done(sim *s, void *ctx, uint64_t arg) {
   rt_world *w = ctx;
   rt_msg done;
   uint32_t a = (uint32_t)(arg >> 40);
   (void)s;
-  if (!rt__pop_serving(w->actors[a].mem, (int64_t)(arg & ((1ULL << 40) - 1)), &done)) return;
-  rt__w_child_run(w, a, done.arg, RT_TR_COMPLETED);
+  rt_mem *mem = w->actors[a].mem;
+  if (!rt__pop_serving(mem, (int64_t)(arg & ((1ULL << 40) - 1)), &done)) return;
+  int result = w->actors[a].spec.tool_result ? w->actors[a].spec.tool_result : RT_TR_COMPLETED;
+  rt__w_child_run(w, a, done.arg, result);
+  if (done.str) /* the work of a chat tool call: its external effect */
+    sim_emit(w->s, RT_EV_TOOLRUN_EFFECT, a, done.arg, done.from, 0, done.str, 0);
+  for (int i = mem->n_serving; i-- > 0;) { /* tails re-attached to this run (#1640) */
+    rt_msg t;
+    if (mem->serving[i].kind != MSG_CALL_ATTACH || mem->serving[i].arg != done.arg) continue;
+    if (rt__pop_serving(mem, mem->serving[i].id, &t)) rt__send_reply(w, a, &t, 1, result, 0);
+  }
   rt_msg r = {0};
   r.kind = MSG_RUN_DONE;
   r.from = a;
   r.from_dom = done.from_dom;
   r.arg = done.arg;
-  r.arg2 = RT_TR_COMPLETED;
+  r.arg2 = result;
   rt__deliver(w, done.from, &r, w->cfg.rpc_latency_us + w->rpc_extra_us);
 }
 
@@ -89,6 +249,10 @@ void rt__child_handle(rt_world *w, uint32_t a, const rt_msg *m) {
   uint64_t key = ((uint64_t)a << 40) | (uint64_t)m->id;
   switch (m->kind) {
     case MSG_CALL_START:
+      if (rt__child_run_get(w, a, m->arg) != 0) { /* this run exists: no second start (#1640) */
+        rt__send_reply(w, a, m, 1, 0, late);
+        break;
+      }
       rt__w_child_run(w, a, m->arg, RT_TR_RUNNING);
       rt__send_reply(w, a, m, 1, 0, late);
       rt__push_serving(mem, m);
@@ -98,6 +262,14 @@ void rt__child_handle(rt_world *w, uint32_t a, const rt_msg *m) {
       rt__push_serving(mem, m);
       sim_after(w->s, sp->child_inspect_us + late, mem->dom, child_inspect_done, w, key);
       break;
+    case MSG_CALL_ATTACH: {
+      int st = rt__child_run_get(w, a, m->arg);
+      if (st == RT_TR_RUNNING && child_live(mem, m->arg))
+        rt__push_serving(mem, m); /* answered when the run ends */
+      else
+        rt__send_reply(w, a, m, 1, st, late); /* ended, or nothing works on it here */
+      break;
+    }
     default: rt__send_reply(w, a, m, 1, 0, late); break;
   }
 }
@@ -167,6 +339,28 @@ void rt__toolrun_schedule_recovery(rt_world *w, uint32_t a) {
   sim_after(w->s, 0, m->dom, recovery_begin, w, a); /* await setTimeout(0) */
 }
 
+/* A direct _scheduleAgentToolRunRecovery() (reference A.11 step 1-3): a
+** pass in flight is returned as is (its options ignored); otherwise every
+** open row (runIds undefined) is reconciled in the background. */
+void rt__toolrun_recovery_request(rt_world *w, uint32_t a, const rt_msg *msg) {
+  rt_mem *m = w->actors[a].mem;
+  if (m->toolrun_recovery) {
+    rt__emit(w, RT_EV_TOOLRUN_RECOVERY, a, 2, m->n_deferred, 0, NULL);
+  } else {
+    m->n_snapshot = rt__load_open_toolruns(w, a, m->snapshot, RT_MAX_ROWS);
+    rt__toolrun_schedule_recovery(w, a);
+  }
+  rt__request_done(w, a, msg, 1, NULL); /* the promise is not awaited */
+}
+
+int rt_toolrun_recovery_at(rt_world *w, uint32_t actor, int64_t at_us) {
+  rt_msg m = {0};
+  if (!w || actor >= rt_actor_count(w)) return -1;
+  m.kind = MSG_TOOL_RECOVERY;
+  m.entry = RT_ENTRY_FETCH;
+  return rt__deliver_at(w, actor, &m, at_us);
+}
+
 static void deferred_next(rt_world *w, uint32_t a) {
   rt_mem *m = w->actors[a].mem;
   while (m->deferred_idx < m->n_deferred) {
@@ -178,13 +372,14 @@ static void deferred_next(rt_world *w, uint32_t a) {
     if (m->recovery_deadline && w->s->now_us >= m->recovery_deadline) {
       RT_PROBE(w, a, RT_PROBE_INSPECT_DEADLINE);
       rt__emit(w, RT_EV_TOOLRUN_INSPECT, a, run, 2, 0, NULL);
-      rt__finish_toolrun(w, a, run, RT_TR_INTERRUPTED, RT_MSG_TR_TIMED_OUT);
+      reconcile_finish(w, a, run, RT_TR_INTERRUPTED, RT_MSG_TR_TIMED_OUT);
       m->deferred_idx++;
       continue;
     }
     send_inspect(w, a, run, CALL_DEFERRED_INSPECT);
     return;
   }
+  run_deferred_hooks(w, a); /* then the deferred finish hooks, in order */
   m->toolrun_recovery = 0;
   rt__emit(w, RT_EV_TOOLRUN_RECOVERY, a, 0, m->n_deferred, 0, NULL);
   m->waituntil--;
@@ -201,7 +396,7 @@ void rt__inspect_timeout(sim *s, void *ctx, uint64_t arg) {
   c->live = 0; /* the loser is not cancelled: a late reply finds no call */
   RT_PROBE(w, a, RT_PROBE_INSPECT_TIMEOUT);
   rt__emit(w, RT_EV_TOOLRUN_INSPECT, a, c->key, 2, 0, NULL);
-  rt__finish_toolrun(w, a, c->key, RT_TR_INTERRUPTED, RT_MSG_TR_TIMED_OUT);
+  reconcile_finish(w, a, c->key, RT_TR_INTERRUPTED, RT_MSG_TR_TIMED_OUT);
   m->deferred_idx++;
   deferred_next(w, a);
 }
@@ -218,11 +413,27 @@ void rt__toolrun_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t valu
     return;
   }
   sim_cancel(w->s, c->timer);
+  if (c->purpose == CALL_TOOL_ATTACH) { /* #1640: the re-attached tail ended */
+    if (ok && value == RT_TR_RUNNING)
+      rt__finish_toolrun(w, a, run, RT_TR_INTERRUPTED, "no-progress");
+    else if (ok)
+      finish_from_child(w, a, run, (int)value);
+    else
+      rt__finish_toolrun(w, a, run, RT_TR_INTERRUPTED, RT_MSG_TR_FAILED);
+    return;
+  }
   rt__emit(w, RT_EV_TOOLRUN_INSPECT, a, run, ok ? 1 : 3, value, NULL);
-  if (ok)
-    finish_from_child(w, a, run, (int)value);
-  else
-    rt__finish_toolrun(w, a, run, RT_TR_INTERRUPTED, RT_MSG_TR_FAILED);
+  if (ok && c->purpose == CALL_DEFERRED_INSPECT && w->cfg.toolrun_ids == RT_TR_IDS_STABLE &&
+      (value == RT_TR_RUNNING || value == RT_TR_STARTING))
+    attach(w, a, run, RT_TRA_RECOVERY, 0); /* #1640: re-attach, do not abandon */
+  else {
+    m->defer_finish = 1; /* _reconcileAgentToolRuns({deferFinishHooks: true}) */
+    if (ok)
+      finish_from_child(w, a, run, (int)value);
+    else
+      rt__finish_toolrun(w, a, run, RT_TR_INTERRUPTED, RT_MSG_TR_FAILED);
+    m->defer_finish = 0;
+  }
   if (c->purpose == CALL_GATED_INSPECT) {
     m->row_idx++;
     rt__toolrun_gated_next(w, a);

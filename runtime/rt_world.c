@@ -29,6 +29,7 @@ void rt_config_default(rt_config *c) {
   c->heartbeat = RT_HB_ALARM;
   c->dispose = RT_DISPOSE_SDK1604;
   c->toolrun = RT_TOOLRUN_DEFERRED;
+  c->reattach_budget_us = 120 * 1000000LL; /* #1640: no-progress budget 120_000 ms */
   c->commit = RT_COMMIT_TURN;
   c->fiber_max_age_us = 24LL * 3600 * 1000000;  /* fiberRecoveryMaxAgeMs: 24 h */
   c->recovery_backoff_max_us = 5LL * 60 * 1000000; /* FIBER_RECOVERY_MAX_BACKOFF_MS */
@@ -183,7 +184,7 @@ int rt__pop_serving(rt_mem *m, int64_t id, rt_msg *out) {
 rt_call *rt__new_call(rt_world *w, uint32_t a, rt_call_purpose p, int64_t key,
                       uint32_t callee) {
   rt_mem *m = w->actors[a].mem;
-  rt_call c = {rt__new_id(w), p, key, callee, w->s->now_us, 0, 1};
+  rt_call c = {rt__new_id(w), p, key, callee, w->s->now_us, 0, 1, 0};
   for (int i = 0; i < m->n_calls; i++)
     if (!m->calls[i].live) {
       m->calls[i] = c;
@@ -424,6 +425,7 @@ static int is_request(const rt_msg *m) {
     case MSG_CALL_INSPECT:
     case MSG_CALL_START:
     case MSG_CALL_PLAIN:
+    case MSG_CALL_ATTACH:
     case MSG_RUN_DONE:
     case MSG_REPLY: return 0;
     default: return 1;
@@ -482,6 +484,7 @@ void rt__send_call(rt_world *w, uint32_t from, uint32_t to, rt_msg_kind kind,
                    const rt_call *c, int64_t arg, int64_t arg2) {
   static const char *const method[] = {[MSG_CALL_INSPECT] = "inspectAgentToolRun",
                                        [MSG_CALL_START] = "startAgentToolRun",
+                                       [MSG_CALL_ATTACH] = "tailAgentToolRun",
                                        [MSG_CALL_PLAIN] = "rpc"};
   rt_msg m = {0};
   m.kind = kind;
@@ -491,6 +494,7 @@ void rt__send_call(rt_world *w, uint32_t from, uint32_t to, rt_msg_kind kind,
   m.from_dom = w->actors[from].mem->dom;
   m.arg = arg;
   m.arg2 = arg2;
+  m.str = c->str;
   rt__emit(w, RT_EV_RPC_SEND, from, c->id, to, 0, method[kind]);
   if (w->rpc_drop_ppm && sim_rng_chance_ppm(&w->rng_rpc, w->rpc_drop_ppm)) {
     rt__emit(w, RT_EV_FAULT, to, c->id, 0, 0, "rpc_drop");
@@ -505,6 +509,7 @@ void rt__fail_msg(rt_world *w, uint32_t a, const rt_msg *m, const char *err) {
     case MSG_ALARM: rt__alarm_failed(w, a, m); break;
     case MSG_CALL_INSPECT:
     case MSG_CALL_START:
+    case MSG_CALL_ATTACH:
     case MSG_CALL_PLAIN: rt__send_reply(w, a, m, 0, 0, 0); break;
     default:
       if (is_request(m)) rt__request_done(w, a, m, 0, err);
@@ -556,6 +561,7 @@ void rt__handle(rt_world *w, uint32_t a, const rt_msg *m) {
       rt__request_done(w, a, m, 0, RT_MSG_STASH_OUTSIDE);
       break;
     case MSG_TOOLRUN: rt__toolrun_request(w, a, m); break;
+    case MSG_TOOL_RECOVERY: rt__toolrun_recovery_request(w, a, m); break; /* rt_toolrun.c */
     case MSG_LEGACY_SPAWN:
     case MSG_LEGACY_CANCEL: rt__legacy_request(w, a, m); break; /* rt_legacy.c */
     case MSG_EXEC_TURN: rt__exec_request(w, a, m); break;       /* rt_executor.c */
@@ -567,6 +573,7 @@ void rt__handle(rt_world *w, uint32_t a, const rt_msg *m) {
     case MSG_ALARM: rt__alarm_handle(w, a, m); break;
     case MSG_CALL_INSPECT:
     case MSG_CALL_START:
+    case MSG_CALL_ATTACH:
     case MSG_CALL_PLAIN: rt__child_handle(w, a, m); break;
     default: break;
   }

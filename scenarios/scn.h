@@ -41,6 +41,7 @@ typedef enum scn_work_kind {
   SCN_W_SCHEDULE = 19,     /* schedule / scheduleEvery (reference A.10) */
   SCN_W_CANCEL_SCHEDULE = 20, /* cancelSchedule */
   SCN_W_KEEPALIVE = 21,    /* keepAliveWhile (reference A.3) */
+  SCN_W_TOOL_RECOVERY = 30, /* _scheduleAgentToolRunRecovery() (issue #15) */
   SCN_W_STASH = 22,        /* this.stash() outside a fiber (an error) */
   SCN_W_KA_ACQUIRE = 23,   /* keepAlive(), disposer kept under a lease name */
   SCN_W_KA_DISPOSE = 24    /* calls the disposer of a lease */
@@ -62,6 +63,7 @@ typedef struct scn_work {
   rt_thread_spec thread;   /* SCN_W_THREAD */
   int chunks;              /* SCN_W_CHAT: text chunks of the reply */
   int64_t chunk_every_us;  /* SCN_W_CHAT: mean spacing of the chunks */
+  int chat_tool;           /* SCN_W_CHAT: 1 = the turn calls runAgentTool(child) for work_us */
   char callback[48];       /* SCN_W_SCHEDULE, SCN_W_CANCEL_SCHEDULE */
   int64_t delay_us;        /* SCN_W_SCHEDULE: one-shot delay */
   int64_t interval_us;     /* SCN_W_SCHEDULE: scheduleEvery interval (0: one-shot) */
@@ -237,6 +239,13 @@ typedef struct scn_mix {
 ** not marked robust (they pin the file's own run only). A pure function
 ** of (scenario, seed). Returns the number of faults added. */
 int scn_swarm_mix(scn_scenario *sc, uint64_t seed, scn_mix *mix);
+
+/* The verdict of `revenant swarm --expect-reproduce` for one case after
+** `runs` seeds of which `met` met the case's expectation: a case that
+** expects violations (violate_mask != 0) is reproduced when at least one
+** run met it (0), else 1; a case that expects none must meet it in every
+** run (0), else 1. Issue #15. */
+int scn_swarm_reproduce_verdict(const scn_case *c, uint64_t runs, uint64_t met);
 
 /* The failure signature of a finished run of case ci (docs/swarm.md):
 ** "<invariant>/<actor class>/<open waits>", e.g.

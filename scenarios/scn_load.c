@@ -344,7 +344,7 @@ static const char *const runtime_fields[] = {
     "idle_eviction", "alarm_retry_base", "alarm_retry_max", "rpc_latency",
     "inspect_timeout", "inspect_total_timeout", "alarm_limit", "hook_timeout",
     "workerd_name_bug", "executor_adapter", "thread_store", "chat_provider", "chat_recovery",
-    "chat_bug", "fiber_retain", "fiber_max_age", NULL};
+    "chat_bug", "toolrun_ids", "reattach_budget", "fiber_retain", "fiber_max_age", NULL};
 static const opt retain_opts[] = {{"sdk1604", RT_RETAIN_NONE}, {"sdk1729", RT_RETAIN_1729},
                                   {NULL, 0}};
 
@@ -355,6 +355,8 @@ static const opt dispose_opts[] = {
 static const opt toolrun_opts[] = {
     {"deferred", RT_TOOLRUN_DEFERRED}, {"gated", RT_TOOLRUN_GATED},
     {"unsnapshotted", RT_TOOLRUN_UNSNAPSHOTTED}, {NULL, 0}};
+static const opt ids_opts[] = {
+    {"fresh", RT_TR_IDS_FRESH}, {"stable", RT_TR_IDS_STABLE}, {NULL, 0}};
 static const opt commit_opts[] = {
     {"turn", RT_COMMIT_TURN}, {"immediate", RT_COMMIT_IMMEDIATE}, {NULL, 0}};
 
@@ -423,6 +425,9 @@ static int runtime_enums(ld *L, const cJSON *o, rt_config *c) {
   v = (int)c->toolrun;
   if (ld_get_enum(L, o, "toolrun_recovery", toolrun_opts, &v) < 0) return -1;
   c->toolrun = (rt_toolrun_mode)v;
+  v = (int)c->toolrun_ids; /* issue #15: #1630 (fresh) or #1640 (stable) */
+  if (ld_get_enum(L, o, "toolrun_ids", ids_opts, &v) < 0) return -1;
+  c->toolrun_ids = (rt_toolrun_ids)v;
   v = (int)c->commit;
   if (ld_get_enum(L, o, "commit", commit_opts, &v) < 0) return -1;
   c->commit = (rt_commit)v;
@@ -449,6 +454,7 @@ static const struct {
     {"inspect_total_timeout", offsetof(rt_config, inspect_total_us), 0},
     {"alarm_limit", offsetof(rt_config, alarm_limit_us), 1},
     {"hook_timeout", offsetof(rt_config, hook_timeout_us), 0},
+    {"reattach_budget", offsetof(rt_config, reattach_budget_us), 1}, /* #1640 */
     {"fiber_max_age", offsetof(rt_config, fiber_max_age_us), 0},
 };
 
@@ -510,7 +516,28 @@ static int load_checks(ld *L) {
 static const char *const actor_fields[] = {
     "id", "class", "children", "on_start", "on_start_throws", "serve", "inspect_time",
     "stuck", "stuck_delay", "recovery", "stale", "provider", "chat_recovery",
-    "on_start_tool_run", "on_alarm_keep_alive", NULL};
+    "on_start_tool_run", "on_alarm_keep_alive", "on_agent_tool_finish", "tool_result",
+    "tool_error", "max_concurrent_agent_tools", NULL};
+
+static const opt tool_result_opts[] = {{"completed", 0}, {"error", RT_TR_ERROR},
+                                       {"aborted", RT_TR_ABORTED}, {NULL, 0}};
+
+/* The sub-agent side of tool runs (issue #15): how the actor's runs end as
+** a child, their error message, and its cap as a parent. */
+static int actor_tools(ld *L, const cJSON *a, rt_actor_spec *sp) {
+  int64_t cap = 0;
+  if (ld_get_enum(L, a, "tool_result", tool_result_opts, &sp->tool_result) < 0 ||
+      ld_get_text(L, a, "tool_error", sp->tool_error, sizeof sp->tool_error, 0) < 0 ||
+      scn_get_int(L->d, a, "max_concurrent_agent_tools", 1, 64, &cap, L->err) < 0)
+    return -1;
+  if (ld_get(a, "tool_error") && sp->tool_result != RT_TR_ERROR)
+    return scn_errf(L->err, L->d, ld_get(a, "tool_error"),
+                    "\"tool_error\": only used with \"tool_result\": \"error\"");
+  sp->max_tools = (int)cap;
+  return 0;
+}
+
+static const opt finish_opts[] = {{"returns", 0}, {"throws", 1}, {NULL, 0}};
 
 static int actor_id(ld *L, const cJSON *a, uint32_t i) {
   scn_scenario *sc = L->sc;
@@ -959,6 +986,9 @@ static int load_actor(ld *L, const cJSON *a, uint32_t i) {
   snprintf(sp->cls, sizeof sp->cls, "Agent");
   if (ld_get_text(L, a, "class", sp->cls, sizeof sp->cls, 0) < 0) return -1;
   if (actor_times(L, a, sp) < 0 || actor_stuck(L, a, sp) < 0 || actor_onstart_run(L, a, sp) < 0)
+    return -1;
+  if (ld_get_enum(L, a, "on_agent_tool_finish", finish_opts, &sp->finish_hook_throws) < 0 ||
+      actor_tools(L, a, sp) < 0)
     return -1;
   if (actor_children(L, a, i) < 0 || actor_recovery(L, a, sp) < 0) return -1;
   if (chat_policy(L, a, "provider", &sp->chat) < 0) return -1; /* chat (seed 000) */

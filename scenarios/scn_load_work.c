@@ -13,15 +13,15 @@ static const char *const work_all[] = {
     "executor_turn", "thread_writers", "tools", "adapter", "fail", "cancel", "duplicate_ppm",
     "writers", "runs", "store", "step", "chat", "chunks", "chunk_every", "schedule",
     "cancel_schedule", "callback", "delay", "interval", "keep_alive", "for", "await", "stash",
-    "throws", "keep_alive_acquire", "keep_alive_dispose", "lease", NULL};
+    "throws", "keep_alive_acquire", "keep_alive_dispose", "lease", "tool", "tool_recovery", NULL};
 static const char *const work_req[] = {"request", "entry", "at", "every", "until", NULL};
 static const char *const work_fib[] = {"fiber", "actor", "await", "at", "every", "until", NULL};
 static const char *const work_stash[] = {"stash", "at", "every", "until", NULL};
 static const char *const work_tr[] = {"tool_run", "actor", "work", "at", "every", "until", NULL};
 static const char *const work_ex[] = {"executor_turn", "tools", "adapter", "fail", "cancel",
                                       "duplicate_ppm", "at", "every", "until", NULL};
-static const char *const work_chat[] = {"chat", "chunks", "chunk_every", "at", "every",
-                                        "until", NULL};
+static const char *const work_chat[] = {"chat", "chunks", "chunk_every", "tool", "work", "at",
+                                        "every", "until", NULL};
 static const char *const work_sch[] = {"schedule", "callback", "delay", "interval", "at",
                                        "every", "until", NULL};
 static const char *const work_csch[] = {"cancel_schedule", "callback", "at", "every", "until",
@@ -29,6 +29,7 @@ static const char *const work_csch[] = {"cancel_schedule", "callback", "at", "ev
 static const char *const work_ka[] = {"keep_alive", "for", "throws", "at", "every", "until", NULL};
 static const char *const work_kacq[] = {"keep_alive_acquire", "lease", "at", "every", "until", NULL};
 static const char *const work_kdis[] = {"keep_alive_dispose", "lease", "at", "every", "until", NULL};
+static const char *const work_trec[] = {"tool_recovery", "at", "every", "until", NULL};
 static const char *const work_th[] = {"thread_writers", "writers", "runs", "tools", "store",
                                       "fail", "step", "at", "every", "until", NULL};
 
@@ -46,6 +47,7 @@ static const struct {
                   {"schedule", SCN_W_SCHEDULE, work_sch},        /* reference A.10 */
                   {"cancel_schedule", SCN_W_CANCEL_SCHEDULE, work_csch},
                   {"keep_alive", SCN_W_KEEPALIVE, work_ka},      /* reference A.3 */
+                  {"tool_recovery", SCN_W_TOOL_RECOVERY, work_trec}, /* issue #15 */
                   {"stash", SCN_W_STASH, work_stash},            /* Agent.stash outside */
                   {"keep_alive_acquire", SCN_W_KA_ACQUIRE, work_kacq}, /* keepAlive() */
                   {"keep_alive_dispose", SCN_W_KA_DISPOSE, work_kdis}};
@@ -170,6 +172,19 @@ static int work_chat_item(ld *L, const cJSON *w, scn_work *out) {
       ld_get_dur(L, w, "chunk_every", 1, &out->chunk_every_us) < 0)
     return -1;
   out->chunks = (int)n;
+  if (!ld_get(w, "tool")) {
+    if (ld_get(w, "work"))
+      return scn_errf(L->err, L->d, ld_get(w, "work"),
+                      "\"work\": only used with \"tool\" (the sub-agent's work)");
+    return 0;
+  }
+  /* "tool": child, "work": "60s": the turn first calls runAgentTool (issue #15) */
+  if (ld_get_actor(L, w, "tool", &out->child) < 0 || ld_get_dur(L, w, "work", 0, &out->work_us) < 0)
+    return -1;
+  if (out->child == out->actor)
+    return scn_errf(L->err, L->d, ld_get(w, "tool"),
+                    "\"tool\": an actor cannot run itself as a tool");
+  out->chat_tool = 1;
   return 0;
 }
 
@@ -227,6 +242,8 @@ static int work_item(ld *L, const cJSON *w, const char *what, scn_work *out) {
       return -1;
   } else if (out->kind == SCN_W_TOOLRUN && work_toolrun(L, w, out) < 0) {
     return -1;
+  } else if (out->kind == SCN_W_TOOL_RECOVERY) {
+    if (ld_get_actor(L, w, "tool_recovery", &out->actor) < 0) return -1;
   } else if ((out->kind == SCN_W_EXEC_TURN && work_exec(L, w, out) < 0) ||
              (out->kind == SCN_W_THREAD && work_thread(L, w, out) < 0) ||
              (out->kind == SCN_W_CHAT && work_chat_item(L, w, out) < 0) ||

@@ -199,6 +199,11 @@ int scn_swarm_mix(scn_scenario *sc, uint64_t seed, scn_mix *mix) {
   return mix->added;
 }
 
+int scn_swarm_reproduce_verdict(const scn_case *c, uint64_t runs, uint64_t met) {
+  if (c->violate_mask) return met > 0 ? 0 : 1;
+  return runs > 0 && met == runs ? 0 : 1;
+}
+
 /* ---- failure signature --------------------------------------------------- */
 
 typedef struct sig_call {

@@ -49,10 +49,14 @@ static int plan_one(const scn_scenario *sc, rt_world *w, const scn_work *wk, int
     case SCN_W_TOOLRUN: return rt_toolrun_at(w, wk->actor, wk->child, wk->work_us, t);
     case SCN_W_EXEC_TURN: return rt_exec_turn_at(w, wk->actor, &wk->exec, t); /* seed 002 */
     case SCN_W_THREAD: return rt_thread_writers_at(w, wk->actor, &wk->thread, t) < 0 ? -1 : 0;
-    case SCN_W_CHAT: return rt_chat_at(w, wk->actor, wk->chunks, wk->chunk_every_us, t); /* seed 000 */
+    case SCN_W_CHAT: /* seed 000; with a sub-agent tool call: issue #15 */
+      return wk->chat_tool ? rt_chat_tool_at(w, wk->actor, wk->chunks, wk->chunk_every_us,
+                                             wk->child, wk->work_us, t)
+                           : rt_chat_at(w, wk->actor, wk->chunks, wk->chunk_every_us, t);
     case SCN_W_SCHEDULE:
       return rt_schedule_at(w, wk->actor, wk->callback, wk->delay_us, wk->interval_us, t);
     case SCN_W_CANCEL_SCHEDULE: return rt_cancel_schedule_at(w, wk->actor, wk->callback, t);
+    case SCN_W_TOOL_RECOVERY: return rt_toolrun_recovery_at(w, wk->actor, t); /* issue #15 */
     case SCN_W_KEEPALIVE:
       return wk->throws ? rt_keepalive_while_throws_at(w, wk->actor, wk->work_us, wk->callback, t)
                         : rt_keepalive_while_at(w, wk->actor, wk->work_us, t);

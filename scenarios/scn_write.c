@@ -102,6 +102,7 @@ static const char *const hb_names[] = {"alarm", "schedule", NULL};
 static const char *const dispose_names[] = {"sdk1604", "fixed", "sdk1707", NULL};
 static const char *const toolrun_names[] = {"deferred", "gated", "unsnapshotted", NULL};
 static const char *const commit_names[] = {"turn", "immediate", NULL};
+static const char *const ids_names[] = {"fresh", "stable", NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
 static const char *const retain_names[] = {"sdk1604", "sdk1729", NULL};
 static const char *const adapter_names[] = {"sqlite", "memory", "broken", NULL};    /* seed 002 */
@@ -117,6 +118,8 @@ static const struct rtf {
     {"heartbeat", offsetof(rt_config, heartbeat), F_ENUM, hb_names},
     {"dispose", offsetof(rt_config, dispose), F_ENUM, dispose_names},
     {"toolrun_recovery", offsetof(rt_config, toolrun), F_ENUM, toolrun_names},
+    {"toolrun_ids", offsetof(rt_config, toolrun_ids), F_ENUM, ids_names},
+    {"reattach_budget", offsetof(rt_config, reattach_budget_us), F_DUR, NULL},
     {"commit", offsetof(rt_config, commit), F_ENUM, commit_names},
     {"commit_window", offsetof(rt_config, commit_window_us), F_DUR, NULL},
     {"gate_ceiling", offsetof(rt_config, gate_ceiling_us), F_DUR, NULL},
@@ -438,6 +441,10 @@ static void put_actor(FILE *f, const scn_scenario *sc, uint32_t ai) {
   if (a->serve_us) m_dur(&o, "serve", a->serve_us);
   if (a->child_inspect_us) m_dur(&o, "inspect_time", a->child_inspect_us);
   if (a->on_alarm_keepalive_us) m_dur(&o, "on_alarm_keep_alive", a->on_alarm_keepalive_us);
+  if (a->finish_hook_throws) m_str(&o, "on_agent_tool_finish", "throws"); /* issue #15 */
+  if (a->tool_result) m_str(&o, "tool_result", rt_toolrun_status_name(a->tool_result));
+  if (a->tool_error[0]) m_str(&o, "tool_error", a->tool_error);
+  if (a->max_tools) m_int(&o, "max_concurrent_agent_tools", a->max_tools);
   if (a->stuck) m_str(&o, "stuck", NAME(stuck_names, a->stuck));
   if (a->stuck == RT_STUCK_LATE) m_dur(&o, "stuck_delay", a->stuck_delay_us);
   if (a->on_start_tool_run) {
@@ -507,6 +514,10 @@ static void put_work(FILE *f, const scn_scenario *sc, const scn_work *w) {
     m_actor(&o, sc, "chat", w->actor);
     if (w->chunks != 20) m_int(&o, "chunks", w->chunks);
     if (w->chunk_every_us != 200000) m_dur(&o, "chunk_every", w->chunk_every_us);
+    if (w->chat_tool) {
+      m_actor(&o, sc, "tool", w->child);
+      m_dur(&o, "work", w->work_us);
+    }
   } else if (w->kind == SCN_W_SCHEDULE) {
     m_actor(&o, sc, "schedule", w->actor);
     m_str(&o, "callback", w->callback);
@@ -517,6 +528,8 @@ static void put_work(FILE *f, const scn_scenario *sc, const scn_work *w) {
   } else if (w->kind == SCN_W_CANCEL_SCHEDULE) {
     m_actor(&o, sc, "cancel_schedule", w->actor);
     m_str(&o, "callback", w->callback);
+  } else if (w->kind == SCN_W_TOOL_RECOVERY) {
+    m_actor(&o, sc, "tool_recovery", w->actor);
   } else if (w->kind == SCN_W_KEEPALIVE) {
     m_actor(&o, sc, "keep_alive", w->actor);
     m_dur(&o, "for", w->work_us);
@@ -761,7 +774,8 @@ static int writable(const scn_scenario *sc) {
     if (k != SCN_W_REQUEST && k != SCN_W_FIBER && k != SCN_W_TOOLRUN && k != SCN_W_EXEC_TURN &&
         k != SCN_W_THREAD && k != SCN_W_CHAT && k != SCN_W_SCHEDULE &&
         k != SCN_W_CANCEL_SCHEDULE && k != SCN_W_KEEPALIVE && k != SCN_W_STASH &&
-        k != SCN_W_KA_ACQUIRE && k != SCN_W_KA_DISPOSE)
+        k != SCN_W_KA_ACQUIRE && k != SCN_W_KA_DISPOSE &&
+        k != SCN_W_TOOL_RECOVERY)
       return 0;
   }
   return 1;
