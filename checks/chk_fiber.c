@@ -75,34 +75,33 @@ static void chk_handover(chk_set *c, chk_fiber *f, const sim_rec *r,
 
 /* ---- effects_once ------------------------------------------------------- */
 
+chk_effect *chk__effect_seen(chk_set *c, const uint64_t k[4], const sim_rec *r, uint64_t idx) {
+  uint32_t ei;
+  if (chk__map_get(&c->effect_ix, k, &ei)) return &c->effects[ei];
+  if (c->n_effects == c->cap_effects) {
+    size_t nc = c->cap_effects ? c->cap_effects * 2 : 64;
+    chk_effect *ne = realloc(c->effects, nc * sizeof *ne);
+    if (!ne) {
+      c->oom = 1;
+      return NULL;
+    }
+    c->effects = ne;
+    c->cap_effects = nc;
+  }
+  if (c->n_effects >= UINT32_MAX - 1 || chk__map_put(&c->effect_ix, k, (uint32_t)c->n_effects) != 0) {
+    c->oom = 1;
+    return NULL;
+  }
+  c->effects[c->n_effects++] = (chk_effect){.first_idx = idx, .first_t = r->t_us, .first_run = r->a};
+  return NULL;
+}
+
 static void chk_effect_rec(chk_set *c, const sim_rec *r, uint64_t idx) {
   chk_fiber *f = chk__fiber(c, r->actor, r->a, 1);
   if (!f) return;
   uint64_t k[4] = {r->actor, (uint64_t)f->root, (uint64_t)r->b, r->s};
-  uint32_t ei;
-  if (!chk__map_get(&c->effect_ix, k, &ei)) {
-    if (c->n_effects >= UINT32_MAX - 1 ||
-        chk__map_put(&c->effect_ix, k, (uint32_t)c->n_effects) != 0) {
-      c->oom = 1;
-      return;
-    }
-    if (c->n_effects == c->cap_effects) {
-      size_t nc = c->cap_effects ? c->cap_effects * 2 : 64;
-      chk_effect *ne = realloc(c->effects, nc * sizeof *ne);
-      if (!ne) {
-        c->oom = 1;
-        return;
-      }
-      c->effects = ne;
-      c->cap_effects = nc;
-    }
-    c->effects[c->n_effects].first_idx = idx;
-    c->effects[c->n_effects].first_t = r->t_us;
-    c->effects[c->n_effects].reported = 0;
-    c->n_effects++;
-    return;
-  }
-  chk_effect *e = &c->effects[ei];
+  chk_effect *e = chk__effect_seen(c, k, r, idx);
+  if (!e) return;
   if (e->reported) return;
   e->reported = 1;
   char t1[32], t2[32], root[48] = "";

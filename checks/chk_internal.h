@@ -250,6 +250,11 @@ chk_actor *chk__actor(chk_set *c, uint32_t actor);
 /* The fiber / run of (actor, id), created when create is 1 (NULL on OOM or
 ** when absent and create is 0). Pointers stay valid until the next create. */
 chk_fiber *chk__fiber(chk_set *c, uint32_t actor, int64_t id, int create);
+
+/* effects_once bookkeeping (chk_fiber.c): the effect recorded under key k
+** before, or NULL when this record (r at trace index idx) is its first
+** occurrence and has just been recorded (also NULL on OOM, with c->oom set). */
+chk_effect *chk__effect_seen(chk_set *c, const uint64_t k[4], const sim_rec *r, uint64_t idx);
 chk_run *chk__run(chk_set *c, uint32_t actor, int64_t id, int create);
 
 /* Puts a fiber or run on its actor's watch list (once). */

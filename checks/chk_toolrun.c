@@ -205,29 +205,8 @@ static void chk_insert_rec(chk_set *c, chk_actor *a, const sim_rec *r,
 ** effects by its top bit. */
 static void chk_tool_effect(chk_set *c, const sim_rec *r, uint64_t idx) {
   uint64_t k[4] = {(1ULL << 62) | r->actor, (uint64_t)r->b, r->s, 0x7001};
-  uint32_t ei;
-  if (!chk__map_get(&c->effect_ix, k, &ei)) {
-    if (c->n_effects == c->cap_effects) {
-      size_t nc = c->cap_effects ? c->cap_effects * 2 : 64;
-      chk_effect *ne = realloc(c->effects, nc * sizeof *ne);
-      if (!ne) {
-        c->oom = 1;
-        return;
-      }
-      c->effects = ne;
-      c->cap_effects = nc;
-    }
-    if (c->n_effects >= UINT32_MAX - 1 ||
-        chk__map_put(&c->effect_ix, k, (uint32_t)c->n_effects) != 0) {
-      c->oom = 1;
-      return;
-    }
-    c->effects[c->n_effects] = (chk_effect){.first_idx = idx, .first_t = r->t_us, .reported = 0};
-    c->effects[c->n_effects].first_run = r->a;
-    c->n_effects++;
-    return;
-  }
-  chk_effect *e = &c->effects[ei];
+  chk_effect *e = chk__effect_seen(c, k, r, idx);
+  if (!e) return;
   if (e->reported) return;
   e->reported = 1;
   char t1[32], t2[32];
