@@ -351,6 +351,7 @@ static void chk_txn_end(chk_set *c, uint32_t actor, const sim_rec *r,
       chk__toolrun_commit(c, actor, &pd, r, idx);
     } else {
       chk__toolrun_rollback(c, actor, &pd);
+      chk__fiber_rollback(c, actor, &pd);
     }
     a = &c->actors[actor];  /* handlers may grow the actor array */
   }

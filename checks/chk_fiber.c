@@ -6,7 +6,11 @@
 ** when a transaction commits (chk.c applies the pending items here): the
 ** insert, the delete, and the last stash value. Hand-overs to a recovery
 ** hook are RT_EV_FIBER_RECOVERED (the hook returned, whatever the action,
-** drop included) and RT_EV_FIBER_HOOK_THREW.
+** drop included) and RT_EV_FIBER_HOOK_THREW. A hand-over whose row delete
+** rolls back with its turn (a storage failure, a death inside the commit
+** window) is undone: the row is still there and the SDK hands it over again
+** on the next scan, a retry rather than a second hand-over (the hook's
+** effects may repeat; effects_once judges those).
 */
 #include <inttypes.h>
 #include <stdio.h>
@@ -210,6 +214,12 @@ static void chk_fiber_deleted(chk_set *c, chk_fiber *f,
                "t=%ss and its row was deleted at t=%ss",
                f->id, chk__secs(t1, sizeof t1, f->threw_t),
                chk__secs(t2, sizeof t2, commit->t_us));
+}
+
+void chk__fiber_rollback(chk_set *c, uint32_t actor, const chk_pending *pd) {
+  if (pd->is_stash || pd->op != RT_W_FIBER_DELETE) return;
+  chk_fiber *f = chk__fiber(c, actor, pd->key, 0);
+  if (f && f->handed && !f->deleted) f->handed = 0;
 }
 
 void chk__fiber_commit(chk_set *c, uint32_t actor, const chk_pending *pd,

@@ -277,6 +277,9 @@ void chk__toolrun_commit(chk_set *c, uint32_t actor, const chk_pending *pd,
                          const sim_rec *commit, uint64_t commit_idx);
 /* A write was rolled back. */
 void chk__toolrun_rollback(chk_set *c, uint32_t actor, const chk_pending *pd);
+/* A write was rolled back: the row delete of a handed-over fiber undoes
+** its hand-over (the next one is a retry, not a second hand-over). */
+void chk__fiber_rollback(chk_set *c, uint32_t actor, const chk_pending *pd);
 /* A committed transaction on actor with at least one write. */
 void chk__actor_progress(chk_set *c, uint32_t actor);
 
