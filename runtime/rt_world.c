@@ -453,6 +453,10 @@ static void msg_arrive(sim *s, void *ctx, uint64_t idx) {
     if (w->actors[m.to].mem) rt__toolrun_run_done(w, m.to, &m);
     return;
   }
+  /* A failed commit broke the output gate and the actor's reset is due at
+  ** this instant: an entry (request, alarm) reaches the next incarnation,
+  ** never the broken one (#16: it ran recovery scans that could not write). */
+  if (w->actors[m.to].mem && w->actors[m.to].mem->storage_broken) rt_kill_actor(w, m.to, RT_DEATH_STORAGE);
   if (!rt__wake(w, m.to, m.entry)) return;
   rt__touch(w, m.to);
   m.arrived_us = w->s->now_us;
