@@ -206,14 +206,6 @@ typedef struct sw_kept {
   chk_violation *viol;
 } sw_kept;
 
-/* --expect-reproduce: per (file, case) unit, its runs and how many met
-** the case's expectation. */
-typedef struct sw_tally {
-  int used, ci;
-  size_t file;
-  uint64_t runs, met, first;   /* first: the first seed (in job order) that met it */
-} sw_tally;
-
 #define SW_HTML_KINDS 128
 #define SW_HTML_REC 64
 #define SW_HTML_RUNS 8
@@ -229,8 +221,6 @@ typedef struct sw_html {
 
 typedef struct swarm {
   sw_opts o;
-  sw_tally *tally;
-  size_t n_tally;
   sw_html html;
   scn_scenario **sc;
   size_t n_sc;
@@ -264,25 +254,6 @@ static void keep_result(swarm *s, const scn_swarm_result *r) {
     k->n_viol = r->n_viol;
   }
   if (!k->failure) s->oom = 1;
-}
-
-static void tally_result(swarm *s, const scn_swarm_result *r) {
-  if (r->unit >= s->n_tally) {
-    sw_tally *t = realloc(s->tally, (r->unit + 1) * sizeof *t);
-    if (!t) {
-      s->oom = 1;
-      return;
-    }
-    memset(t + s->n_tally, 0, (r->unit + 1 - s->n_tally) * sizeof *t);
-    s->tally = t;
-    s->n_tally = r->unit + 1;
-  }
-  sw_tally *t = &s->tally[r->unit];
-  t->used = 1;
-  t->file = r->file;
-  t->ci = r->ci;
-  t->runs++;
-  if (r->passed && t->met++ == 0) t->first = r->seed;
 }
 
 /* --html, in the worker: "kind:count,...|us,us,..." of the run's fault
@@ -360,7 +331,6 @@ static void parent_rpt(const swarm *s, uint64_t j, const sw_kept *k, rpt_run *r,
 
 static void on_result(void *ctx, const scn_swarm_result *r) {
   swarm *s = ctx;
-  if (s->o.expect_reproduce) tally_result(s, r);
   if (s->o.html && r->state == SCN_SWARM_DONE) html_add(&s->html, r);
   if (!s->o.json) return;
   if (!s->stream) {
@@ -495,6 +465,12 @@ static int report_group(const swarm *s, const scn_swarm_group *g, int k) {
   int rc = 0;
   scn_swarm_job_info(s->eng, g->first_job, &jb);
   const scn_scenario *sc = s->sc[jb.file];
+  if (g->whole_case) { /* a verdict on the case over the swarm: no run to re-run */
+    if (!s->o.quiet) printf("FAIL %s [%s]: %s\n", sc->name, sc->cases[jb.ci].label, g->failure);
+    printf("  signature %d: %s [%s]: none of %" PRIu64 " run%s\n", k, g->sig, sc->cases[jb.ci].label, g->count,
+           g->count == 1 ? "" : "s");
+    return 0;
+  }
   cli_repro_path(path, sizeof path, s->o.repro_dir, "swarm", sc->file, sc->name, sc->cases[jb.ci].label, jb.seed,
                  NULL);
   if (mkdir(s->o.repro_dir, 0777) != 0 && errno != EEXIST) {
@@ -620,7 +596,7 @@ static int write_html(swarm *s) {
   rpt_html_begin(&w, f.f, "swarm", NULL);
   for (size_t k = 0, shown = 0; k < ng && shown < SW_HTML_RUNS; k++) {
     sw_html_run x;
-    if (g[k].first_state != SCN_SWARM_DONE || html_run(s, g[k].first_job, &x)) continue;
+    if (g[k].whole_case || g[k].first_state != SCN_SWARM_DONE || html_run(s, g[k].first_job, &x)) continue;
     rpt_html_add(&w, &x.r);
     scn_result_free(&x.res);
     scn_free(x.m);
@@ -713,26 +689,38 @@ static int report(swarm *s) {
   return rc;
 }
 
-/* --expect-reproduce: one line per case (runs, how many met the case's
-** expectation, the first such seed); returns 0 if every case passes
-** scn_swarm_reproduce_verdict. */
-static int reproduce_report(const swarm *s) {
+/* One line per case judged "once" or "report" (expect.swarm), and with
+** --expect-reproduce per case: runs, how many met the case's expected
+** violations, the first such seed. Returns 1 if a case fails its mode (a
+** "once" case never reproduced; with --expect-reproduce also a case with
+** nothing expected violated whose expectation was not met in every run). */
+static int reproduce_report(const swarm *s, const scn_swarm_stats *st) {
   int bad = 0;
-  for (size_t ui = 0; ui < s->n_tally; ui++) {
-    const sw_tally *t = &s->tally[ui];
-    if (!t->used) continue;
-    const scn_scenario *sc = s->sc[t->file];
-    const scn_case *c = &sc->cases[t->ci];
-    int v = scn_swarm_reproduce_verdict(c, t->runs, t->met);
-    bad |= v;
-    if (c->violate_mask && t->met)
-      printf("reproduce: %s [%s]: reproduced in %" PRIu64 " of %" PRIu64 " seeds, first seed 0x%" PRIx64 "\n",
-             sc->name, c->label, t->met, t->runs, t->first);
-    else if (c->violate_mask)
-      printf("reproduce: %s [%s]: NOT reproduced in %" PRIu64 " seeds\n", sc->name, c->label, t->runs);
-    else
+  for (size_t u = 0; u < st->units; u++) {
+    scn_swarm_tally t;
+    scn_swarm_job jb;
+    scn_swarm_unit_tally(s->eng, u, &t);
+    scn_swarm_job_info(s->eng, u, &jb);
+    const scn_scenario *sc = s->sc[jb.file];
+    const scn_case *c = &sc->cases[jb.ci];
+    if (!t.runs || (!s->o.expect_reproduce && t.mode == SCN_SWARM_EVERY)) continue;
+    if (t.mode == SCN_SWARM_EVERY) { /* --expect-reproduce, a case that expects no violation */
+      int v = scn_swarm_reproduce_verdict(c, t.runs, t.met);
+      bad |= v;
       printf("reproduce: %s [%s]: expectation met in %" PRIu64 " of %" PRIu64 " seeds%s\n", sc->name, c->label,
-             t->met, t->runs, v ? "" : " (holds)");
+             t.met, t.runs, v ? "" : " (holds)");
+    } else if (t.mode == SCN_SWARM_REPORT) {
+      if (!s->o.quiet)
+        printf("report: %s [%s]: %s in %" PRIu64 " of %" PRIu64 " seeds (expect.swarm: report)\n", sc->name,
+               c->label, c->expect_text, t.met, t.runs);
+    } else if (t.met) {
+      if (!s->o.quiet || s->o.expect_reproduce)
+        printf("reproduce: %s [%s]: reproduced in %" PRIu64 " of %" PRIu64 " seeds, first seed 0x%" PRIx64 "\n",
+               sc->name, c->label, t.met, t.runs, t.first_met);
+    } else {
+      bad = 1;
+      printf("reproduce: %s [%s]: NOT reproduced in %" PRIu64 " seeds\n", sc->name, c->label, t.runs);
+    }
   }
   return bad || s->oom;
 }
@@ -769,7 +757,6 @@ static void swarm_free(swarm *s) {
     free(s->kept[i].viol);
   }
   free(s->kept);
-  free(s->tally);
   for (size_t k = 0; k < s->html.n_kinds; k++) free((char *)s->html.kinds[k].kind);
   free(s->html.rec);
   for (size_t i = 0; s->sc && i < s->o.files.n; i++) {
@@ -795,6 +782,7 @@ int cli_cmd_swarm(int argc, char **argv) {
   if (s.o.html) s.o.e.worker_extra = html_detail;
   s.o.e.ctx = &s;
   s.o.e.stop = &cli_stop;
+  s.o.e.reproduce = s.o.expect_reproduce;
   cli_catch_signals();
   s.o.e.have_crash_seed = read_hook("REVENANT_TEST_CRASH_SEED", &s.o.e.crash_seed);
   s.o.e.have_hang_seed = read_hook("REVENANT_TEST_HANG_SEED", &s.o.e.hang_seed);
@@ -831,10 +819,10 @@ int cli_cmd_swarm(int argc, char **argv) {
   if (rc < 0) fprintf(stderr, "revenant %s\n", err);
   if (rc < 0 || report(&s)) rc = 2;
   else if (cli_stop) rc = 128 + cli_stop;
-  else if (s.o.expect_reproduce) rc = reproduce_report(&s) || s.unreached ? 1 : 0;
   else {
     scn_swarm_stats_get(s.eng, &st);
-    rc = st.failed || s.unreached ? 1 : 0;
+    int cases_bad = reproduce_report(&s, &st);
+    rc = st.failed || cases_bad || s.unreached ? 1 : 0;
   }
   swarm_free(&s);
   return rc;

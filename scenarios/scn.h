@@ -81,8 +81,29 @@ typedef struct scn_stale {
   int snapshot;            /* -1 = null */
 } scn_stale;
 
+/* How a swarm judges a case's expected violations (expect.swarm,
+** docs/swarm.md "Fault allowances and swarm modes"). */
+typedef enum scn_swarm_mode {
+  SCN_SWARM_EVERY = 0,     /* every seed must meet the expectation (default) */
+  SCN_SWARM_ONCE,          /* at least one seed across the swarm: a reproduction */
+  SCN_SWARM_REPORT         /* only reported: a seed fails on its "hold" list alone */
+} scn_swarm_mode;
+
+/* The faults a swarm may add to a scenario ("swarm": {"faults": ...}):
+** the kinds and rate bounds its expectations claim to survive. */
+typedef struct scn_allow {
+  int given;               /* 0: every kind of the mix, unbounded (old files) */
+  uint32_t kinds;          /* bit (1u << flt_kind) per kind the swarm may draw */
+  uint32_t no_after_write; /* bit per kind (restart, crash): no commit-window draws */
+  int64_t max_per_day[FLT_KIND_COUNT];  /* evict, restart, crash; 0 = no bound */
+  uint32_t max_ppm[FLT_KIND_COUNT];     /* storage_fail, rpc_drop; 0 = no bound */
+  int64_t max_delay_us[FLT_KIND_COUNT]; /* rpc_delay, alarm_delay, stuck_child; 0 = none */
+  char off[FLT_KIND_COUNT][192];        /* why a kind is switched off ("off": reason) */
+} scn_allow;
+
 typedef struct scn_case {
   char label[64];          /* e.g. "gated" */
+  int swarm_mode;          /* scn_swarm_mode of its "violate" list */
   rt_config cfg;
   uint32_t hold_mask;      /* invariants that must hold */
   uint32_t violate_mask;   /* invariants that must be violated */
@@ -113,6 +134,7 @@ typedef struct scn_scenario {
   chk_params params;
   scn_case cases[SCN_MAX_CASES];
   int n_cases;
+  scn_allow allow;         /* "swarm": what the swarm may add */
   chk_fact facts[SCN_MAX_FACTS]; /* expect.facts, each with the cases it applies to */
   int n_facts;
   char *source;            /* the file's text (owned), for repro files */

@@ -301,7 +301,7 @@ int ld_get_program(ld *L, const cJSON *obj, const char *key, int *out) {
 static const char *const top_fields[] = {
     "name", "description", "seed", "duration", "strategy", "pct_depth", "profile",
     "runtime", "programs", "actors", "workload", "faults", "checks", "expect", "cases",
-    NULL};
+    "swarm", NULL};
 
 /* "strategy" through sim_strategy_parse; default fifo. */
 static int load_strategy(ld *L) {
@@ -1057,6 +1057,7 @@ static int load_root(ld *L) {
   if (load_actor_ids(L) < 0 || load_programs(L) < 0 || load_actors(L) < 0) return -1;
   if (ld_load_workload(L) < 0 || ld_load_faults(L) < 0) return -1;
   profile_faults(L);
+  if (ld_load_swarm(L) < 0) return -1;
   return ld_load_cases(L);
 }
 

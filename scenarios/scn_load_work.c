@@ -312,25 +312,25 @@ static int fault_kind(ld *L, const cJSON *f, int *kind) {
   return ld_bad_value(L, ld_get(f, "kind"), "kind", s, &l);
 }
 
-/* "rate": "N/d" or "N/h" with N in 1..MAX_RATE, as a count per day. */
-static int get_rate(ld *L, const cJSON *f, int64_t *per_day) {
-  const cJSON *m = ld_get(f, "rate");
+/* A rate field: "N/d" or "N/h" with N in 1..MAX_RATE, as a count per day. */
+int ld_get_rate(ld *L, const cJSON *f, const char *key, int64_t *per_day) {
+  const cJSON *m = ld_get(f, key);
   const char *s = cJSON_IsString(m) ? m->valuestring : NULL, *p = s;
   char q[96];
   int64_t n = 0;
   if (!s)
     return scn_errf(L->err, L->d, m,
-                    "\"rate\": expected a rate such as \"2/d\" or \"5/h\", found %s",
-                    scn_type_name(m));
+                    "\"%s\": expected a rate such as \"2/d\" or \"5/h\", found %s",
+                    key, scn_type_name(m));
   for (; *p >= '0' && *p <= '9' && p - s < 9; p++) n = n * 10 + (*p - '0');
   if (p == s || p[0] != '/' || (p[1] != 'd' && p[1] != 'h') || p[2] != '\0')
     return scn_errf(L->err, L->d, m,
-                    "\"rate\": invalid rate \"%s\"; expected a count per day or per hour such as "
-                    "\"2/d\" or \"5/h\"", ld_quote(q, sizeof q, s));
+                    "\"%s\": invalid rate \"%s\"; expected a count per day or per hour such as "
+                    "\"2/d\" or \"5/h\"", key, ld_quote(q, sizeof q, s));
   if (n < 1 || n > MAX_RATE)
     return scn_errf(L->err, L->d, m,
-                    "\"rate\": \"%s\" is out of range (the count must be between 1 and %d)",
-                    ld_quote(q, sizeof q, s), MAX_RATE);
+                    "\"%s\": \"%s\" is out of range (the count must be between 1 and %d)",
+                    key, ld_quote(q, sizeof q, s), MAX_RATE);
   *per_day = p[1] == 'h' ? n * 24 : n;
   return 0;
 }
@@ -357,7 +357,7 @@ static int fault_when(ld *L, const cJSON *f, scn_fault *out) {
   if (until && !rate)
     return scn_errf(L->err, L->d, until, "\"until\": only allowed with \"rate\"");
   if (at) return ld_get_time(L, f, "at", 0, &out->at_us);
-  if (get_rate(L, f, &out->per_day) < 0) return -1;
+  if (ld_get_rate(L, f, "rate", &out->per_day) < 0) return -1;
   return ld_get_time(L, f, "until", 1, &out->until_us) < 0 ? -1 : 0;
 }
 
@@ -464,7 +464,7 @@ int ld_load_faults(ld *L) {
 
 /* ---- expectations and cases ------------------------------------------- */
 
-static const char *const expect_fields[] = {"hold", "violate", "facts", "reach", NULL};
+static const char *const expect_fields[] = {"hold", "violate", "facts", "reach", "swarm", NULL};
 static const char *const case_fields[] = {"name", "runtime", "expect", NULL};
 
 /* One invariant name of a hold/violate list into *mask. */
@@ -572,7 +572,7 @@ static int load_expect(ld *L, const cJSON *ex, scn_case *c, uint32_t case_mask) 
   if (ld_obj_fields(L, ex, "expect", expect_fields) < 0) return -1;
   if (inv_list(L, ex, "hold", 0, &c->hold_mask) < 0 ||
       inv_list(L, ex, "violate", c->hold_mask, &c->violate_mask) < 0 ||
-      reach_list(L, ex, &c->reach_mask) < 0)
+      reach_list(L, ex, &c->reach_mask) < 0 || ld_swarm_mode(L, ex, c) < 0)
     return -1;
   expect_text(ex, c);
   return facts ? ld_load_facts(L, facts, case_mask) : 0;

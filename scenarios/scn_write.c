@@ -627,6 +627,49 @@ static void put_checks(wobj *top, const scn_scenario *sc) {
   fputc('}', top->f);
 }
 
+static const char *const swarm_mode_names[] = {"every", "once", "report"};
+
+/* "swarm": {"faults": {...}} when the file has an allowance. The default
+** mode of expected violations is written per case (expect.swarm). */
+static void put_swarm(wobj *top, const scn_scenario *sc) {
+  static const flt_kind kinds[] = {FLT_EVICT, FLT_RESTART, FLT_CRASH, FLT_STORAGE_FAIL,
+                                   FLT_RPC_DELAY, FLT_RPC_DROP, FLT_ALARM_DELAY, FLT_STUCK_CHILD};
+  const scn_allow *al = &sc->allow;
+  if (!al->given) return;
+  top_key(top, "swarm");
+  fputs("{\"faults\": {", top->f);
+  wobj fo = {top->f, 0};
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    flt_kind k = kinds[i];
+    int on = (al->kinds >> k) & 1;
+    if (!on && !al->off[k][0]) continue;
+    key(&fo, flt_kind_name(k));
+    if (!on) {
+      wobj b = {top->f, 0};
+      fputc('{', top->f);
+      m_str(&b, "off", al->off[k]);
+      fputc('}', top->f);
+      continue;
+    }
+    if (!al->max_per_day[k] && !(al->no_after_write >> k & 1) && !al->max_ppm[k] && !al->max_delay_us[k]) {
+      fputs("true", top->f);
+      continue;
+    }
+    wobj b = {top->f, 0};
+    fputc('{', top->f);
+    if (al->max_per_day[k]) {
+      char r[32];
+      snprintf(r, sizeof r, "%" PRId64 "/d", al->max_per_day[k]);
+      m_str(&b, "max_rate", r);
+    }
+    if (al->no_after_write >> k & 1) m_raw(&b, "after_write", "false");
+    if (al->max_ppm[k]) m_int(&b, "max_ppm", al->max_ppm[k]);
+    if (al->max_delay_us[k]) m_dur(&b, "max_delay", al->max_delay_us[k]);
+    fputc('}', top->f);
+  }
+  fputs("}}", top->f);
+}
+
 static void put_inv_list(wobj *o, const char *k, uint32_t mask) {
   if (!mask) return;
   key(o, k);
@@ -680,6 +723,7 @@ static void expect_body(FILE *f, const scn_case *c, const scn_scenario *sc, uint
     put_inv_list(&e, "hold", c->hold_mask);
     put_inv_list(&e, "violate", c->violate_mask);
     put_reach(&e, c->reach_mask);
+    if (c->violate_mask && c->swarm_mode != SCN_SWARM_EVERY) m_str(&e, "swarm", swarm_mode_names[c->swarm_mode]);
   }
   if (with_facts) put_facts(&e, sc, mask);
   fputc('}', f);
@@ -801,6 +845,7 @@ int scn_write(FILE *f, const scn_scenario *sc) {
   put_items(&top, "workload", sc->n_work, sc, item_work);
   put_items(&top, "faults", sc->n_faults, sc, item_fault);
   put_checks(&top, sc);
+  put_swarm(&top, sc);
   put_cases(&top, sc, &base);
   fputs("\n}\n", f);
   return ferror(f) ? -1 : 0;
