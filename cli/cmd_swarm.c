@@ -21,6 +21,7 @@
 #include "cli/cli.h"
 #include "reports/rpt.h"
 #include "scenarios/scn.h"
+#include "scenarios/scn_baseline.h"
 #include "scenarios/scn_json.h"
 #include "scenarios/scn_swarm.h"
 #include "runtime/rt_events.h"
@@ -53,6 +54,13 @@ static const char swarm_usage[] =
     "                     plot, runs per fault kind, and the timeline of the first seed\n"
     "                     of each signature (at most 8)\n"
     "  --repro-dir DIR    where repro files go (default revenant-out)\n"
+    "  --baseline FILE    known signatures (each with its reason): reported as known,\n"
+    "                     they do not fail the swarm; only new ones do\n"
+    "  --write-baseline FILE  write every signature found as a baseline file (the\n"
+    "                     reasons of matching --baseline entries kept, others TODO)\n"
+    "  --all-faults       ignore each file's fault allowance (\"swarm\": {\"faults\"}):\n"
+    "                     draw every kind unbounded (what the allowances exclude;\n"
+    "                     scenarios/swarm-baseline.json lists what that finds)\n"
     "  --expect-reproduce a case that expects violations passes when at least one\n"
     "                     seed reproduces them (its expectation met); the others as usual.\n"
     "                     Prints one 'reproduce:' line per case\n"
@@ -60,14 +68,15 @@ static const char swarm_usage[] =
     "  -h, --help         show this help\n"
     "\n"
     "exit status: 0 every expectation met (--expect-reproduce: every case reproduced or\n"
-    "held), 1 an expectation failed or an expect.reach probe was never reached, 2 usage\n"
+    "held; --baseline: every failure known), 1 an expectation failed (a new signature)\n"
+    "or an expect.reach probe was never reached, 2 usage\n"
     "or scenario error or a file that could not be\n"
     "written, 130/143 stopped by SIGINT/SIGTERM (after writing what finished)\n";
 
 typedef struct sw_opts {
   scn_swarm_opts e;             /* what the engine needs */
   int quiet, shard_count, expect_reproduce;
-  const char *json, *html, *repro_dir;
+  const char *json, *html, *repro_dir, *baseline, *write_baseline;
   cli_paths files;
 } sw_opts;
 
@@ -148,6 +157,8 @@ static int swarm_opt_value(sw_opts *o, const char *a, const char *v) {
   } else if (!strcmp(a, "--case")) o->e.only_case = v;
   else if (!strcmp(a, "--json")) o->json = v;
   else if (!strcmp(a, "--html")) o->html = v;
+  else if (!strcmp(a, "--baseline")) o->baseline = v;
+  else if (!strcmp(a, "--write-baseline")) o->write_baseline = v;
   else o->repro_dir = v;
   return 0;
 }
@@ -155,7 +166,7 @@ static int swarm_opt_value(sw_opts *o, const char *a, const char *v) {
 static int parse_swarm_opts(int argc, char **argv, sw_opts *o) {
   static const char *const takes[] = {"--seeds", "--time", "--timeout", "--duration", "-j", "--strategy",
                                       "--seed-base", "--shard", "--shard-count", "--case", "--json",
-                                      "--html", "--repro-dir", NULL};
+                                      "--html", "--repro-dir", "--baseline", "--write-baseline", NULL};
   memset(o, 0, sizeof *o);
   o->e.strategy = -1;
   o->e.timeout_us = 60000000;
@@ -180,6 +191,8 @@ static int parse_swarm_opts(int argc, char **argv, sw_opts *o) {
       o->quiet = 1;
     } else if (!strcmp(a, "--expect-reproduce")) {
       o->expect_reproduce = 1;
+    } else if (!strcmp(a, "--all-faults")) {
+      o->e.all_faults = 1;
     } else if (a[0] == '-') {
       return usage_error("unknown option", a);
     } else if (cli_expand(&o->files, a)) {
@@ -232,6 +245,10 @@ typedef struct swarm {
   rpt_json_stream js;
   int tty, oom;
   int unreached;           /* (case, probe) pairs of expect.reach no run reached */
+  scn_baseline base;       /* --baseline */
+  int have_base;
+  size_t known, fresh;     /* signature groups the baseline knows, and new ones */
+  uint64_t known_runs;
 } swarm;
 
 static void keep_result(swarm *s, const scn_swarm_result *r) {
@@ -362,7 +379,8 @@ static void replay_cmd(const swarm *s, const scn_swarm_job *jb, char *b, size_t 
   int n = snprintf(b, cap, "revenant swarm %s --case %s --seeds 1 --seed-base 0x%" PRIx64 " --strategy %s",
                    sc->file, sc->cases[jb->ci].label, jb->seed, sim_strategy_name(jb->strategy));
   if (s->o.e.duration_us && n > 0 && (size_t)n < cap)
-    snprintf(b + n, cap - (size_t)n, " --duration %" PRId64 "us", s->o.e.duration_us);
+    n += snprintf(b + n, cap - (size_t)n, " --duration %" PRId64 "us", s->o.e.duration_us);
+  if (s->o.e.all_faults && n > 0 && (size_t)n < cap) snprintf(b + n, cap - (size_t)n, " --all-faults");
 }
 
 /* The rpt_run of job j as the parent knows it (no trace). */
@@ -458,13 +476,21 @@ static int repro_fallback(const swarm *s, const scn_swarm_group *g, const char *
   return bad ? -1 : 0;
 }
 
-/* Prints group k and writes its repro file; 0, or -1 if it cannot. */
-static int report_group(const swarm *s, const scn_swarm_group *g, int k) {
+/* Prints group k and writes its repro file; 0, 1 if the baseline knows it
+** (nothing written), or -1 if it cannot. */
+static int report_group(swarm *s, const scn_swarm_group *g, int k) {
   char path[1200];
   scn_swarm_job jb;
   int rc = 0;
   scn_swarm_job_info(s->eng, g->first_job, &jb);
   const scn_scenario *sc = s->sc[jb.file];
+  const scn_baseline_entry *known =
+      s->have_base ? scn_baseline_match(&s->base, sc->name, sc->cases[jb.ci].label, g->sig) : NULL;
+  if (known) { /* reported, not re-run: no repro file */
+    printf("  signature %d: %s [%s]: %" PRIu64 " run%s, known (baseline): %s\n", k, g->sig,
+           sc->cases[jb.ci].label, g->count, g->count == 1 ? "" : "s", known->reason);
+    return 1;
+  }
   if (g->whole_case) { /* a verdict on the case over the swarm: no run to re-run */
     if (!s->o.quiet) printf("FAIL %s [%s]: %s\n", sc->name, sc->cases[jb.ci].label, g->failure);
     printf("  signature %d: %s [%s]: none of %" PRIu64 " run%s\n", k, g->sig, sc->cases[jb.ci].label, g->count,
@@ -658,13 +684,64 @@ static int report_reach(const swarm *s, const scn_swarm_stats *st) {
   return missing;
 }
 
+/* --write-baseline: one entry per signature group (a group the baseline
+** knew keeps that entry's reason and pattern). */
+static int write_baseline(swarm *s, const scn_swarm_group *g, size_t ng) {
+  scn_baseline_entry *e = calloc(ng ? ng : 1, sizeof *e);
+  size_t n = 0;
+  int rc = -1;
+  if (!e) return -1;
+  for (size_t k = 0; k < ng; k++) {
+    scn_swarm_job jb;
+    scn_swarm_job_info(s->eng, g[k].first_job, &jb);
+    const scn_scenario *sc = s->sc[jb.file];
+    scn_baseline_entry x;
+    const scn_baseline_entry *old = NULL;
+    for (size_t i = 0; s->have_base && i < s->base.n && !old; i++) {
+      const scn_baseline_entry *b = &s->base.e[i];
+      if (!strcmp(b->scenario, sc->name) && (!b->case_name[0] || !strcmp(b->case_name, sc->cases[jb.ci].label)) &&
+          scn_baseline_sig_match(b->signature, g[k].sig))
+        old = b;
+    }
+    if (old) {
+      x = *old;
+    } else {
+      memset(&x, 0, sizeof x);
+      snprintf(x.scenario, sizeof x.scenario, "%s", sc->name);
+      snprintf(x.case_name, sizeof x.case_name, "%s", sc->cases[jb.ci].label);
+      snprintf(x.signature, sizeof x.signature, "%s", g[k].sig);
+      snprintf(x.reason, sizeof x.reason, "TODO: why this is known (the SDK behaviour or the model limit)");
+    }
+    int dup = 0;
+    for (size_t i = 0; i < n && !dup; i++)
+      dup = !strcmp(e[i].scenario, x.scenario) && !strcmp(e[i].case_name, x.case_name) &&
+            !strcmp(e[i].signature, x.signature);
+    if (!dup) e[n++] = x;
+  }
+  cli_out f;
+  if (cli_out_open(&f, s->o.write_baseline) == 0) {
+    if (scn_baseline_write(f.f, e, n) == 0) rc = cli_out_commit(&f);
+    else {
+      fprintf(stderr, "revenant swarm: cannot write %s\n", s->o.write_baseline);
+      cli_out_abort(&f);
+    }
+  }
+  free(e);
+  return rc;
+}
+
 static int report(swarm *s) {
   size_t ng;
   scn_swarm_stats st;
   const scn_swarm_group *g = scn_swarm_groups(s->eng, &ng);
   int rc = 0;
-  for (size_t k = 0; k < ng; k++)
-    if (report_group(s, &g[k], (int)k + 1)) rc = -1;
+  for (size_t k = 0; k < ng; k++) {
+    int r = report_group(s, &g[k], (int)k + 1);
+    if (r < 0) rc = -1;
+    if (r == 1) s->known++, s->known_runs += g[k].count;
+    else s->fresh++;
+  }
+  if (s->o.write_baseline && write_baseline(s, g, ng)) rc = -1;
   if (s->o.json && s->stream) {
     if (!s->json.f || rpt_json_end(&s->js, NULL, 0)) {
       if (s->json.f) fprintf(stderr, "revenant swarm: cannot write %s\n", s->o.json);
@@ -685,6 +762,12 @@ static int report(swarm *s) {
   if (cli_stop) printf("interrupted after %.0f seeds\n", seeds);
   if (!s->o.quiet) report_probes(s);
   s->unreached = st.runs ? report_reach(s, &st) : 0;
+  if (s->have_base) {
+    size_t unseen = 0;
+    for (size_t i = 0; i < s->base.n; i++) unseen += s->base.e[i].matched == 0;
+    printf("baseline: %zu known signature%s (%" PRIu64 " runs), %zu new; %zu of %zu entries not seen\n", s->known,
+           s->known == 1 ? "" : "s", s->known_runs, s->fresh, unseen, s->base.n);
+  }
   rpt_text_summary(stdout, (size_t)(st.runs - st.failed), (size_t)st.failed);
   return rc;
 }
@@ -765,6 +848,7 @@ static void swarm_free(swarm *s) {
   }
   free(s->sc);
   cli_paths_free(&s->o.files);
+  scn_baseline_free(&s->base);
 }
 
 int cli_cmd_swarm(int argc, char **argv) {
@@ -772,6 +856,14 @@ int cli_cmd_swarm(int argc, char **argv) {
   char err[1200];
   memset(&s, 0, sizeof s);
   int rc = parse_swarm_opts(argc, argv, &s.o);
+  if (!rc && s.o.baseline) {
+    if (scn_baseline_load(s.o.baseline, &s.base, err, sizeof err)) {
+      fprintf(stderr, "%s\n", err);
+      rc = 2;
+    } else {
+      s.have_base = 1;
+    }
+  }
   if (rc || load_all(&s)) {
     swarm_free(&s);
     return 2;
@@ -822,7 +914,8 @@ int cli_cmd_swarm(int argc, char **argv) {
   else {
     scn_swarm_stats_get(s.eng, &st);
     int cases_bad = reproduce_report(&s, &st);
-    rc = st.failed || cases_bad || s.unreached ? 1 : 0;
+    if (s.have_base) rc = s.fresh || s.unreached || s.oom ? 1 : 0; /* cases that fail have groups */
+    else rc = st.failed || cases_bad || s.unreached ? 1 : 0;
   }
   swarm_free(&s);
   return rc;

@@ -122,6 +122,7 @@ void scn_swarm_job_scenario(const scn_swarm *s, uint64_t j, scn_scenario *m) {
   scn_mix mix;
   const sw_unit *u = job_unit(s, j, &seed);
   scn_copy(m, s->sc[u->file]);
+  if (s->o.all_faults) m->allow.given = 0;
   if (s->o.duration_us && m->duration_us > s->o.duration_us) scn_truncate(m, s->o.duration_us);
   scn_swarm_mix(m, seed, &mix);
   m->strategy = job_strategy(s, s->sc[u->file]);

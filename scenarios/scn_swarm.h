@@ -96,6 +96,8 @@ typedef struct scn_swarm_opts {
   scn_swarm_progress_fn on_progress; /* about 5 times a second while running */
   scn_swarm_extra_fn worker_extra;   /* NULL: none */
   void *ctx;
+  int all_faults;          /* 1: ignore each file's fault allowance (swarm.faults):
+                              every kind of the mix, unbounded (--all-faults) */
   int reproduce;           /* 1: every case with expected violations is judged as
                               expect.swarm "once" (--expect-reproduce) */
   int have_crash_seed, have_hang_seed; /* test hooks (tests/test_swarm.c) */
