@@ -614,8 +614,16 @@ static int write_html(swarm *s) {
   for (size_t i = 0; i < s->o.files.n && tl < sizeof title; i++)
     tl += (size_t)snprintf(title + tl, sizeof title - tl, " %s", s->o.files.v[i]);
   if (tl < sizeof title) snprintf(title + tl, sizeof title - tl, "; shard %d/%d", s->o.e.shard_i, s->o.e.shard_n);
+  rpt_swarm_probe probes[RT_PROBE_COUNT];
+  const scn_swarm_probe *pr = scn_swarm_probes(s->eng);
+  for (int p = 0; p < RT_PROBE_COUNT; p++) {
+    scn_swarm_job jb;
+    scn_swarm_job_info(s->eng, pr[p].first_unit, &jb); /* job u is unit u's first */
+    probes[p] = (rpt_swarm_probe){rt_probe_name(p), pr[p].runs, pr[p].first_seed, s->sc[jb.file]->name,
+                                  s->sc[jb.file]->cases[jb.ci].label};
+  }
   rpt_swarm sw = {title, st.runs, st.failed, st.units ? st.runs / st.units : 0, sigs, ng,
-                  h->rec, h->n_rec, h->kinds, h->n_kinds};
+                  h->rec, h->n_rec, h->kinds, h->n_kinds, probes, RT_PROBE_COUNT};
   cli_out f;
   if (cli_out_open(&f, s->o.html)) goto out;
   rpt_html_stream w;
