@@ -330,6 +330,8 @@ char *scn_signature(const scn_scenario *sc, int ci, const scn_result *res, char 
   for (int i = 0; i < chk_facts_count(res->facts); i++)
     if (!chk_facts_result(res->facts, i)->passed) {
       snprintf(buf, cap, "fact:%s/-/-", chk_facts_fact(res->facts, i)->name);
+      for (char *p = buf + 5; *p && strcmp(p, "/-/-"); p++) /* a "/" in the name would split it */
+        if (*p == '/') *p = '_';
       return buf;
     }
   snprintf(buf, cap, "other/-/-");
