@@ -4,7 +4,9 @@
 ** seeds in forked workers and hands back results in job order and the
 ** failure groups by signature. Each group's smallest seed is re-run in a
 ** child (scn_swarm_rerun) that prints its report and writes the group's
-** repro file.
+** repro file, unless a --baseline (scenarios/scn_baseline.h) knows the
+** signature: then one line with the entry's reason, and the group does not
+** fail the swarm.
 **
 ** Test-only hooks (environment): REVENANT_TEST_CRASH_SEED=N makes the run
 ** of seed N raise SIGSEGV, REVENANT_TEST_HANG_SEED=N makes it hang; they
@@ -30,7 +32,10 @@ static const char swarm_usage[] =
     "usage: revenant swarm FILE... (--seeds N | --time 60s) [options]\n"
     "\n"
     "Runs every case of every scenario with many seeds; each seed also draws\n"
-    "its own fault mix (stream \"swarm.mix\"). Workers are separate processes:\n"
+    "its own fault mix (stream \"swarm.mix\") within the file's allowance\n"
+    "(\"swarm\": {\"faults\"}); a case's expected violations are judged per its\n"
+    "mode (expect.swarm: every seed, once across the swarm, or report only).\n"
+    "Workers are separate processes:\n"
     "a crash or hang is reported as a failure with its seed. Failures are\n"
     "grouped by signature, with one repro file per signature. The report ends\n"
     "with the probes the runs reached (docs/trace.md \"Probes\") and the ones\n"
