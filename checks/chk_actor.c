@@ -20,7 +20,8 @@
 
 /* ---- no_wedge ----------------------------------------------------------- */
 
-void chk__actor_progress(chk_set *c, uint32_t actor) {
+static void actor_progress(chk_set *c, void *st, uint32_t actor) {
+  (void)st;
   chk_actor *a = chk__actor(c, actor);
   if (!a) return;
   a->streak = 0;
@@ -166,7 +167,8 @@ static int chk_user_callback(const chk_set *c, uint32_t s) {
 
 /* ---- records ------------------------------------------------------------ */
 
-void chk__actor_record(chk_set *c, const sim_rec *r, uint64_t idx) {
+static void actor_record(chk_set *c, void *st, const sim_rec *r, uint64_t idx) {
+  (void)st;
   if (r->kind == RT_EV_FAULT) {
     chk_serve_reset(c);
     return;
@@ -182,7 +184,7 @@ void chk__actor_record(chk_set *c, const sim_rec *r, uint64_t idx) {
       a->attempt++;
       break;
     case RT_EV_STARTUP_OK:
-      chk__actor_progress(c, r->actor);
+      actor_progress(c, NULL, r->actor);
       break;
     case RT_EV_GATE_TIMEOUT:
     case RT_EV_STARTUP_FAIL:
@@ -229,6 +231,12 @@ void chk__actor_record(chk_set *c, const sim_rec *r, uint64_t idx) {
   }
 }
 
-void chk__actor_finish(chk_set *c, int64_t end_us) {
+static void actor_finish(chk_set *c, void *st, int64_t end_us) {
+  (void)st;
   for (uint32_t i = 0; i < c->n_actors; i++) chk_serve_finish(c, i, end_us);
 }
+
+const chk_class chk__actor_class = {.name = "actor",
+                                    .on_progress = actor_progress,
+                                    .on_record = actor_record,
+                                    .on_finish = actor_finish};
