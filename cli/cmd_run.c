@@ -530,7 +530,10 @@ static int is_repro_file(const char *path) {
 static scn_scenario *load_one(run_state *st, const char *path) {
   char err[1024];
   scn_scenario *sc = calloc(1, sizeof *sc); /* large: off the stack */
-  if (sc && scn_load(path, sc, err, sizeof err) == 0) return sc;
+  if (sc && scn_load(path, sc, err, sizeof err) == 0) {
+    if (sc->note[0]) fprintf(stderr, "revenant: %s: note: %s\n", path, sc->note);
+    return sc;
+  }
   if (!sc) snprintf(err, sizeof err, "%s: out of memory", path);
   else if (is_repro_file(path))
     snprintf(err, sizeof err, "%s: this is a repro file, not a scenario: use revenant replay %s", path, path);

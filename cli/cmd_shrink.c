@@ -140,6 +140,7 @@ static int load_input(const shrink_opts *o, shrink_in *in) {
     in->st = in->sc.strategy;
   }
   cJSON_Delete(doc);
+  if (!rc && in->sc.note[0]) fprintf(stderr, "revenant shrink: note: %s\n", in->sc.note);
   if (rc) {
     fprintf(stderr, "%s\n", err);
     return 2;
