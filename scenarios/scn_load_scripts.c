@@ -16,6 +16,7 @@
 */
 #include <cJSON.h>
 #include <limits.h>
+#include <sys/stat.h>
 
 #include "scenarios/scn_internal.h"
 #include "scenarios/scn_load_internal.h"
@@ -192,8 +193,10 @@ static int one_script(ld *L, const cJSON *n, const cJSON *embeds) {
   scn_script *s = &sc->scripts[sc->n_scripts];
   memset(s, 0, sizeof *s);
   snprintf(s->path, sizeof s->path, "%s", p);
-  if (!strcmp(sc->dir, ".")) snprintf(s->file, sizeof s->file, "%s", p);
-  else snprintf(s->file, sizeof s->file, "%s/%s", sc->dir, p);
+  char dir[sizeof sc->dir];
+  dir_of(sc->file, dir, sizeof dir); /* even when it does not exist: the name in messages */
+  if (!strcmp(dir, ".")) snprintf(s->file, sizeof s->file, "%s", p);
+  else snprintf(s->file, sizeof s->file, "%s/%s", dir, p);
   const cJSON *e = ld_get(embeds, p);
   if (e ? embedded_script(L, e, s) : read_script(L, n, s)) return -1;
   sc->n_scripts++;
@@ -218,6 +221,8 @@ int ld_load_invariants(ld *L) {
   scn_scenario *sc = L->sc;
   const cJSON *inv = ld_get(L->root, "invariants"), *embeds = ld_get(L->root, "scripts");
   dir_of(sc->file, sc->dir, sizeof sc->dir);
+  struct stat dst;
+  if (stat(sc->dir, &dst) != 0 || !S_ISDIR(dst.st_mode)) sc->dir[0] = '\0'; /* require refused */
   if (!inv) {
     if (embeds) return scn_errf(L->err, L->d, embeds, "scripts: only with \"invariants\"");
     return 0;
@@ -236,7 +241,7 @@ int ld_load_invariants(ld *L) {
   for (int i = 0; i < sc->n_scripts; i++)
     ls[i] = (chk_lua_script){sc->scripts[i].file, sc->scripts[i].text, sc->scripts[i].len};
   char names[CHK_LUA_MAX_INVARIANTS][CHK_NAME_MAX], e[1500];
-  chk_lua_opts o = {.dir = sc->dir};
+  chk_lua_opts o = {.dir = sc->dir[0] ? sc->dir : NULL};
   int n = chk_lua_probe(ls, sc->n_scripts, &o, names, CHK_LUA_MAX_INVARIANTS, e, sizeof e);
   if (n < 0) return scn_errf(L->err, L->d, inv, "invariants: %s", e);
   if (n == 0)

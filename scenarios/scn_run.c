@@ -365,7 +365,7 @@ int scn__attach_lua(const scn_scenario *sc, chk_set *c, char *err, size_t errlen
   chk_lua_script ls[CHK_LUA_MAX_SCRIPTS];
   for (int i = 0; i < sc->n_scripts; i++)
     ls[i] = (chk_lua_script){sc->scripts[i].file, sc->scripts[i].text, sc->scripts[i].len};
-  chk_lua_opts o = {.dir = sc->dir};
+  chk_lua_opts o = {.dir = sc->dir[0] ? sc->dir : NULL};
   return chk_lua_attach(c, ls, sc->n_scripts, &o, err, errlen);
 }
 
