@@ -49,6 +49,9 @@ typedef struct cl_state {
   int failed;
   uint64_t calls;
   int ro_ref, pairs_ref, next_ref; /* pieces of every record's metatable */
+  int done_ref;            /* the dispatcher's sentinel (a private table) */
+  rt_lua_co disp;          /* the dispatcher coroutine, reused by every callback */
+  int disp_on;
   char err[4096];
 } cl_state;
 
@@ -263,6 +266,38 @@ static int cl_violate(lua_State *L) {
   return 0;
 }
 
+/* ---- the dispatcher ----------------------------------------------------- */
+
+/* One coroutine runs every callback in turn: starting a coroutine per
+** callback costs more than the callback. The host resumes it with
+** (function, argument); it calls the function and yields its sentinel.
+** Any other yield is the user's own (an error). */
+static const char cl_dispatcher[] =
+    "local done = ...\n"
+    "local callback, record = coroutine.yield(done)\n"
+    "while true do\n"
+    "  callback(record)\n"
+    "  callback, record = coroutine.yield(done)\n"
+    "end\n";
+
+/* Starts the dispatcher; 0, or -1 with err. */
+static int cl_dispatch_start(cl_state *st, char *err, size_t errlen) {
+  lua_State *L = rt_lua_L(st->x);
+  if (rt_lua_load(st->x, "revenant", cl_dispatcher, sizeof cl_dispatcher - 1) != RT_LUA_DONE) {
+    snprintf(err, errlen, "cannot start the invariants: %s", rt_lua_error(st->x));
+    return -1;
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, st->done_ref);
+  int rc = rt_lua_start(st->x, 1, &st->disp);
+  if (rc != RT_LUA_YIELDED) {
+    if (rc == RT_LUA_DONE) rt_lua_co_release(st->x, &st->disp);
+    snprintf(err, errlen, "cannot start the invariants: %s", rt_lua_error(st->x));
+    return -1;
+  }
+  st->disp_on = 1;
+  return 0;
+}
+
 /* ---- the state ---------------------------------------------------------- */
 
 static void cl_push_closure(lua_State *L, cl_state *st, lua_CFunction fn) {
@@ -286,6 +321,8 @@ static int cl_install(lua_State *L) {
   st->pairs_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_getglobal(L, "next");
   st->next_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_newtable(L);
+  st->done_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   return 0;
 }
 
@@ -293,6 +330,7 @@ static void cl_free(void *p) {
   cl_state *st = p;
   if (!st) return;
   for (int i = 0; i < st->n_inv; i++) free(st->inv[i].kinds);
+  if (st->disp_on) rt_lua_co_release(st->x, &st->disp);
   rt_lua_free(st->x);
   free(st);
 }
@@ -356,21 +394,28 @@ int chk_lua_probe(const chk_lua_script *s, int n, const chk_lua_opts *o, char (*
 
 /* ---- the checker -------------------------------------------------------- */
 
-/* Runs invariant i's callback ref with the value at the top of the main
-** stack as its argument (nargs 1) or none; notes the first failure. */
+/* Runs invariant i's callback ref on the dispatcher with the value at the
+** top of the main stack as its argument (nargs 1) or nil; notes the first
+** failure. */
 static void cl_call(cl_state *st, int i, int ref, int nargs) {
   lua_State *L = rt_lua_L(st->x);
-  rt_lua_co co;
   lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
   if (nargs) lua_pushvalue(L, -2);
+  else lua_pushnil(L);
   st->cur = i;
   st->calls++;
-  int rc = rt_lua_start(st->x, nargs, &co);
+  int rc = rt_lua_resume(st->x, &st->disp, 2);
   st->cur = -1;
-  if (rc == RT_LUA_DONE || rc == RT_LUA_YIELDED) rt_lua_co_release(st->x, &co);
-  if (rc == RT_LUA_DONE) return;
+  int ours = 0;
+  if (rc == RT_LUA_YIELDED && st->disp.nres == 1) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, st->done_ref);
+    lua_xmove(L, st->disp.L, 1);
+    ours = lua_rawequal(st->disp.L, -1, -2);
+    lua_pop(st->disp.L, 1);
+  }
+  if (ours) return;
   st->failed = 1;
-  if (rc == RT_LUA_YIELDED)
+  if (rc == RT_LUA_YIELDED || rc == RT_LUA_DONE)
     snprintf(st->err, sizeof st->err, "invariant %s: %s yielded (invariant callbacks cannot wait)",
              st->inv[i].name, nargs ? "on_record" : "on_finish");
   else
@@ -421,6 +466,10 @@ static const chk_class chk_lua_class = {
 int chk_lua_attach(chk_set *c, const chk_lua_script *s, int n, const chk_lua_opts *o, char *err, size_t errlen) {
   cl_state *st = cl_new(c, s, n, o, err, errlen);
   if (!st) return -1;
+  if (cl_dispatch_start(st, err, errlen)) {
+    cl_free(st);
+    return -1;
+  }
   if (chk_register(c, &chk_lua_class, st) != 0) {
     snprintf(err, errlen, "out of memory registering the Lua invariants");
     return -1;
