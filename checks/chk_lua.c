@@ -140,7 +140,7 @@ static int cl_spec_fn(lua_State *L, const char *name, const char *field) {
   return luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
-static void cl_spec_kinds(lua_State *L, cl_state *st, cl_inv *v) {
+static void cl_spec_kinds(lua_State *L, cl_inv *v) {
   int ty = lua_getfield(L, 2, "kinds");
   if (ty == LUA_TNIL) {
     lua_pop(L, 1);
@@ -169,7 +169,6 @@ static void cl_spec_kinds(lua_State *L, cl_state *st, cl_inv *v) {
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
-  (void)st;
 }
 
 /* The smallest string key of the spec table that is not a known field, or
@@ -213,7 +212,7 @@ static int cl_invariant(lua_State *L) {
   v->id = id;
   v->on_record = v->on_finish = LUA_NOREF;
   st->n_inv++; /* counted now so that a later error still frees kinds */
-  cl_spec_kinds(L, st, v);
+  cl_spec_kinds(L, v);
   v->on_record = cl_spec_fn(L, name, "on_record");
   v->on_finish = cl_spec_fn(L, name, "on_finish");
   if (v->on_record == LUA_NOREF && v->on_finish == LUA_NOREF)
