@@ -272,6 +272,7 @@ static void record_free(run_record *rec) {
 }
 
 static uint32_t crash_check_mask(const scn_case *cs);
+static void add_error(run_state *st, const char *file, const char *msg);
 
 /* The progress line on a terminal (stderr) for a seed range, at most 5
 ** times a second. */
@@ -312,8 +313,9 @@ static int run_one(run_state *st, const scn_scenario *sc, int ci, uint64_t seed)
   int rc = scn_run_case_ex(sc, ci, seed, strat, &ro, &rec->res);
   size_t n_rec = rpt_recovery_stream_end(rs);
   ro.observer = NULL; /* a second run (--check-determinism) is not measured again */
-  if (rc) {
+  if (rc) { /* e.g. a Lua invariant's error: also in the JSON "errors" and JUnit */
     fprintf(stderr, "revenant: %s: %s\n", sc->file, rec->res.failure);
+    add_error(st, sc->file, rec->res.failure);
     record_free(rec);
     return -1;
   }

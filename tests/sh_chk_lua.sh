@@ -62,10 +62,12 @@ rv shrink elsewhere/r.json --invariant charged_once -o "$T/small.json"
 ok $(( rc != 0 )) "shrink --invariant takes the Lua invariant's name"
 
 printf 'revenant.invariant("charged_once", {on_record = function(r)\n  local t = nil\n  return t.x\nend})\n' > "$T/a/lua/charge.lua"
-rv run a/s.json
+rv run a/s.json --json e.json
 ok $(( rc != 2 )) "an error inside on_record is a scenario error (exit 2)"
 has "invariant charged_once: a/lua/charge.lua:3: attempt to index a nil value" && has "stack traceback:"
 ok $? "... with file:line and a traceback"
+grep -q '"errors"' "$T/e.json" && grep -q 'a/lua/charge.lua:3: attempt to index a nil value.*stack traceback' "$T/e.json"
+ok $? "... also in the JSON report's errors"
 printf 'revenant.invariant("charged_once", {on_record = function(r) end})\nlocal = 1\n' > "$T/a/lua/charge.lua"
 rv run a/s.json
 ok $(( rc != 2 )) "a syntax error exits 2"
