@@ -176,10 +176,8 @@ static int chk_grow(void **arr, size_t *cap, size_t need, size_t sz) {
 /* ---- tables ------------------------------------------------------------- */
 
 static void chk_actor_init(chk_actor *a) {
-  a->last_death_idx = a->arrive_idx = a->ok_idx = CHK_NO_INDEX;
+  a->last_death_idx = CHK_NO_INDEX;
   a->snap_first_idx = a->rec_begin_idx = a->onstart_idx = CHK_NO_INDEX;
-  a->acquire_idx = a->release_idx = a->fire_first_idx = CHK_NO_INDEX;
-  for (int i = 0; i < 4; i++) a->fire_last_idx[i] = CHK_NO_INDEX;
 }
 
 chk_actor *chk__actor(chk_set *c, uint32_t actor) {
@@ -622,4 +620,14 @@ int chk__last_fault(const chk_set *c, int64_t *t_us, uint64_t *idx) {
 uint32_t chk__actor_life(chk_set *c, uint32_t actor) {
   chk_actor *a = chk__actor(c, actor);
   return a ? a->life : 0;
+}
+
+uint64_t chk__actor_last_death(chk_set *c, uint32_t actor) {
+  chk_actor *a = chk__actor(c, actor);
+  return a ? a->last_death_idx : CHK_NO_INDEX;
+}
+
+int chk__actor_running(chk_set *c, uint32_t actor) {
+  chk_actor *a = chk__actor(c, actor);
+  return a ? a->active : 0;
 }

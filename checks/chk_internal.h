@@ -4,15 +4,15 @@
 ** Not part of the public API. The core (chk.c) owns the set, the per-actor
 ** array, the fiber and tool-run tables, the transaction buffer and the
 ** violation list, and calls the registered checkers (chk_reg.h; the
-** built-in ones are listed in chk_builtin.c). Four of them share the
+** built-in ones are listed in chk_builtin.c). Three of them share the
 ** fiber, tool-run and actor tables declared here:
 **   chk_fiber.c    stash_durable, no_double_recovery, effects_once, and
 **                  the fiber rows of recovery_finishes (work lost)
 **   chk_toolrun.c  committed tool-run status, startup_snapshot,
 **                  toolrun_terminal_immutable
 **   chk_recovery.c recovery_finishes: stale work and its time windows
-**   chk_actor.c    no_wedge, keepalive_holds
 ** The others keep their own state and include only chk_reg.h:
+**   chk_actor.c    no_wedge, keepalive_holds (its own per-actor table)
 **   chk_executor.c checkpoint_contract (seed 002; its own turn table)
 **   chk_thread.c   no_lost_update, versions_contiguous, run_state_scoped,
 **                  toolcall_state_scoped (seed 004; its own thread table)
@@ -129,20 +129,6 @@ typedef struct chk_actor {
   size_t n_watch, cap_watch;
   chk_life *lives;
   size_t n_lives, cap_lives;
-  /* no_wedge: streak of failed startups / gate resets */
-  int streak;
-  uint64_t streak_idx[CHK_MAX_CHAIN];  /* ring of the last counted events */
-  int64_t streak_t0;                   /* time of the first one */
-  int streak_gate, streak_startup;     /* how many of each kind */
-  int streak_reported;
-  uint32_t attempt, counted_attempt;   /* one failure per startup attempt */
-  /* no_wedge liveness: first request after the last fault */
-  int arrived;
-  int64_t arrive_t;
-  uint64_t arrive_idx;
-  int served;
-  int64_t ok_t;
-  uint64_t ok_idx;
   /* startup_snapshot */
   int64_t *snap;                    /* sorted run ids */
   size_t n_snap, cap_snap;
@@ -154,18 +140,7 @@ typedef struct chk_actor {
   uint32_t onstart_life;            /* life of the last ONSTART_BEGIN */
   uint64_t onstart_idx;
   int64_t onstart_t;
-  /* keepalive_holds */
-  int64_t refs;
-  uint64_t acquire_idx;             /* the last record that took a ref */
-  int64_t acquire_t;
-  uint64_t release_idx;             /* the last record that left refs at 0 */
-  int active;                       /* fibers running in this life */
-  int fire_streak;                  /* fires with refs 0 and nothing running */
-  int in_alarm;                     /* between an ALARM_FIRE and its ALARM_DONE */
-  int64_t fire_t0;
-  uint64_t fire_first_idx;
-  uint64_t fire_last_idx[4];
-  int fire_reported;
+  int active;                       /* fibers running in this life (chk_fiber.c) */
 } chk_actor;
 
 /* ---- effects_once ------------------------------------------------------- */

@@ -128,4 +128,11 @@ int chk__last_fault(const chk_set *c, int64_t *t_us, uint64_t *idx);
 /* The actor's wakes so far (its life number; 0 before its first). */
 uint32_t chk__actor_life(chk_set *c, uint32_t actor);
 
+/* The record of the actor's last death, CHK_NO_INDEX if none. */
+uint64_t chk__actor_last_death(chk_set *c, uint32_t actor);
+
+/* Fibers running in the actor's current life (counted by the fiber
+** checker from FIBER_START / FIBER_DONE; 0 after a death). */
+int chk__actor_running(chk_set *c, uint32_t actor);
+
 #endif
