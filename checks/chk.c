@@ -1,6 +1,8 @@
 /*
-** chk.c: the checker set: parameters, names, the observer, per-actor state,
-** the fiber / tool-run / effect tables, transactions and violations.
+** chk.c: the checker set: parameters, names (built-in and user invariants),
+** the observer, per-actor state, the fiber / tool-run / effect tables,
+** transactions, violations, and the registered checkers (chk_reg.h), which
+** the observer calls hook by hook in registration order without naming any.
 **
 ** Transactions: RT_EV_WRITE and RT_EV_STASH records wait on their actor's
 ** pending list until RT_EV_TXN_COMMIT of their txn id on the same actor
