@@ -148,7 +148,8 @@ static void chk_fiber_done(chk_set *c, const sim_rec *r) {
   f->run_life = 0;
 }
 
-void chk__fiber_record(chk_set *c, const sim_rec *r, uint64_t idx) {
+static void fiber_record(chk_set *c, void *st, const sim_rec *r, uint64_t idx) {
+  (void)st;
   chk_fiber *f;
   chk_actor *a;
   switch (r->kind) {
@@ -216,14 +217,16 @@ static void chk_fiber_deleted(chk_set *c, chk_fiber *f,
                chk__secs(t2, sizeof t2, commit->t_us));
 }
 
-void chk__fiber_rollback(chk_set *c, uint32_t actor, const chk_pending *pd) {
+static void fiber_rollback(chk_set *c, void *st, uint32_t actor, const chk_pending *pd) {
+  (void)st;
   if (pd->is_stash || pd->op != RT_W_FIBER_DELETE) return;
   chk_fiber *f = chk__fiber(c, actor, pd->key, 0);
   if (f && f->handed && !f->deleted) f->handed = 0;
 }
 
-void chk__fiber_commit(chk_set *c, uint32_t actor, const chk_pending *pd,
-                       const sim_rec *commit, uint64_t commit_idx) {
+static void fiber_commit(chk_set *c, void *st, uint32_t actor, const chk_pending *pd,
+                         const sim_rec *commit, uint64_t commit_idx) {
+  (void)st;
   if (!pd->is_stash && pd->op != RT_W_FIBER_INSERT &&
       pd->op != RT_W_FIBER_DELETE)
     return;
@@ -248,3 +251,6 @@ void chk__fiber_commit(chk_set *c, uint32_t actor, const chk_pending *pd,
   chk__watch(c, a, 0, fi);
   if (!a->alive && !f->done) chk__stale_mark(c, 0, fi, commit->t_us, commit_idx);
 }
+
+const chk_class chk__fiber_class = {
+    .name = "fiber", .on_commit = fiber_commit, .on_rollback = fiber_rollback, .on_record = fiber_record};

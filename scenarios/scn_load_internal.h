@@ -118,6 +118,11 @@ int ld_load_swarm(ld *L);
 /* expect.swarm of case c (after its hold and violate lists). */
 int ld_swarm_mode(ld *L, const cJSON *ex, scn_case *c);
 
+/* ---- scn_load_scripts.c ------------------------------------------------- */
+
+/* "invariants" (and "scripts") into sc->scripts and sc->lua_inv. */
+int ld_load_invariants(ld *L);
+
 /* ---- scn_load_facts.c --------------------------------------------------- */
 
 /* An expectation's "facts" array into sc->facts, each applying to the

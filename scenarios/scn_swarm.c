@@ -678,11 +678,12 @@ static void unit_groups(scn_swarm *s) {
     const scn_swarm_tally *t = &s->tally[u];
     if (t->mode != SCN_SWARM_ONCE || t->runs == 0 || t->met > 0) continue;
     int inv = 0;
-    while (inv < CHK_INVARIANT_COUNT && !(c->violate_mask & (1u << inv))) inv++;
+    while (inv < CHK_MAX_INVARIANTS - 1 && !(c->violate_mask & (1u << inv))) inv++;
     char sig[160], failure[400];
     scn_swarm_job jb;
     scn_swarm_job_info(s, u, &jb);
-    snprintf(sig, sizeof sig, "unreproduced:%s/-/-", chk_invariant_name((chk_invariant)inv));
+    const char *name = chk_invariant_name((chk_invariant)inv);
+    snprintf(sig, sizeof sig, "unreproduced:%s/-/-", name ? name : "?");
     snprintf(failure, sizeof failure,
              "expected %s in at least one seed (expect.swarm: once), but none of %" PRIu64 " seeds did",
              c->expect_text, t->runs);
