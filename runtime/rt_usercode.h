@@ -62,7 +62,8 @@ typedef enum rt_uc_cmd_kind {
   RT_UC_CMD_WORK = 1,   /* min_us..max_us of virtual time, drawn from the
                            stream "runtime.work" (user work: an LLM call,
                            a fetch); resumes ok */
-  RT_UC_CMD_SLEEP = 2,  /* exactly min_us of virtual time; resumes ok */
+  RT_UC_CMD_SLEEP = 2,  /* exactly min_us of virtual time; resumes ok;
+                           min_us < 0: never (a promise that never settles) */
   RT_UC_CMD_CALL = 3,   /* RPC `method` on actor `target` with JSON `args`;
                            resumes with the reply (ok 0: the call failed) */
   RT_UC_CMD_AWAIT_FIBER = 4, /* the fiber `fiber` (rt_sdk_run_fiber) ends;
@@ -107,6 +108,8 @@ typedef struct rt_uc_in {
 /* One running invocation of an asynchronous callback: the agent layer owns
 ** the struct, the implementation keeps its continuation in `frame`. */
 typedef struct rt_uc_frame {
+  int hook;                 /* the rt_uc_hook that started it (set by the
+                               agent layer; declared below) */
   int64_t key;              /* fiber id, orphan row id, request id: the
                                invocation's identity in the trace */
   void *frame;              /* implementation's continuation (a coroutine
