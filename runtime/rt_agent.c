@@ -70,14 +70,6 @@ int rt__prog_find(rt_world *w, const char *name) {
   return -1;
 }
 
-static const rt_recovery_policy *policy_for(const rt_actor_spec *sp, const char *name) {
-  static const rt_recovery_policy dflt = {.action = RT_RECOVER_RESUME};
-  for (int i = 0; i < sp->n_policies; i++)
-    if (!sp->policies[i].fiber_name[0] || !strcmp(sp->policies[i].fiber_name, name))
-      return &sp->policies[i];
-  return &dflt;
-}
-
 /* #1729 follow-up alarm delay: min(FIBER_RECOVERY_MAX_BACKOFF_MS,
 ** keepAliveIntervalMs * 2^min(noProgressScans, 20)) (index.ts,
 ** _scheduleNextAlarmBody). */
@@ -240,14 +232,10 @@ static void fiber_end_with(rt_world *w, uint32_t a, rt_fiber *f, int ok, const c
     rt__request_result(w, a, &m, ok, ok ? NULL : result, ok ? result : NULL);
 }
 
-static void fiber_end(rt_world *w, uint32_t a, rt_fiber *f, int ok) {
-  fiber_end_with(w, a, f, ok, ok ? NULL : "fiber body threw");
-}
-
 /* The resume point of a stash at step index i (the step after it is i+1):
 ** a stash commits with its whole turn, so resume after that turn, at the
 ** next step that ends a turn (work, call) or at the end. */
-static int turn_end(const rt_program *p, int from) {
+int rt__turn_end(const rt_program *p, int from) {
   int j = from;
   while (j < p->n_steps && p->steps[j].kind != RT_STEP_WORK && p->steps[j].kind != RT_STEP_CALL)
     j++;
@@ -261,82 +249,96 @@ static int resume_pc(const rt_program *p, int snap_pc, const char *snap) {
   for (int k = p->n_steps - 1; snap && k >= 0; k--)
     if (p->steps[k].kind == RT_STEP_STASH && p->steps[k].has_value &&
         strcmp(p->steps[k].name, snap) == 0)
-      return turn_end(p, k + 1);
+      return rt__turn_end(p, k + 1);
   return 0;
 }
 
 static void fiber_wake(sim *s, void *ctx, uint64_t arg);
 
-/* Runs steps from f->pc until a step waits (work, call) or the body ends. */
-static void fiber_run(rt_world *w, uint32_t a, rt_fiber *f) {
-  const rt_program *p = &RT_AW(w)->progs[f->prog];
-  while (f->pc < p->n_steps) {
-    const rt_step *st = &p->steps[f->pc];
-    switch (st->kind) {
-      case RT_STEP_WORK: {
-        int64_t d = st->max_us > st->min_us ? sim_rng_range(&RT_AW(w)->rng_work, st->min_us, st->max_us)
-                                            : st->min_us;
-        f->pc++;
-        sim_after(w->s, d, RT_MEM(w, a)->inc.dom, fiber_wake, w,
-                  ((uint64_t)a << 40) | (uint64_t)f->id);
-        return;
-      }
-      case RT_STEP_STASH:
-        f->pc++;
-        if (f->legacy) /* a model's fiber (legacy: stashFiber) */
-          fiber_ext(f)->fiber_stash(w, a, f->id, f->pc);
-        else if (st->has_value)
-          rt__w_stash_value(w, a, f->id, st->name, st->via_this);
-        else
-          rt__w_stash(w, a, f->id, turn_end(p, f->pc));
-        if (!RT_MEM(w, a)) return; /* a failed immediate commit killed the actor */
-        break;
-      case RT_STEP_READ: { /* ctx.snapshot / this.stash read back: the row's value */
-        char snap[128];
-        rt__fiber_snapshot(w, a, f->id, snap, sizeof snap);
-        sim_emit(w->s, RT_EV_FIBER_READ, a, f->id, f->pc, 0, rt__str(w, snap), 0);
-        f->pc++;
-        break;
-      }
-      case RT_STEP_RETURN:
-        fiber_end_with(w, a, f, 1, st->name);
-        return;
-      case RT_STEP_EFFECT:
-        rt__emit(w, RT_EV_EFFECT, a, f->id, f->pc, 0, st->name);
-        f->pc++;
-        break;
-      case RT_STEP_CALL: {
-        rt_call *c = rt__new_call(w, a, CALL_FIBER_STEP, f->id, st->target);
-        f->pc++;
-        if (c) rt__send_call(w, a, st->target, MSG_CALL_PLAIN, "rpc", RT_ENTRY_RPC, c, 0, 0);
-        return;
-      }
-      case RT_STEP_FAIL:
-        fiber_end_with(w, a, f, 0, st->name[0] ? st->name : "fiber body threw");
-        return;
-    }
+/* The user code of fiber f (rt_usercode.h): its body starts (resume 0) or
+** continues after the command it waited for (ok: how that ended); runs
+** until it waits again, returns or throws. */
+static void fiber_step(rt_world *w, uint32_t a, rt_fiber *f, int resume, int ok) {
+  rt_mem *m = RT_MEM(w, a);
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  rt_uc_out out;
+  rt_uc_status how;
+  int64_t id = f->id;
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  memset(&out, 0, sizeof out);
+  self.fiber = id;
+  if (!uc) {
+    fiber_end_with(w, a, f, 0, err ? err : "user code failed to load");
+    return;
   }
-  fiber_end(w, a, f, 1);
+  if (!resume) {
+    f->fr = (rt_uc_frame){.hook = RT_UC_FIBER_BODY, .key = id};
+    how = uc->fiber_body ? uc->fiber_body(st, &self, RT_AW(w)->progs[f->prog].name, "null",
+                                          &f->fr, &out)
+                         : RT_UC_ABSENT;
+  } else {
+    rt_uc_in in = {ok, NULL};
+    how = uc->resume(st, &self, &f->fr, &in, &out);
+  }
+  if (RT_MEM(w, a) != m || !(f = fiber_find(m, id))) return; /* died, or the fiber ended */
+  switch (how) {
+    case RT_UC_YIELD:
+      switch (out.cmd.kind) {
+        case RT_UC_CMD_WORK:
+        case RT_UC_CMD_SLEEP: {
+          int64_t d = out.cmd.kind == RT_UC_CMD_WORK && out.cmd.max_us > out.cmd.min_us
+                          ? sim_rng_range(&RT_AW(w)->rng_work, out.cmd.min_us, out.cmd.max_us)
+                          : out.cmd.min_us;
+          if (d >= 0)
+            sim_after(w->s, d, m->inc.dom, fiber_wake, w, ((uint64_t)a << 40) | (uint64_t)id);
+          return;
+        }
+        case RT_UC_CMD_CALL: {
+          rt_call *c = rt__new_call(w, a, CALL_FIBER_STEP, id, out.cmd.target);
+          if (c)
+            rt__send_call(w, a, out.cmd.target, MSG_CALL_PLAIN,
+                          out.cmd.method[0] ? out.cmd.method : "rpc", RT_ENTRY_RPC, c, 0, 0);
+          return;
+        }
+        default: /* commands a fiber cannot wait for yet */
+          snprintf(out.value, sizeof out.value, "runFiber: unsupported command %d",
+                   (int)out.cmd.kind);
+          fiber_end_with(w, a, f, 0, out.value);
+          return;
+      }
+    case RT_UC_THREW: fiber_end_with(w, a, f, 0, out.value); return;
+    default: fiber_end_with(w, a, f, 1, out.value[0] ? out.value : NULL); return;
+  }
 }
 
-void rt__fiber_run(rt_world *w, uint32_t a, rt_fiber *f) { fiber_run(w, a, f); } /* legacy */
+static void fiber_run(rt_world *w, uint32_t a, rt_fiber *f) { fiber_step(w, a, f, 0, 1); }
+
+void rt__fiber_run(rt_world *w, uint32_t a, rt_fiber *f) { fiber_run(w, a, f); }
+
+rt_fiber *rt__fiber_find(rt_mem *m, int64_t id) { return m ? fiber_find(m, id) : NULL; }
+
+int rt__fiber_stash(rt_world *w, uint32_t a, int64_t id, int next_pc, int resume_pc,
+                    const char *value, int via_this) {
+  rt_fiber *f = rt__fiber_find(RT_MEM(w, a), id);
+  if (f && f->legacy) return fiber_ext(f)->fiber_stash(w, a, id, next_pc);
+  if (value) return rt__w_stash_value(w, a, id, value, via_this);
+  return rt__w_stash(w, a, id, resume_pc);
+}
 
 static void fiber_wake(sim *s, void *ctx, uint64_t arg) {
   rt_world *w = ctx;
   uint32_t a = (uint32_t)(arg >> 40);
   rt_fiber *f = fiber_find(RT_MEM(w, a), (int64_t)(arg & ((1ULL << 40) - 1)));
   (void)s;
-  if (f) fiber_run(w, a, f);
+  if (f) fiber_step(w, a, f, 1, 1);
 }
 
 static void fiber_reply(rt_world *w, uint32_t a, rt_call *c, int ok) {
   rt_fiber *f = fiber_find(RT_MEM(w, a), c->key);
   c->live = 0;
-  if (!f) return;
-  if (ok)
-    fiber_run(w, a, f);
-  else
-    fiber_end(w, a, f, 0);
+  if (f) fiber_step(w, a, f, 1, ok);
 }
 
 /* runFiber up to the body: row, initial snapshot, keepAlive. Returns the
@@ -423,7 +425,7 @@ static void hook_cut(rt_world *w, uint32_t a, rt_mem *m, rt_cb_outcome how) {
 /* How many times the hook has been called for orphan (a, id), this call
 ** included (the scenario's oracle for hooks that vary per call; it lives in
 ** the world, so it survives the actor's deaths). */
-static int hook_call_count(rt_world *w, uint32_t a, int64_t id) {
+int rt__hook_call_count(rt_world *w, uint32_t a, int64_t id) {
   for (int i = 0; i < RT_AW(w)->n_hook_calls; i++)
     if (RT_AW(w)->hook_calls[i].actor == a && RT_AW(w)->hook_calls[i].id == id) return ++RT_AW(w)->hook_calls[i].calls;
   if (RT_AW(w)->n_hook_calls == RT_AW(w)->cap_hook_calls) {
@@ -435,43 +437,6 @@ static int hook_call_count(rt_world *w, uint32_t a, int64_t id) {
   }
   RT_AW(w)->hook_calls[RT_AW(w)->n_hook_calls++] = (struct rt_hook_calls){a, id, 1};
   return 1;
-}
-
-/* 1 if JSON text `snap` is an object with a top-level member `field`. */
-static int snap_has_field(const char *snap, const char *field) {
-  if (!snap) return 0;
-  size_t fl = strlen(field);
-  int depth = 0, expect_key = 0;
-  for (const char *p = snap; *p; p++) {
-    if (*p == '"') {
-      const char *q = p + 1;
-      while (*q && *q != '"') q += (*q == '\\' && q[1]) ? 2 : 1;
-      if (depth == 1 && expect_key && (size_t)(q - p - 1) == fl && !strncmp(p + 1, field, fl))
-        return 1;
-      expect_key = 0;
-      if (!*q) return 0;
-      p = q;
-    } else if (*p == '{' || *p == '[') {
-      depth++;
-      expect_key = *p == '{' && depth == 1;
-    } else if (*p == '}' || *p == ']') {
-      depth--;
-    } else if (*p == ',' && depth == 1) {
-      expect_key = 1;
-    }
-  }
-  return 0;
-}
-
-/* The action of the hook for orphan o on this call (throws, require_field). */
-static rt_recover_action hook_action(rt_world *w, uint32_t a, const rt_orphan *o,
-                                     const rt_recovery_policy *p, const char *snap) {
-  int calls = hook_call_count(w, a, o->id);
-  if (calls <= p->throws) return RT_RECOVER_THROW;
-  if (p->action == RT_RECOVER_RESUME && p->require_field[0] &&
-      !snap_has_field(snap, p->require_field))
-    return RT_RECOVER_DROP;
-  return p->action;
 }
 
 /* The row of a hook that threw: deleted (@1604), or kept for a retry on a
@@ -502,7 +467,6 @@ static void hook_done(sim *s, void *ctx, uint64_t arg) {
   uint32_t a = (uint32_t)arg;
   rt_mem *m = RT_MEM(w, a);
   rt_orphan *o = &m->orphans[m->orphan_idx];
-  const rt_recovery_policy *p = policy_for(&w->actors[a].spec, o->name);
   uint32_t snap = rt__orphan_snapshot(w, a, o->id); /* read before the hook's writes */
   /* a copy: interning more strings may move the trace's string table */
   char *snap_text = strdup(sim_trace_str(&w->s->trace, snap));
@@ -518,9 +482,37 @@ static void hook_done(sim *s, void *ctx, uint64_t arg) {
     hook_next(w, a);
     return;
   }
-  rt_recover_action act = hook_action(w, a, o, p, snap_text);
+  /* the user's onFiberRecovered continues after its work (rt_usercode.h) */
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  rt_uc_out out;
+  rt_uc_in in = {1, snap_text};
+  rt_uc_status how;
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  memset(&out, 0, sizeof out);
+  if (!uc) {
+    how = RT_UC_THREW;
+    snprintf(out.value, sizeof out.value, "%s", err ? err : "user code failed to load");
+  } else if (m->hook_status == RT_UC_YIELD) {
+    how = uc->resume(st, &self, &m->hook_fr, &in, &out);
+  } else if (m->hook_status == RT_UC_ABSENT) {
+    how = RT_UC_DONE; /* no onFiberRecovered: the SDK resumes the fiber */
+    out.action = RT_RECOVER_RESUME;
+  } else {
+    how = (rt_uc_status)m->hook_status;
+    out = m->hook_out;
+  }
+  if (RT_MEM(w, a) != m) {
+    free(snap_text);
+    return;
+  }
+  int act = how == RT_UC_THREW ? RT_RECOVER_THROW
+            : out.action == RT_UC_ACTED ? RT_RECOVER_DROP /* it ran its own runFiber */
+                                         : out.action;
   if (act == RT_RECOVER_THROW) {
-    hook_end(w, a, o, RT_CB_THREW, "onFiberRecovered threw");
+    hook_end(w, a, o, RT_CB_THREW, out.value[0] ? out.value : "onFiberRecovered threw");
+
     sim_emit(w->s, RT_EV_FIBER_HOOK_THREW, a, o->id, o->snapshot, 0, rt__str(w, o->name), snap);
     hook_threw_row(w, a, o);
   } else {
@@ -547,15 +539,44 @@ static void hook_done(sim *s, void *ctx, uint64_t arg) {
   hook_next(w, a);
 }
 
+/* Calls the user's onFiberRecovered for orphan o; hook_done follows when
+** the work it yields is over (the hook runs inside the gate at startup). */
+static void hook_call(rt_world *w, uint32_t a, const rt_orphan *o, uint32_t snap) {
+  rt_mem *m = RT_MEM(w, a);
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  rt_uc_out out;
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  rt_uc_recovery ctx = {o->id, o->name, sim_trace_str(&w->s->trace, snap), o->created_ms, 0};
+  memset(&out, 0, sizeof out);
+  m->hook_fr = (rt_uc_frame){.key = o->id};
+  m->hook_status = RT_UC_ABSENT; /* no hook, or no user code: the SDK's default */
+  if (uc && uc->on_fiber_recovered) {
+    m->hook_fr.hook = RT_UC_ON_FIBER_RECOVERED;
+    m->hook_status = uc->on_fiber_recovered(st, &self, &ctx, &m->hook_fr, &out);
+  }
+  if (RT_MEM(w, a) != m) return;
+  if (m->hook_status != RT_UC_YIELD) { /* decided at once: applied by hook_done */
+    m->hook_out = out;
+    out.cmd.kind = RT_UC_CMD_SLEEP;
+    out.cmd.min_us = 0;
+  }
+  int64_t d = out.cmd.kind == RT_UC_CMD_WORK && out.cmd.max_us > out.cmd.min_us
+                  ? sim_rng_range(&RT_AW(w)->rng_work, out.cmd.min_us, out.cmd.max_us)
+                  : out.cmd.min_us;
+  if (d >= 0) sim_after(w->s, d, m->inc.dom, hook_done, w, a);
+}
+
 static void hook_next(rt_world *w, uint32_t a) {
   rt_mem *m = RT_MEM(w, a);
   if (m->orphan_idx < m->n_orphans) {
     const rt_orphan *o = &m->orphans[m->orphan_idx];
-    int64_t t = policy_for(&w->actors[a].spec, o->name)->hook_us;
+    uint32_t snap = rt__orphan_snapshot(w, a, o->id);
     m->hook_began = w->s->now_us;
     sim_emit(w->s, RT_EV_HOOK_BEGIN, a, o->id, o->snapshot, o->created_ms * 1000,
-             rt__str(w, o->name), rt__orphan_snapshot(w, a, o->id));
-    sim_after(w->s, t, m->inc.dom, hook_done, w, a);
+             rt__str(w, o->name), snap);
+    hook_call(w, a, o, snap);
     return;
   }
   m->recovery_in_progress = 0;

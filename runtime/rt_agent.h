@@ -67,6 +67,7 @@ typedef struct rt_fiber {
   int live;
   int legacy;               /* 1: a fiber of the registered legacy model */
   int64_t await_req;        /* awaited runFiber: the request waiting (0 none) */
+  rt_uc_frame fr;           /* its body's continuation (rt_usercode.h) */
 } rt_fiber;
 
 /* Legacy fibers recovered inside the startup gate, run after it opens. */
@@ -141,6 +142,9 @@ typedef struct rt_mem {
   void *uc_state;           /* what uc->open returned */
   int uc_opened;            /* 1 once open was called (close pending) */
   rt_uc_frame onstart;      /* the running onStart */
+  rt_uc_frame hook_fr;      /* the running onFiberRecovered ... */
+  int hook_status;          /* ... RT_UC_YIELD while it works, else its result */
+  rt_uc_out hook_out;       /* ... kept when it decided at once */
 } rt_mem;
 
 /* The agent memory of actor a (NULL while dead). */
@@ -228,7 +232,22 @@ void rt__startup_continue(rt_world *w, uint32_t a);
 ** ends (its return value, or its error message). */
 void rt__fiber_start_awaited(rt_world *w, uint32_t a, int prog, const rt_msg *m);
 void rt__fiber_start(rt_world *w, uint32_t a, int prog, int pc, int64_t recovered_from);
+/* (Re)starts the body of fiber f from its user code (legacy: a retry). */
 void rt__fiber_run(rt_world *w, uint32_t a, rt_fiber *f);
+/* The live fiber id of incarnation m, or NULL. */
+rt_fiber *rt__fiber_find(rt_mem *m, int64_t id);
+/* A step program's stash in fiber id: a legacy fiber stores next_pc
+** (stashFiber); a runFiber fiber stores `value` (JSON, via this.stash or
+** ctx.stash) or, without one, {"pc":resume_pc}. 0 or -1. */
+int rt__fiber_stash(rt_world *w, uint32_t a, int64_t id, int next_pc, int resume_pc,
+                    const char *value, int via_this);
+/* The resume point of a stash in program p whose next step is `from`: a
+** stash commits with its whole turn, so the next step that ends a turn
+** (work, call) or the end. */
+int rt__turn_end(const rt_program *p, int from);
+/* How many times the recovery hook has been called for orphan (a, id),
+** this call included (the scenario's oracle; survives deaths). */
+int rt__hook_call_count(rt_world *w, uint32_t a, int64_t id);
 int rt__prog_find(rt_world *w, const char *name);
 int rt__prog_add(rt_world *w, const rt_program *p);
 /* The SDK's error for this.stash() outside a fiber (index.ts, Agent.stash). */

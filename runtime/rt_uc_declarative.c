@@ -38,10 +38,154 @@ static rt_uc_status decl_on_start(void *st, rt_sdk_actor *self, rt_uc_frame *fr,
   return out->status;
 }
 
+static const rt_recovery_policy *policy_for(const rt_actor_spec *sp, const char *name) {
+  static const rt_recovery_policy dflt = {.action = RT_RECOVER_RESUME};
+  for (int i = 0; i < sp->n_policies; i++)
+    if (!sp->policies[i].fiber_name[0] || !strcmp(sp->policies[i].fiber_name, name))
+      return &sp->policies[i];
+  return &dflt;
+}
+
+/* 1 if JSON text `snap` is an object with a top-level member `field`. */
+static int snap_has_field(const char *snap, const char *field) {
+  if (!snap) return 0;
+  size_t fl = strlen(field);
+  int depth = 0, expect_key = 0;
+  for (const char *p = snap; *p; p++) {
+    if (*p == '"') {
+      const char *q = p + 1;
+      while (*q && *q != '"') q += (*q == '\\' && q[1]) ? 2 : 1;
+      if (depth == 1 && expect_key && (size_t)(q - p - 1) == fl && !strncmp(p + 1, field, fl))
+        return 1;
+      expect_key = 0;
+      if (!*q) return 0;
+      p = q;
+    } else if (*p == '{' || *p == '[') {
+      depth++;
+      expect_key = *p == '{' && depth == 1;
+    } else if (*p == '}' || *p == ']') {
+      depth--;
+    } else if (*p == ',' && depth == 1) {
+      expect_key = 1;
+    }
+  }
+  return 0;
+}
+
+/* The action of the hook for orphan o on this call (throws, require_field). */
+static rt_recover_action hook_action(rt_world *w, uint32_t a, const rt_orphan *o,
+                                     const rt_recovery_policy *p, const char *snap) {
+  int calls = rt__hook_call_count(w, a, o->id);
+  if (calls <= p->throws) return RT_RECOVER_THROW;
+  if (p->action == RT_RECOVER_RESUME && p->require_field[0] &&
+      !snap_has_field(snap, p->require_field))
+    return RT_RECOVER_DROP;
+  return p->action;
+}
+
+
+/* A step program (rt_program): runs steps from the fiber's pc until a step
+** waits (work, call: a yielded command) or the body ends. The program
+** counter lives in the fiber (rt_fiber.pc) so that the legacy model can
+** rewind it for a retry. */
+static rt_uc_status run_steps(rt_sdk_actor *self, rt_uc_out *out) {
+  rt_world *w = self->w;
+  uint32_t a = self->a;
+  rt_fiber *f = rt__fiber_find(self->m, self->fiber);
+  if (!f) { /* cannot happen: the core calls for a live fiber */
+    out->status = RT_UC_THREW;
+    snprintf(out->value, sizeof out->value, "declarative: no such fiber");
+    return out->status;
+  }
+  const rt_program *p = &RT_AW(w)->progs[f->prog];
+  out->status = RT_UC_YIELD;
+  while (f->pc < p->n_steps) {
+    const rt_step *st = &p->steps[f->pc];
+    switch (st->kind) {
+      case RT_STEP_WORK:
+        f->pc++;
+        out->cmd.kind = RT_UC_CMD_WORK;
+        out->cmd.min_us = st->min_us;
+        out->cmd.max_us = st->max_us;
+        return out->status;
+      case RT_STEP_STASH:
+        f->pc++;
+        rt__fiber_stash(w, a, f->id, f->pc, rt__turn_end(p, f->pc),
+                        st->has_value ? st->name : NULL, st->via_this);
+        if (RT_MEM(w, a) != self->m) return out->status; /* a failed immediate commit killed it */
+        break;
+      case RT_STEP_READ: { /* ctx.snapshot / this.stash read back: the row's value */
+        char snap[128];
+        rt__fiber_snapshot(w, a, f->id, snap, sizeof snap);
+        sim_emit(w->s, RT_EV_FIBER_READ, a, f->id, f->pc, 0, rt__str(w, snap), 0);
+        f->pc++;
+        break;
+      }
+      case RT_STEP_RETURN:
+        out->status = RT_UC_DONE;
+        snprintf(out->value, sizeof out->value, "%s", st->name);
+        return out->status;
+      case RT_STEP_EFFECT:
+        rt__emit(w, RT_EV_EFFECT, a, f->id, f->pc, 0, st->name);
+        f->pc++;
+        break;
+      case RT_STEP_CALL:
+        f->pc++;
+        out->cmd.kind = RT_UC_CMD_CALL;
+        out->cmd.target = st->target;
+        return out->status;
+      case RT_STEP_FAIL:
+        out->status = RT_UC_THREW;
+        snprintf(out->value, sizeof out->value, "%s", st->name[0] ? st->name : "fiber body threw");
+        return out->status;
+    }
+  }
+  out->status = RT_UC_DONE; /* the body ends: undefined */
+  out->value[0] = '\0';
+  return out->status;
+}
+
+static rt_uc_status decl_fiber_body(void *st, rt_sdk_actor *self, const char *name,
+                                    const char *snapshot, rt_uc_frame *fr, rt_uc_out *out) {
+  (void)st;
+  (void)name;
+  (void)snapshot; /* the core set the pc from it (resume points of a program) */
+  (void)fr;
+  return run_steps(self, out);
+}
+
+/* onFiberRecovered per the actor's recovery policies: the hook works
+** hook_us, then throws (its first `throws` calls per row) or takes its
+** action. */
+static rt_uc_status decl_on_fiber_recovered(void *st, rt_sdk_actor *self,
+                                            const rt_uc_recovery *ctx, rt_uc_frame *fr,
+                                            rt_uc_out *out) {
+  (void)st;
+  (void)fr;
+  out->status = RT_UC_YIELD;
+  out->cmd.kind = RT_UC_CMD_SLEEP;
+  out->cmd.min_us = policy_for(&self->w->actors[self->a].spec, ctx->name)->hook_us;
+  return out->status;
+}
+
+static rt_uc_status recovered_decide(rt_sdk_actor *self, const char *snap, rt_uc_out *out) {
+  rt_mem *m = self->m;
+  const rt_orphan *o = &m->orphans[m->orphan_idx];
+  const rt_recovery_policy *p = policy_for(&self->w->actors[self->a].spec, o->name);
+  rt_recover_action act = hook_action(self->w, self->a, o, p, snap);
+  if (act == RT_RECOVER_THROW) {
+    out->status = RT_UC_THREW;
+    snprintf(out->value, sizeof out->value, "onFiberRecovered threw");
+  } else {
+    out->status = RT_UC_DONE;
+    out->action = act;
+  }
+  return out->status;
+}
+
 static rt_uc_status decl_resume(void *st, rt_sdk_actor *self, rt_uc_frame *fr,
                                 const rt_uc_in *in, rt_uc_out *out) {
   (void)st;
-  (void)in;
   switch (fr->hook) {
     case RT_UC_ON_START:
       if (onstart_throws(self->w, self->a)) {
@@ -52,6 +196,14 @@ static rt_uc_status decl_resume(void *st, rt_sdk_actor *self, rt_uc_frame *fr,
         out->value[0] = '\0';
       }
       return out->status;
+    case RT_UC_FIBER_BODY:
+      if (!in->ok) { /* the call it waited for failed: the body throws */
+        out->status = RT_UC_THREW;
+        snprintf(out->value, sizeof out->value, "fiber body threw");
+        return out->status;
+      }
+      return run_steps(self, out);
+    case RT_UC_ON_FIBER_RECOVERED: return recovered_decide(self, in->value, out);
     default:
       out->status = RT_UC_THREW;
       snprintf(out->value, sizeof out->value, "declarative: nothing to resume");
@@ -62,5 +214,7 @@ static rt_uc_status decl_resume(void *st, rt_sdk_actor *self, rt_uc_frame *fr,
 const rt_usercode rt__uc_declarative = {
     .name = "declarative",
     .on_start = decl_on_start,
+    .fiber_body = decl_fiber_body,
+    .on_fiber_recovered = decl_on_fiber_recovered,
     .resume = decl_resume,
 };

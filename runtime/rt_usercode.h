@@ -102,7 +102,9 @@ typedef struct rt_uc_out {
 /* The result of the command a continuation waited for. */
 typedef struct rt_uc_in {
   int ok;                   /* 1 done, 0 failed (call failed, fiber threw, run error) */
-  const char *value;        /* JSON result or error message (may be NULL) */
+  const char *value;        /* JSON result or error message (may be NULL);
+                               resuming onFiberRecovered: the row's snapshot
+                               as stored now */
 } rt_uc_in;
 
 /* One running invocation of an asynchronous callback: the agent layer owns
