@@ -178,15 +178,16 @@ void rt__keepalive_release(rt_world *w, uint32_t a) {
 
 /* keepAlive() with its disposer kept by name, and a call of that disposer:
 ** `if (disposed) return; disposed = true;` (index.ts, Agent.keepAlive). */
-static void keepalive_lease_request(rt_world *w, uint32_t a, const rt_msg *msg) {
+int rt__keepalive_lease(rt_world *w, uint32_t a, uint32_t lease, int acquire) {
   rt_mem *m = RT_MEM(w, a);
   int i;
-  for (i = 0; i < m->n_leases && m->leases[i].lease != msg->str; i++)
+  if (!m) return -1;
+  for (i = 0; i < m->n_leases && m->leases[i].lease != lease; i++)
     ;
-  if (msg->kind == MSG_KEEPALIVE_ACQUIRE) {
+  if (acquire) {
     if (i == m->n_leases && m->n_leases < 16) m->n_leases++;
     if (i < 16) {
-      m->leases[i].lease = msg->str;
+      m->leases[i].lease = lease;
       m->leases[i].disposed = 0;
     }
     rt__keepalive_acquire(w, a);
@@ -196,9 +197,14 @@ static void keepalive_lease_request(rt_world *w, uint32_t a, const rt_msg *msg) 
       m->leases[i].disposed = 1;
       rt__keepalive_release(w, a);
     }
-    if (RT_MEM(w, a) == m)
-      sim_emit(w->s, RT_EV_KEEPALIVE_DISPOSE, a, live, m->refs, 0, msg->str, 0);
+    if (RT_MEM(w, a) == m) sim_emit(w->s, RT_EV_KEEPALIVE_DISPOSE, a, live, m->refs, 0, lease, 0);
   }
+  return 0;
+}
+
+static void keepalive_lease_request(rt_world *w, uint32_t a, const rt_msg *msg) {
+  rt_mem *m = RT_MEM(w, a);
+  rt__keepalive_lease(w, a, msg->str, msg->kind == MSG_KEEPALIVE_ACQUIRE);
   if (RT_MEM(w, a) == m) rt__request_done(w, a, msg, 1, NULL);
 }
 
@@ -318,6 +324,35 @@ static void fiber_run(rt_world *w, uint32_t a, rt_fiber *f) { fiber_step(w, a, f
 void rt__fiber_run(rt_world *w, uint32_t a, rt_fiber *f) { fiber_run(w, a, f); }
 
 rt_fiber *rt__fiber_find(rt_mem *m, int64_t id) { return m ? fiber_find(m, id) : NULL; }
+
+static void fiber_begin(sim *s, void *ctx, uint64_t arg) {
+  rt_world *w = ctx;
+  uint32_t a = (uint32_t)(arg >> 40);
+  rt_fiber *f = fiber_find(RT_MEM(w, a), (int64_t)(arg & ((1ULL << 40) - 1)));
+  (void)s;
+  if (f) fiber_run(w, a, f);
+}
+
+static int prog_add(rt_world *w, const rt_program *p);
+static rt_fiber *fiber_create(rt_world *w, uint32_t a, int prog, int pc, int64_t recovered_from,
+                              const char *carry);
+
+int64_t rt__fiber_spawn(rt_world *w, uint32_t a, const char *name, const char *snapshot) {
+  rt_mem *m = RT_MEM(w, a);
+  int prog = m ? rt__prog_find(w, name) : -1;
+  if (m && prog < 0) { /* a body the user code brings: a program without steps names it */
+    rt_program p = {.n_steps = 0};
+    snprintf(p.name, sizeof p.name, "%s", name);
+    prog = prog_add(w, &p);
+  }
+  if (prog < 0) return -1;
+  rt_fiber *f =
+      fiber_create(w, a, prog, 0, 0, snapshot && strcmp(snapshot, "null") ? snapshot : NULL);
+  if (!f || RT_MEM(w, a) != m) return -1;
+  int64_t id = f->id;
+  sim_after(w->s, 0, m->inc.dom, fiber_begin, w, ((uint64_t)a << 40) | (uint64_t)id);
+  return id;
+}
 
 int rt__fiber_stash(rt_world *w, uint32_t a, int64_t id, int next_pc, int resume_pc,
                     const char *value, int via_this) {
@@ -774,7 +809,17 @@ static void alarm_handle(rt_world *w, uint32_t a, const rt_msg *msg) {
   char names[16][48];
   m->inc.alarm_active = 1;
   m->inc.current_alarm = *msg;
-  int64_t hold = w->actors[a].spec.on_alarm_keepalive_us;
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  rt_uc_frame fr = {.hook = RT_UC_ON_ALARM, .key = msg->id};
+  rt_uc_out out;
+  memset(&out, 0, sizeof out);
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  if (uc && uc->on_alarm && uc->on_alarm(st, &self, &fr, &out) != RT_UC_DONE)
+    out.hold_us = 0; /* waiting or throwing onAlarm handlers: not modelled yet */
+  if (RT_MEM(w, a) != m) return;
+  int64_t hold = out.hold_us;
   if (hold > 0) { /* the user's onAlarm takes a lease (#1703/#1704) */
     rt__keepalive_acquire(w, a);
     sim_after(w->s, hold, m->inc.dom, onalarm_release, w, a);
@@ -811,29 +856,34 @@ static void keepalive_while_done(sim *s, void *ctx, uint64_t arg) {
 
 /* schedule / scheduleEvery: a row in cf_agents_schedules (times in unix
 ** seconds), then _scheduleNextAlarm. */
-static void schedule_add(rt_world *w, uint32_t a, const rt_msg *m) {
-  const char *cb = sim_trace_str(&w->s->trace, m->str);
+int64_t rt__schedule_add(rt_world *w, uint32_t a, const char *cb, int64_t delay_us,
+                         int64_t interval_us) {
   int64_t now_s = w->s->now_us / 1000000, id;
-  if (m->arg2 > 0) {
-    int64_t iv = m->arg2 / 1000000 > 0 ? m->arg2 / 1000000 : 1;
+  if (interval_us > 0) {
+    int64_t iv = interval_us / 1000000 > 0 ? interval_us / 1000000 : 1;
     if (!rt__schedule_find(w, a, cb, &id)) /* idempotent by default */
-      rt__w_schedule_insert(w, a, rt__new_id(w), cb, now_s + iv, iv);
+      rt__w_schedule_insert(w, a, id = rt__new_id(w), cb, now_s + iv, iv);
   } else {
-    rt__w_schedule_insert(w, a, rt__new_id(w), cb, (w->s->now_us + m->arg) / 1000000, 0);
+    rt__w_schedule_insert(w, a, id = rt__new_id(w), cb, (w->s->now_us + delay_us) / 1000000, 0);
   }
   rt__schedule_next_alarm(w, a);
+  return id;
+}
+
+int rt__schedule_cancel(rt_world *w, uint32_t a, const char *cb) {
+  int64_t id;
+  if (!rt__schedule_find(w, a, cb, &id)) return 0;
+  rt__w_schedule_delete(w, a, id, cb);
+  rt__schedule_next_alarm(w, a);
+  return 1;
 }
 
 static void schedule_request(rt_world *w, uint32_t a, const rt_msg *m) {
-  int64_t id;
   switch (m->kind) {
-    case MSG_SCHEDULE: schedule_add(w, a, m); break;
-    case MSG_CANCEL_SCHEDULE:
-      if (rt__schedule_find(w, a, sim_trace_str(&w->s->trace, m->str), &id)) {
-        rt__w_schedule_delete(w, a, id, sim_trace_str(&w->s->trace, m->str));
-        rt__schedule_next_alarm(w, a);
-      }
+    case MSG_SCHEDULE:
+      rt__schedule_add(w, a, sim_trace_str(&w->s->trace, m->str), m->arg, m->arg2);
       break;
+    case MSG_CANCEL_SCHEDULE: rt__schedule_cancel(w, a, sim_trace_str(&w->s->trace, m->str)); break;
     default: /* MSG_KEEPALIVE_WHILE: answered when fn returns */
       rt__keepalive_acquire(w, a);
       rt__push_serving(&RT_MEM(w, a)->inc, m);
@@ -928,6 +978,8 @@ static void class_world_free(rt_world *w) {
   free(aw->hook_calls);
   free(aw->onstart_throws_left);
   free(aw->uc_actor);
+  free(aw->user_rng);
+  free(aw->user_rng_made);
   free(aw);
 }
 

@@ -162,6 +162,9 @@ typedef struct rt_agent_world {
   const rt_usercode *uc_default; /* user code of actors that set none */
   const rt_usercode **uc_actor;  /* per actor, NULL: uc_default */
   uint32_t n_uc_actor;           /* entries of uc_actor */
+  sim_rng *user_rng;             /* per actor: "user.<id>" (rt_sdk_random) ... */
+  unsigned char *user_rng_made;  /* ... made on first use */
+  uint32_t n_user_rng;
 } rt_agent_world;
 
 /* The handle user code gets for rt_sdk.h calls (rt_sdk_actor). */
@@ -259,8 +262,20 @@ void rt__keepalive_acquire(rt_world *w, uint32_t a);
 void rt__keepalive_release(rt_world *w, uint32_t a);
 /* _scheduleNextAlarm (A.4). */
 void rt__schedule_next_alarm(rt_world *w, uint32_t a);
-/* A waitUntil promise begins / settles (RT_EV_WAITUNTIL). */
-void rt__waituntil(rt_world *w, uint32_t a, int delta);
+/* keepAlive() whose disposer is kept under trace string `lease`
+** (acquire 1), or a call of that disposer (acquire 0: a second call is a
+** no-op, RT_EV_KEEPALIVE_DISPOSE released 0). 0, or -1 if a is dead. */
+int rt__keepalive_lease(rt_world *w, uint32_t a, uint32_t lease, int acquire);
+/* schedule (interval_us 0: at now + delay_us) or scheduleEvery (idempotent
+** on the callback), then _scheduleNextAlarm. Returns the schedule id. */
+int64_t rt__schedule_add(rt_world *w, uint32_t a, const char *cb, int64_t delay_us,
+                         int64_t interval_us);
+/* cancelSchedule: deletes the oldest row of cb; 1 if one was, else 0. */
+int rt__schedule_cancel(rt_world *w, uint32_t a, const char *cb);
+/* runFiber(name) from user code: the row (with `snapshot`, JSON or NULL),
+** keepAlive, FIBER_START; the body starts in the next event. Returns the
+** fiber id or -1. */
+int64_t rt__fiber_spawn(rt_world *w, uint32_t a, const char *name, const char *snapshot);
 
 /* ---- rt_agent_store.c: cf_agents_runs, cf_agents_schedules --------------- */
 extern rt_store_module rt__agent_store;

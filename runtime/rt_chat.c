@@ -921,8 +921,17 @@ static int retrieve(rt_world *w, uint32_t a, rec_state *r) {
 ** provider"); the actor's configured options otherwise. */
 static void on_chat_recovery(rt_world *w, uint32_t a, rec_state *r) {
   const rt_chat_policy *p = policy_of(w, a);
-  r->persist = !p->no_persist;
-  r->cont = !p->no_continue;
+  rt_uc_chat_opts opts = {1, 1, NULL}; /* the SDK's defaults */
+  rt_uc_chat_ctx ctx = {r->stream, r->req, r->created_ms, r->text, r->response};
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  if (uc && uc->on_chat_recovery && /* the user's options (rt_usercode.h) */
+      uc->on_chat_recovery(st, &self, &ctx, &opts) == RT_UC_THREW)
+    opts = (rt_uc_chat_opts){1, 1, NULL};
+  r->persist = opts.persist;
+  r->cont = opts.cont;
   if (p->provider == RT_CHAT_RETRIEVE && w->cfg.chat_bug != RT_CHAT_BUG_REGENERATE &&
       retrieve(w, a, r)) {
     r->persist = r->cont = 0;

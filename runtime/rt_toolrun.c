@@ -57,7 +57,14 @@ int rt__toolrun_on_terminal(void (*fn)(rt_world *w, uint32_t a, int64_t run, int
 ** (the SDK routes it to onError and swallows it, then continues). */
 static void finish_hook(rt_world *w, uint32_t a, int64_t run, int status, uint32_t msg,
                         int deferred) {
-  int threw = w->actors[a].spec.finish_hook_throws;
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  int threw = uc && uc->on_agent_tool_finish &&
+              uc->on_agent_tool_finish(st, &self, run, status,
+                                       msg ? sim_trace_str(&w->s->trace, msg) : NULL) ==
+                  RT_UC_THREW;
   sim_emit(w->s, RT_EV_TOOLRUN_FINISH, a, run, status, threw ? RT_CB_THREW : RT_CB_RETURNED,
            msg ? msg : rt__str(w, ""), rt__str(w, deferred ? "deferred" : "live"));
 }

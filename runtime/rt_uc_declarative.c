@@ -211,10 +211,46 @@ static rt_uc_status decl_resume(void *st, rt_sdk_actor *self, rt_uc_frame *fr,
   }
 }
 
+/* onAlarm: keepAliveWhile(fn) with fn taking on_alarm_keepalive_us, when
+** the spec says so (a lease re-taken on every wake, #1703/#1704). */
+static rt_uc_status decl_on_alarm(void *st, rt_sdk_actor *self, rt_uc_frame *fr,
+                                  rt_uc_out *out) {
+  (void)st;
+  (void)fr;
+  out->status = RT_UC_DONE;
+  out->hold_us = self->w->actors[self->a].spec.on_alarm_keepalive_us;
+  return out->status;
+}
+
+/* onChatRecovery: the options of the actor's chat policy (or the config's). */
+static rt_uc_status decl_on_chat_recovery(void *st, rt_sdk_actor *self,
+                                          const rt_uc_chat_ctx *ctx, rt_uc_chat_opts *opts) {
+  const rt_chat_policy *p = &self->w->actors[self->a].spec.chat;
+  (void)st;
+  (void)ctx;
+  if (!p->set) p = &self->w->cfg.chat;
+  opts->persist = !p->no_persist;
+  opts->cont = !p->no_continue;
+  return RT_UC_DONE;
+}
+
+/* onAgentToolFinish: throws when the spec says so (finish_hook_throws). */
+static rt_uc_status decl_on_agent_tool_finish(void *st, rt_sdk_actor *self, int64_t run,
+                                              int status, const char *error) {
+  (void)st;
+  (void)run;
+  (void)status;
+  (void)error;
+  return self->w->actors[self->a].spec.finish_hook_throws ? RT_UC_THREW : RT_UC_DONE;
+}
+
 const rt_usercode rt__uc_declarative = {
     .name = "declarative",
     .on_start = decl_on_start,
     .fiber_body = decl_fiber_body,
     .on_fiber_recovered = decl_on_fiber_recovered,
+    .on_alarm = decl_on_alarm,
+    .on_chat_recovery = decl_on_chat_recovery,
+    .on_agent_tool_finish = decl_on_agent_tool_finish,
     .resume = decl_resume,
 };

@@ -52,7 +52,7 @@ for f in runtime/rt_world.c runtime/rt_storage.c runtime/rt_query.c runtime/rt_h
     printf '%s\n' "$out" | sed 's/^/# /' | head -20
   fi
 done
-for f in runtime/rt_agent.c runtime/rt_agent_store.c runtime/rt_agent.h; do
+for f in runtime/rt_agent.c runtime/rt_agent_store.c runtime/rt_agent.h runtime/rt_sdk.c; do
   if [ ! -f "$f" ]; then notok "$f missing"; continue; fi
   if out=$(check "$f" "$CORE_BANNED"); then
     ok "core file $f names no model"
