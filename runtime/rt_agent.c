@@ -920,11 +920,86 @@ void rt_config_default(rt_config *c) {
   c->retain = RT_RETAIN_NONE;
 }
 
+/* ---- request handlers (onRequest) ------------------------------------------ */
+
+static void request_wake(sim *s, void *ctx, uint64_t arg);
+
+/* The user's handler of request m (rt_usercode.h): called (fr NULL) or
+** resumed after the work it yielded; answers the request when it returns
+** or throws. */
+static void request_call(rt_world *w, uint32_t a, const rt_msg *m, rt_uc_frame *fr) {
+  rt_mem *mem = RT_MEM(w, a);
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  rt_uc_out out;
+  rt_uc_status how;
+  rt_uc_frame f = {.hook = RT_UC_ON_REQUEST, .key = m->id};
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  memset(&out, 0, sizeof out);
+  if (!uc) {
+    how = RT_UC_THREW;
+    snprintf(out.value, sizeof out.value, "%s", err ? err : "user code failed to load");
+  } else if (fr) {
+    rt_uc_in in = {1, NULL};
+    f = *fr;
+    how = uc->resume(st, &self, &f, &in, &out);
+  } else {
+    how = uc->on_request ? uc->on_request(st, &self, "", NULL, &f, &out) : RT_UC_ABSENT;
+  }
+  if (RT_MEM(w, a) != mem) return;
+  if (how == RT_UC_YIELD && (out.cmd.kind == RT_UC_CMD_SLEEP || out.cmd.kind == RT_UC_CMD_WORK)) {
+    int64_t d = out.cmd.kind == RT_UC_CMD_WORK && out.cmd.max_us > out.cmd.min_us
+                    ? sim_rng_range(&RT_AW(w)->rng_work, out.cmd.min_us, out.cmd.max_us)
+                    : out.cmd.min_us;
+    if (mem->n_req_fr == mem->cap_req_fr) {
+      int nc = mem->cap_req_fr ? mem->cap_req_fr * 2 : 4;
+      rt_uc_frame *n = realloc(mem->req_fr, (size_t)nc * sizeof *n);
+      if (!n) {
+        rt__request_done(w, a, m, 0, "out of memory");
+        return;
+      }
+      mem->req_fr = n;
+      mem->cap_req_fr = nc;
+    }
+    mem->req_fr[mem->n_req_fr++] = f;
+    rt__push_serving(&mem->inc, m);
+    if (d >= 0)
+      sim_after(w->s, d, mem->inc.dom, request_wake, w, ((uint64_t)a << 40) | (uint64_t)m->id);
+    return;
+  }
+  if (how == RT_UC_YIELD) {
+    how = RT_UC_THREW;
+    snprintf(out.value, sizeof out.value, "onRequest: unsupported command %d", (int)out.cmd.kind);
+  }
+  if (how == RT_UC_THREW)
+    rt__request_done(w, a, m, 0, out.value);
+  else
+    rt__request_result(w, a, m, 1, NULL, out.value[0] ? out.value : NULL);
+}
+
+static void request_wake(sim *s, void *ctx, uint64_t arg) {
+  rt_world *w = ctx;
+  uint32_t a = (uint32_t)(arg >> 40);
+  int64_t id = (int64_t)(arg & ((1ULL << 40) - 1));
+  rt_mem *mem = RT_MEM(w, a);
+  rt_msg m;
+  (void)s;
+  if (!rt__pop_serving(&mem->inc, id, &m)) return;
+  for (int i = 0; i < mem->n_req_fr; i++) {
+    if (mem->req_fr[i].key != id) continue;
+    rt_uc_frame f = mem->req_fr[i];
+    mem->req_fr[i] = mem->req_fr[--mem->n_req_fr];
+    request_call(w, a, &m, &f);
+    return;
+  }
+}
+
 /* ---- the host's entry points (rt_actor_class) ----------------------------- */
 
 static void class_message(rt_world *w, uint32_t a, const rt_msg *m) {
   switch (m->kind) {
-    case MSG_REQUEST: rt__serve_request(w, a, m); break;
+    case MSG_REQUEST: request_call(w, a, m, NULL); break;
     case MSG_FIBER:
       if (m->arg2) { /* awaited: answered when the body ends (rt_agent.c) */
         rt__fiber_start_awaited(w, a, (int)m->arg, m);
@@ -967,6 +1042,7 @@ static void class_mem_free(rt_world *w, rt_inc *inc) {
     if (exts[i]->mem_free) exts[i]->mem_free(w, m);
   if (m->uc_opened && m->uc && m->uc->close) m->uc->close(m->uc_state);
   free(m->fibers);
+  free(m->req_fr);
 }
 
 static void class_world_free(rt_world *w) {

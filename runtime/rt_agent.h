@@ -145,6 +145,8 @@ typedef struct rt_mem {
   rt_uc_frame hook_fr;      /* the running onFiberRecovered ... */
   int hook_status;          /* ... RT_UC_YIELD while it works, else its result */
   rt_uc_out hook_out;       /* ... kept when it decided at once */
+  rt_uc_frame *req_fr;      /* request handlers waiting (key: request id) */
+  int n_req_fr, cap_req_fr;
 } rt_mem;
 
 /* The agent memory of actor a (NULL while dead). */

@@ -241,8 +241,6 @@ void rt__request_done(rt_world *w, uint32_t a, const rt_msg *m, int ok,
 /* As rt__request_done; on success the reply carries `result` (JSON text). */
 void rt__request_result(rt_world *w, uint32_t a, const rt_msg *m, int ok,
                         const char *err, const char *result);
-/* A plain request: answered after the actor's serve_us. */
-void rt__serve_request(rt_world *w, uint32_t a, const rt_msg *m);
 /* Hands m to actor a: held while the gate is held or a needs startup. */
 void rt__handle(rt_world *w, uint32_t a, const rt_msg *m);
 int rt__push_waiter(rt_inc *m, const rt_msg *msg);

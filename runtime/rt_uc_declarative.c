@@ -196,6 +196,7 @@ static rt_uc_status decl_resume(void *st, rt_sdk_actor *self, rt_uc_frame *fr,
         out->value[0] = '\0';
       }
       return out->status;
+    case RT_UC_ON_REQUEST: return out->status = RT_UC_DONE;
     case RT_UC_FIBER_BODY:
       if (!in->ok) { /* the call it waited for failed: the body throws */
         out->status = RT_UC_THREW;
@@ -209,6 +210,21 @@ static rt_uc_status decl_resume(void *st, rt_sdk_actor *self, rt_uc_frame *fr,
       snprintf(out->value, sizeof out->value, "declarative: nothing to resume");
       return out->status;
   }
+}
+
+/* A plain request: answered after the actor's serve_us. */
+static rt_uc_status decl_on_request(void *st, rt_sdk_actor *self, const char *method,
+                                    const char *args, rt_uc_frame *fr, rt_uc_out *out) {
+  int64_t t = self->w->actors[self->a].spec.serve_us;
+  (void)st;
+  (void)method;
+  (void)args;
+  (void)fr;
+  if (t <= 0) return out->status = RT_UC_DONE;
+  out->status = RT_UC_YIELD;
+  out->cmd.kind = RT_UC_CMD_SLEEP;
+  out->cmd.min_us = t;
+  return out->status;
 }
 
 /* onAlarm: keepAliveWhile(fn) with fn taking on_alarm_keepalive_us, when
@@ -247,6 +263,7 @@ static rt_uc_status decl_on_agent_tool_finish(void *st, rt_sdk_actor *self, int6
 const rt_usercode rt__uc_declarative = {
     .name = "declarative",
     .on_start = decl_on_start,
+    .on_request = decl_on_request,
     .fiber_body = decl_fiber_body,
     .on_fiber_recovered = decl_on_fiber_recovered,
     .on_alarm = decl_on_alarm,

@@ -588,26 +588,6 @@ void rt__fail_msg(rt_world *w, uint32_t a, const rt_msg *m, const char *err) {
   }
 }
 
-static void serve_done(sim *s, void *ctx, uint64_t arg) {
-  rt_world *w = ctx;
-  uint32_t a = (uint32_t)(arg >> 40);
-  int64_t id = (int64_t)(arg & ((1ULL << 40) - 1));
-  rt_msg m;
-  (void)s;
-  if (rt__pop_serving(w->actors[a].mem, id, &m)) rt__request_done(w, a, &m, 1, NULL);
-}
-
-void rt__serve_request(rt_world *w, uint32_t a, const rt_msg *m) {
-  int64_t t = w->actors[a].spec.serve_us;
-  if (t <= 0) {
-    rt__request_done(w, a, m, 1, NULL);
-    return;
-  }
-  rt__push_serving(w->actors[a].mem, m);
-  sim_after(w->s, t, w->actors[a].mem->dom, serve_done, w,
-            ((uint64_t)a << 40) | (uint64_t)m->id);
-}
-
 void rt__handle(rt_world *w, uint32_t a, const rt_msg *m) {
   rt_inc *mem = w->actors[a].mem;
   if (!mem) return;
