@@ -474,6 +474,14 @@ int rt__hook_call_count(rt_world *w, uint32_t a, int64_t id) {
   return 1;
 }
 
+/* How many calls of the hook for orphan (a, id) have decided so far. */
+static int hook_calls_so_far(rt_world *w, uint32_t a, int64_t id) {
+  for (int i = 0; i < RT_AW(w)->n_hook_calls; i++)
+    if (RT_AW(w)->hook_calls[i].actor == a && RT_AW(w)->hook_calls[i].id == id)
+      return RT_AW(w)->hook_calls[i].calls;
+  return 0;
+}
+
 /* The row of a hook that threw: deleted (@1604), or kept for a retry on a
 ** follow-up alarm until older than fiberRecoveryMaxAgeMs, then dropped with
 ** max_age_exceeded (#1729, index.ts _checkRunFibers). */
@@ -491,9 +499,7 @@ static void hook_threw_row(rt_world *w, uint32_t a, const rt_orphan *o) {
     m->scan_progress = 1;
     return;
   }
-  int calls = 0;
-  for (int i = 0; i < RT_AW(w)->n_hook_calls; i++)
-    if (RT_AW(w)->hook_calls[i].actor == a && RT_AW(w)->hook_calls[i].id == o->id) calls = RT_AW(w)->hook_calls[i].calls;
+  int calls = hook_calls_so_far(w, a, o->id);
   sim_emit(w->s, RT_EV_FIBER_RETAINED, a, o->id, age, calls, rt__str(w, o->name), 0);
 }
 
@@ -583,7 +589,8 @@ static void hook_call(rt_world *w, uint32_t a, const rt_orphan *o, uint32_t snap
   const char *err = NULL;
   rt_uc_out out;
   const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
-  rt_uc_recovery ctx = {o->id, o->name, sim_trace_str(&w->s->trace, snap), o->created_ms, 0};
+  rt_uc_recovery ctx = {o->id, o->name, sim_trace_str(&w->s->trace, snap), o->created_ms,
+                        hook_calls_so_far(w, a, o->id) + 1};
   memset(&out, 0, sizeof out);
   m->hook_fr = (rt_uc_frame){.key = o->id};
   m->hook_status = RT_UC_ABSENT; /* no hook, or no user code: the SDK's default */

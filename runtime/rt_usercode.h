@@ -126,7 +126,8 @@ typedef struct rt_uc_recovery {
   int64_t created_at_ms;    /* virtual ms */
   int call;                 /* how many times the hook has been called for this
                                row, this call included (counts across deaths:
-                               the scenario's oracle for "throws once") */
+                               the scenario's oracle for "throws once"); a
+                               call counts once it decides (rt__hook_call_count) */
 } rt_uc_recovery;
 
 /* onChatRecovery(ctx): the interrupted chat turn (reference A.12). */

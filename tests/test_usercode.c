@@ -87,7 +87,8 @@ static rt_uc_status c_on_fiber_recovered(void *st, rt_sdk_actor *self, const rt_
                                          rt_uc_frame *fr, rt_uc_out *out) {
   (void)st;
   (void)fr;
-  if (rt__hook_call_count(self->w, self->a, ctx->id) == 1) {
+  assert_int_equal(rt__hook_call_count(self->w, self->a, ctx->id), ctx->call);
+  if (ctx->call == 1) {
     snprintf(out->value, sizeof out->value, "first call throws");
     return out->status = RT_UC_THREW;
   }
