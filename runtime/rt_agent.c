@@ -1,15 +1,24 @@
 /*
-** rt_agent.c: the Agents SDK layer over the actor host.
+** rt_agent.c: the Agents SDK core over the actor host.
 **
 ** Follows seed 000 ("Forever": keepAlive, runFiber, stash, onFiberRecovered,
 ** _checkRunFibers) and reference/agents-sdk.md A.2–A.8 at PR #1604:
-**   startup (inside the gate): _checkRunFibers → tool-run snapshot (or the
-**   pre-fix gated reconcile) → user onStart → release → background tool-run
-**   recovery → resumed fibers start (workerd-observed.md item 4);
+**   startup (inside the gate): _checkRunFibers → the extensions' gated
+**   steps (legacy fibers' check; tool-run snapshot or the pre-fix gated
+**   reconcile) → user onStart → release → the extensions' early steps
+**   (background tool-run recovery) → resumed fibers start
+**   (workerd-observed.md item 4) → the extensions' late steps;
 **   keepAlive: ref-counted, 0→1 arms the alarm at now+interval (A.3), the
 **   disposer leaves the alarm alone (@1604) or reschedules (#1707);
 **   heartbeat as an interval schedule every 10 s (seed 001) as a variant;
-**   alarm(): due schedules → housekeeping _checkRunFibers → reschedule.
+**   alarm(): onAlarm's lease, due schedules → housekeeping _checkRunFibers →
+**   reschedule.
+**
+** This file is the host's actor class (rt_actor_class, at the end). Models
+** plug in as extensions (rt_agent_ext, registered by rt_models.c) and are
+** never named here; user code is called through rt_usercode.h: onStart,
+** onRequest, fiber bodies, onFiberRecovered and onAlarm are continuations
+** whose yielded commands (work, sleep, call) this file carries out.
 */
 #include <stdio.h>
 #include <stdlib.h>
