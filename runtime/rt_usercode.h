@@ -217,8 +217,11 @@ struct rt_usercode {
   rt_uc_status (*on_agent_tool_finish)(void *st, rt_sdk_actor *self, int64_t run, int status,
                                        const char *error);
 
-  /* Async. As a sub-agent: the body of tool run fr->key. DONE completes the
-  ** run, THREW errors it (out->value: the message). */
+  /* Async. As a sub-agent: the body of tool run fr->key, started when the
+  ** parent's startAgentToolRun arrives. DONE completes the run (or ends it
+  ** with out->action when that is another terminal rt_toolrun_status:
+  ** aborted, interrupted), THREW errors it. Without this entry the run works
+  ** as long as the parent asked and completes. */
   rt_uc_status (*tool_run)(void *st, rt_sdk_actor *self, rt_uc_frame *fr, rt_uc_out *out);
 
   /* Continues the continuation fr (any async entry) with the result of the
