@@ -303,7 +303,8 @@ typedef enum rt_event_kind {
                               whole ctx onChatRecovery received */
   RT_EV_CHAT_CANCEL,       /* request id (0: no turn ran), text chunks received, -, -, - :
                               the client cancelled the running turn */
-  RT_EV_TOOLRUN_EVENT,     /* run id, sequence, 1 replay / 0 live, event kind, tool call id :
+  RT_EV_TOOLRUN_EVENT,     /* run id, sequence, 0 live / 1 replay to every client / 2 replay to
+                              one reconnecting client, event kind, tool call id :
                               an agent-tool-event frame broadcast to the parent's clients */
   RT_EV_TOOLRUN_ABORT,     /* run id, child actor, status found, by ("workload"/"hook"), - :
                               the parent aborted the run (signal) */

@@ -105,7 +105,7 @@ static const rt_field rt_fields[RT_EV_KIND_COUNT][RT_FIELDS] = {
   /* issue #15, the rest */
   [RT_EV_CHAT_RECOVERY_CTX] = {I_("stream"), I_("request"), I_("messages"), S_("partial_text"), J_("context")},
   [RT_EV_CHAT_CANCEL] = {I_("request"), I_("chunks"), N_, N_, N_},
-  [RT_EV_TOOLRUN_EVENT] = {I_("run"), I_("sequence"), B_("replay"), S_("event"), S_("tool_call")},
+  [RT_EV_TOOLRUN_EVENT] = {I_("run"), I_("sequence"), I_("replay"), S_("event"), S_("tool_call")},
   [RT_EV_TOOLRUN_ABORT] = {I_("run"), E_("child", RT_F_ACTOR), E_("status", RT_F_TRSTATUS), S_("by"), N_},
   [RT_EV_TOOLRUN_REPLAY] = {I_("replay"), I_("after_sequence"), I_("runs"), N_, N_},
 };

@@ -106,8 +106,9 @@ static int seq_slot(tr_mem *t, int64_t run) {
   return i;
 }
 
-/* Broadcasts an agent-tool-event frame of run at sequence seq (live or a
-** replay); a live frame advances the run's last sequence. */
+/* Sends an agent-tool-event frame of run at sequence seq: to every client
+** (replay 0 live, 1 a recovery's replay: both advance the run's last
+** sequence) or to one reconnecting client (replay 2, recorded as a replay). */
 static void broadcast(rt_world *w, uint32_t a, int64_t run, int seq, int replay,
                       const char *kind) {
   tr_mem *t = trm(w, a);
@@ -115,7 +116,7 @@ static void broadcast(rt_world *w, uint32_t a, int64_t run, int seq, int replay,
   if (t) {
     int i = seq_slot(t, run);
     call = t->seq_call[i];
-    if (seq > t->seq_last[i]) t->seq_last[i] = seq;
+    if (replay < 2 && seq > t->seq_last[i]) t->seq_last[i] = seq;
   }
   sim_emit(w->s, RT_EV_TOOLRUN_EVENT, a, run, seq, replay, rt__str(w, kind), call);
 }
@@ -132,9 +133,10 @@ static const char *terminal_kind(int status) {
          : status == RT_TR_ABORTED ? "aborted" : "interrupted";
 }
 
-/* Replays chunks from+1..n of run (replay frames). */
-static void replay_chunks(rt_world *w, uint32_t a, int64_t run, int from, int n) {
-  for (int k = from + 1 > 1 ? from + 1 : 1; k <= n; k++) broadcast(w, a, run, k, 1, "chunk");
+/* Replays chunks from+1..n of run (replay frames; how: 1 to every client,
+** 2 to one reconnecting client). */
+static void replay_chunks(rt_world *w, uint32_t a, int64_t run, int from, int n, int how) {
+  for (int k = from + 1 > 1 ? from + 1 : 1; k <= n; k++) broadcast(w, a, run, k, how, "chunk");
 }
 
 /* Listeners of terminal runs (rt__toolrun_on_terminal): chat turns. */
@@ -221,7 +223,7 @@ static void finish_from_child(rt_world *w, uint32_t a, int64_t run, int64_t answ
   int child_status = ANS_STATUS(answer), last = last_seq(w, a, run);
   if (ANS_CHUNKS(answer) > last) { /* chunks this incarnation did not send: replayed */
     if (last < 0) last = 0;
-    replay_chunks(w, a, run, last, ANS_CHUNKS(answer));
+    replay_chunks(w, a, run, last, ANS_CHUNKS(answer), 1);
   }
   uint32_t child = 0;
   rt__toolrun_get(w, a, run, &child);
@@ -442,16 +444,16 @@ static void chunks_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t n)
   int64_t run = c->key;
   if (!ok) n = 0;
   if (!c->str) { /* a reused open run id (@1604): replay, then interrupted */
-    replay_chunks(w, a, run, 0, (int)n);
+    replay_chunks(w, a, run, 0, (int)n, 1);
     rt__finish_toolrun(w, a, run, RT_TR_INTERRUPTED, RT_MSG_TR_STILL_RUNNING);
     return;
   }
   tr_mem *t = trm(w, a);
   int since = (int)t->replays[0].arg;
   int st = rt__toolrun_get(w, a, run, NULL);
-  if (since < 0) broadcast(w, a, run, 0, 1, "started");
-  replay_chunks(w, a, run, since, (int)n);
-  if (RT_TR_IS_TERMINAL(st) && n + 1 > since) broadcast(w, a, run, (int)n + 1, 1, terminal_kind(st));
+  if (since < 0) broadcast(w, a, run, 0, 2, "started");
+  replay_chunks(w, a, run, since, (int)n, 2);
+  if (RT_TR_IS_TERMINAL(st) && n + 1 > since) broadcast(w, a, run, (int)n + 1, 2, terminal_kind(st));
   t->idx++;
   replay_next(w, a);
 }
