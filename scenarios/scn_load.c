@@ -396,10 +396,14 @@ static int chat_policy(ld *L, const cJSON *o, const char *pkey, rt_chat_policy *
   p->set |= rc == 0 || rec != NULL;
   p->provider = (rt_chat_provider)v;
   if (!rec) return 0;
-  if (cJSON_IsBool(rec)) { /* chatRecovery = false: turns are not fibers (issue #15) */
-    p->off = cJSON_IsFalse(rec);
+  if (cJSON_IsFalse(rec)) { /* chatRecovery = false: turns are not fibers (issue #15) */
+    p->off = 1;
     return 0;
   }
+  if (cJSON_IsTrue(rec))
+    return scn_errf(L->err, L->d, rec,
+                    "expected an object or false for \"chat_recovery\", found true (recovery is "
+                    "on by default: give {} or leave it out)");
   if (ld_obj_fields(L, rec, "chat_recovery", chat_rec_fields) < 0 ||
       scn_get_bool(L->d, rec, "persist", &persist, L->err) < 0 ||
       scn_get_bool(L->d, rec, "continue", &cont, L->err) < 0)

@@ -82,7 +82,7 @@ static const char *work_kind_list(char *buf, size_t cap) {
 /* Which kind item w is (exactly one of the work_kinds keys). */
 static int work_kind(ld *L, const cJSON *w, scn_work_kind *kind) {
   const cJSON *seen = NULL;
-  char names[256];
+  char names[512];
   int k, which = -1;
   for (k = 0; k < N_WORK_KINDS; k++) {
     const cJSON *m = ld_get(w, work_kinds[k].key);
