@@ -81,9 +81,9 @@ typedef struct rt_fiber {
   rt_uc_frame fr;           /* its body's continuation (rt_usercode.h) */
 } rt_fiber;
 
-/* The models' synchronous SDK calls (rt_sdk.h), registered by the models
-** (rt__chat_register, the tool-run model) so that the core's rt_sdk.c can
-** reach them without naming them. NULL: not registered. */
+/* The models' synchronous SDK calls (rt_sdk.h), registered by the chat and
+** tool-run models (from rt_models.c) so that the core's rt_sdk.c can reach
+** them without naming them. NULL: not registered. */
 typedef struct rt_model_calls {
   int (*continue_last_turn)(rt_world *w, uint32_t a);
   int64_t (*save_messages)(rt_world *w, uint32_t a, const char *text);
