@@ -78,6 +78,8 @@ typedef struct tr_mem {
   int n_replays;
   int64_t rows[RT_MAX_ROWS];       /* the running replay's runs, started_at order */
   int n_rows, idx;
+  rt_uc_frame *fr;                 /* the child's tool-run bodies waiting for their work */
+  int n_fr, cap_fr;                /* (rt_usercode.h) */
 } tr_mem;
 
 static tr_mem *trm(rt_world *w, uint32_t a) {
@@ -89,8 +91,11 @@ static tr_mem *trm(rt_world *w, uint32_t a) {
 }
 
 static void toolrun_mem_free(rt_world *w, rt_mem *m) {
+  tr_mem *t = RT_EXT_MEM(m, &rt__toolrun_ext);
   (void)w;
-  free(RT_EXT_MEM(m, &rt__toolrun_ext));
+  if (!t) return;
+  free(t->fr);
+  free(t);
   RT_EXT_MEM(m, &rt__toolrun_ext) = NULL;
 }
 
@@ -535,14 +540,84 @@ static void child_chunk(sim *s, void *ctx, uint64_t arg) {
   if (seq < n) sim_after(w->s, gap, mem->inc.dom, child_chunk, w, arg);
 }
 
+static int frame_put(rt_mem *m, const rt_uc_frame *f) {
+  tr_mem *t = RT_EXT_MEM(m, &rt__toolrun_ext);
+  if (!t && !(t = calloc(1, sizeof *t))) return -1;
+  RT_EXT_MEM(m, &rt__toolrun_ext) = t;
+  if (t->n_fr == t->cap_fr) {
+    int nc = t->cap_fr ? t->cap_fr * 2 : 4;
+    rt_uc_frame *n = realloc(t->fr, (size_t)nc * sizeof *n);
+    if (!n) return -1;
+    t->fr = n;
+    t->cap_fr = nc;
+  }
+  t->fr[t->n_fr++] = *f;
+  return 0;
+}
+
+static int frame_take(rt_mem *m, int64_t key, rt_uc_frame *out) {
+  tr_mem *t = RT_EXT_MEM(m, &rt__toolrun_ext);
+  for (int i = 0; t && i < t->n_fr; i++) {
+    if (t->fr[i].key != key) continue;
+    *out = t->fr[i];
+    t->fr[i] = t->fr[--t->n_fr];
+    return 1;
+  }
+  return 0;
+}
+
+/* The child's body of run m->arg (the user's code, rt_usercode.h) starts;
+** returns how long it works (the parent's request when the class has no
+** body of its own), or -1 if the actor died. */
+static int64_t child_body_start(rt_world *w, uint32_t a, const rt_msg *m) {
+  rt_mem *mem = RT_MEM(w, a);
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  rt_uc_frame fr = {.hook = RT_UC_TOOL_RUN, .key = m->arg};
+  rt_uc_out out;
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  memset(&out, 0, sizeof out);
+  if (!uc || !uc->tool_run) return m->arg2;
+  rt_uc_status how = uc->tool_run(st, &self, &fr, &out);
+  if (RT_MEM(w, a) != mem) return -1;
+  if (frame_put(mem, &fr)) return m->arg2;
+  if (how != RT_UC_YIELD) return 0; /* decided at once: ends at the next event */
+  if (out.cmd.kind == RT_UC_CMD_WORK && out.cmd.max_us > out.cmd.min_us)
+    return sim_rng_range(&RT_AW(w)->rng_work, out.cmd.min_us, out.cmd.max_us);
+  return out.cmd.min_us > 0 ? out.cmd.min_us : 0;
+}
+
+/* How the child's run `run` ends: its body's answer (a terminal
+** rt_toolrun_status), completed without a body of its own. */
+static int child_body_result(rt_world *w, uint32_t a, int64_t run, int *died) {
+  rt_mem *mem = RT_MEM(w, a);
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  rt_uc_frame fr;
+  rt_uc_out out;
+  rt_uc_in in = {1, NULL};
+  *died = 0;
+  if (!frame_take(mem, run, &fr)) return RT_TR_COMPLETED;
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  memset(&out, 0, sizeof out);
+  rt_uc_status how = uc ? uc->resume(st, &self, &fr, &in, &out) : RT_UC_THREW;
+  if (RT_MEM(w, a) != mem) *died = 1;
+  if (how == RT_UC_THREW) return RT_TR_ERROR;
+  return out.action > 0 && RT_TR_IS_TERMINAL(out.action) ? out.action : RT_TR_COMPLETED;
+}
+
 static void child_work_done(sim *s, void *ctx, uint64_t arg) {
   rt_world *w = ctx;
   rt_msg done;
   uint32_t a = (uint32_t)(arg >> 40);
   (void)s;
   rt_mem *mem = RT_MEM(w, a);
+  int died;
   if (!rt__pop_serving(&mem->inc, (int64_t)(arg & ((1ULL << 40) - 1)), &done)) return;
-  int result = w->actors[a].spec.tool_result ? w->actors[a].spec.tool_result : RT_TR_COMPLETED;
+  int result = child_body_result(w, a, done.arg, &died);
+  if (died) return;
   rt__w_child_run(w, a, done.arg, result);
   if (done.str) /* the work of a chat tool call: its external effect */
     sim_emit(w->s, RT_EV_TOOLRUN_EFFECT, a, done.arg, done.from, 0, done.str, 0);
@@ -586,15 +661,29 @@ static void rt__child_handle(rt_world *w, uint32_t a, const rt_msg *m) {
       rt__w_child_run(w, a, m->arg, RT_TR_RUNNING);
       rt__send_reply(w, a, m, 1, 0, late);
       rt__push_serving(&mem->inc, m);
-      sim_after(w->s, m->arg2 + late, mem->inc.dom, child_work_done, w, key);
-      if (sp->tool_chunks > 0)
-        sim_after(w->s, m->arg2 / (sp->tool_chunks + 1) + late, mem->inc.dom, child_chunk, w, key);
+      {
+        int64_t work = child_body_start(w, a, m);
+        if (work < 0) break; /* the body killed the actor */
+        sim_after(w->s, work + late, mem->inc.dom, child_work_done, w, key);
+        for (int i = 0; i < mem->inc.n_serving; i++) /* chunks spread over the decided work */
+          if (mem->inc.serving[i].id == m->id) mem->inc.serving[i].arg2 = work;
+        if (sp->tool_chunks > 0)
+          sim_after(w->s, work / (sp->tool_chunks + 1) + late, mem->inc.dom, child_chunk, w, key);
+      }
       break;
     case MSG_CALL_CANCEL: { /* cancelAgentToolRun: idempotent; terminal runs stay */
       rt_msg run;
+      rt_uc_frame fr;
       for (int i = mem->inc.n_serving; i-- > 0;)
         if (mem->inc.serving[i].kind == MSG_CALL_START && mem->inc.serving[i].arg == m->arg)
           rt__pop_serving(&mem->inc, mem->inc.serving[i].id, &run);
+      if (frame_take(mem, m->arg, &fr)) { /* its body is dropped, not resumed */
+        rt_sdk_actor self;
+        void *st;
+        const char *err = NULL;
+        const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+        if (uc && uc->drop) uc->drop(st, &fr);
+      }
       if (rt__child_run_get(w, a, m->arg) == RT_TR_RUNNING)
         rt__w_child_run(w, a, m->arg, RT_TR_ABORTED);
       rt__send_reply(w, a, m, 1, 0, late);
