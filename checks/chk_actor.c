@@ -37,6 +37,7 @@ static void chk_wedge_failure(chk_set *c, chk_actor *a, const sim_rec *r,
   a->streak++;
   if (r->kind == RT_EV_GATE_TIMEOUT) a->streak_gate++;
   else a->streak_startup++;
+  if (c->on_certain && a->streak >= c->p.wedge_k) chk__stale_wedged(c, a, r->t_us);
   if (a->streak < c->p.wedge_k || a->streak_reported) return;
   a->streak_reported = 1;
   uint64_t chain[CHK_MAX_CHAIN];

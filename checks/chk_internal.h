@@ -221,6 +221,11 @@ struct chk_set {
   int oom;                          /* an allocation failed: results partial */
   chk_violation_fn on_violation;
   void *on_violation_ctx;
+  chk_certain_fn on_certain;        /* chk_on_certain; NULL: not asked */
+  void *on_certain_ctx;
+  uint32_t certain_sent;            /* invariants on_certain was called for */
+  int64_t stale_due;                /* no recovery_finishes can be certain
+                                       before a record later than this */
   struct chk_exec *exec;            /* chk_executor.c: turns (seed 002) */
   struct chk_thr *thr;              /* chk_thread.c: threads (seed 004) */
   struct chk_chat *chat;            /* chk_chat.c: chat turns (seed 000 Layer 3) */
@@ -295,6 +300,13 @@ void chk__stale_resolve(chk_set *c, int is_run, uint32_t i, int64_t t_us,
                         uint64_t idx);
 void chk__stale_mark(chk_set *c, int is_run, uint32_t i, int64_t t_us,
                      uint64_t idx);
+/* Calls on_certain(recovery_finishes) when some stale item's open window
+** has passed the bound at time now_us, else moves stale_due to the
+** earliest time one could. */
+void chk__stale_certain(chk_set *c, int64_t now_us);
+/* The wedge way of chk_on_certain (if_quiet 1), asked at a failed startup
+** of actor a that keeps its no_wedge streak at wedge_k or more. */
+void chk__stale_wedged(chk_set *c, chk_actor *a, int64_t now_us);
 void chk__stale_finish(chk_set *c, int64_t end_us);
 
 /* Liveness at the end (chk_actor.c). */
