@@ -4,8 +4,10 @@
 ** wedge stops once the wedge is proven and no fault can come any more, with
 ** the verdict and the violations (invariant, actor, time) of the full
 ** week's run; a fault still to come (a rated eviction, per-call rpc drops)
-** keeps the run going until it can no longer change the verdict. Run from
-** the repository root (it loads scenarios/ files).
+** keeps the run going until it can no longer change the verdict. And the
+** swarm's lean re-run rule (waits_only_rerun): a failure is run again with
+** its trace kept only when a "hold" invariant was violated. Run from the
+** repository root (it loads scenarios/ files).
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -140,11 +142,41 @@ static void test_per_call_fault_runs_to_the_end(void **st) {
   unload(sc);
 }
 
+/* The gated case without its stuck grandchildren: no wedge, so the run
+** fails with "missing:" only. A swarm worker needs no records for that. */
+static void test_missing_failure_is_not_rerun_kept(void **st) {
+  (void)st;
+  int ci;
+  scn_scenario *sc = load_gated(&ci);
+  sc->n_faults = 0;
+  sc->duration_us = 10 * 60 * 1000000LL;
+  scn_run_opts o;
+  memset(&o, 0, sizeof o);
+  o.stop_when_decided = 1;
+  o.lean = 1;
+  scn_result a, b;
+  assert_int_equal(scn_run_case_ex(sc, ci, sc->seed, SIM_FIFO, &o, &a), 0);
+  o.waits_only_rerun = 1;
+  assert_int_equal(scn_run_case_ex(sc, ci, sc->seed, SIM_FIFO, &o, &b), 0);
+  assert_false(a.passed);
+  assert_false(b.passed);
+  char sa[128], sb[128];
+  assert_string_equal(scn_signature(sc, ci, &a, sa, sizeof sa), "missing:recovery_finishes/-/-");
+  assert_string_equal(scn_signature(sc, ci, &b, sb, sizeof sb), sa);
+  assert_int_equal(a.trace_hash, b.trace_hash);
+  assert_int_equal(a.s->trace.keep, 1); /* re-run with its records */
+  assert_int_equal(b.s->trace.keep, 0); /* not re-run */
+  scn_result_free(&a);
+  scn_result_free(&b);
+  unload(sc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_proven_wedge_stops_early),
       cmocka_unit_test(test_rated_fault_to_come_waits_for_it),
       cmocka_unit_test(test_per_call_fault_runs_to_the_end),
+      cmocka_unit_test(test_missing_failure_is_not_rerun_kept),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
