@@ -142,8 +142,9 @@ static int chk_watch_interrupted(chk_set *c, const chk_watch *w) {
   return f->inserted && !f->deleted && !f->done;
 }
 
-void chk__stale_death(chk_set *c, uint32_t actor, const sim_rec *r,
-                      uint64_t idx) {
+static void recovery_death(chk_set *c, void *st_, const sim_rec *r, uint64_t idx) {
+  (void)st_;
+  uint32_t actor = r->actor;
   chk_actor *a = chk__actor(c, actor);
   if (!a) return;
   size_t keep = 0;
@@ -167,8 +168,9 @@ void chk__stale_death(chk_set *c, uint32_t actor, const sim_rec *r,
   a->n_watch = keep;
 }
 
-void chk__stale_wake(chk_set *c, uint32_t actor, const sim_rec *r,
-                     uint64_t idx) {
+static void recovery_wake(chk_set *c, void *st_, const sim_rec *r, uint64_t idx) {
+  (void)st_;
+  uint32_t actor = r->actor;
   chk_actor *a = chk__actor(c, actor);
   if (!a) return;
   for (size_t k = 0; k < a->n_watch; k++) {
@@ -182,11 +184,8 @@ void chk__stale_wake(chk_set *c, uint32_t actor, const sim_rec *r,
   }
 }
 
-static int chk_awake_after(const chk_actor *a, int64_t x, int64_t *w_t,
-                           uint64_t *w_idx);
-
 /* Certain: past the bound, every later path reports the item (resolution
-** and give-up and death compare t - win_t > bound, chk__stale_finish
+** and give-up and death compare t - win_t > bound, recovery_finish
 ** end - win_t >= bound, and nothing else closes a window unreported). */
 void chk__stale_certain(chk_set *c, int64_t now_us) {
   int64_t bound = c->p.recovery_bound_us, due = INT64_MAX;
@@ -226,17 +225,18 @@ static int chk_awake_after(const chk_actor *a, int64_t x, int64_t *w_t,
   return 0;
 }
 
-void chk__stale_wedged(chk_set *c, chk_actor *a, int64_t now_us) {
+void chk__note_wedge(chk_set *c, uint32_t actor, int64_t streak_t0, int64_t now_us) {
   uint32_t bit = 1u << CHK_RECOVERY_FINISHES;
-  if (!(c->p.enabled_mask & bit) || (c->certain_sent & bit)) return;
+  chk_actor *a = chk__actor(c, actor);
+  if (!a || !c->on_certain || !(c->p.enabled_mask & bit) || (c->certain_sent & bit)) return;
   for (size_t k = 0; k < a->n_watch; k++) {
     const chk_stale *st = chk_stale_of(c, &a->watch[k]);
     if (!st->stale || st->resolved || st->reported) continue;
-    /* the same moment chk__stale_finish starts from, with no later fault */
+    /* the same moment recovery_finish starts from, with no later fault */
     int64_t x = st->stale_t, w_t;
     uint64_t w_idx;
     if (c->has_fault && c->last_fault_t > x) x = c->last_fault_t;
-    if (a->streak_t0 <= x || !chk_awake_after(a, x, &w_t, &w_idx) ||
+    if (streak_t0 <= x || !chk_awake_after(a, x, &w_t, &w_idx) ||
         now_us - w_t < c->p.recovery_bound_us)
       continue;
     if (c->on_certain(c->on_certain_ctx, CHK_RECOVERY_FINISHES, 1)) {
@@ -247,7 +247,8 @@ void chk__stale_wedged(chk_set *c, chk_actor *a, int64_t now_us) {
   }
 }
 
-void chk__stale_finish(chk_set *c, int64_t end_us) {
+static void recovery_finish(chk_set *c, void *st_, int64_t end_us) {
+  (void)st_;
   int64_t bound = c->p.recovery_bound_us;
   for (uint32_t ai = 0; ai < c->n_actors; ai++) {
     chk_actor *a = &c->actors[ai];
@@ -269,3 +270,8 @@ void chk__stale_finish(chk_set *c, int64_t end_us) {
     }
   }
 }
+
+const chk_class chk__recovery_class = {.name = "recovery",
+                                       .on_wake = recovery_wake,
+                                       .on_death = recovery_death,
+                                       .on_finish = recovery_finish};
