@@ -295,6 +295,17 @@ typedef enum rt_event_kind {
   RT_EV_FIBER_SKIPPED,     /* old fiber id, age_us, -, name, reason : #1729 dropped the row (max_age_exceeded) */
   /* probes (issue #16; docs/trace.md "Probes") */
   RT_EV_PROBE,             /* rt_probe, -, -, probe name, - : its first hit in this run */
+  /* schedule callbacks (issue #14; reference A.5, A.10) */
+  RT_EV_SCHEDULE_RETRY,    /* schedule id, next attempt, delay_us, callback, error of the
+                              failed attempt : schedule:retry (tryN backoff) */
+  RT_EV_SCHEDULE_ERROR,    /* schedule id, attempts, -, callback, error : schedule:error,
+                              the last attempt failed (swallowed) */
+  RT_EV_SCHEDULE_SKIP,     /* schedule id, execution_started_at_us, -, callback, - : an
+                              interval still running (< hungScheduleTimeoutSeconds) */
+  RT_EV_SCHEDULE_HUNG,     /* schedule id, execution_started_at_us or -1 (NULL), -, callback, - :
+                              a hung interval force-reset, then run */
+  RT_EV_SCHEDULE_DEDUP,    /* schedule id, -, -, callback, type : an idempotent schedule call
+                              returned the existing row (no schedule:create) */
   RT_EV_KIND_COUNT
 } rt_event_kind;
 

@@ -86,6 +86,11 @@ static const char *const rt_event_names[RT_EV_KIND_COUNT] = {
   [RT_EV_FIBER_SKIPPED] = "fiber_skipped",
   [RT_EV_KEEPALIVE_DISPOSE] = "keepalive_dispose",
   [RT_EV_PROBE] = "probe",
+  [RT_EV_SCHEDULE_RETRY] = "schedule_retry",
+  [RT_EV_SCHEDULE_ERROR] = "schedule_error",
+  [RT_EV_SCHEDULE_SKIP] = "schedule_skip",
+  [RT_EV_SCHEDULE_HUNG] = "schedule_hung",
+  [RT_EV_SCHEDULE_DEDUP] = "schedule_dedup",
 };
 
 static const char *const rt_probe_names[] = {

@@ -102,6 +102,12 @@ static const rt_field rt_fields[RT_EV_KIND_COUNT][RT_FIELDS] = {
   [RT_EV_SCHEDULE_SET] = {I_("schedule"), T_("at_us"), U_("interval_us"), S_("callback"), N_},
   /* probes (issue #16) */
   [RT_EV_PROBE] = {I_("id"), N_, N_, S_("probe"), N_},
+  /* schedule callbacks (issue #14) */
+  [RT_EV_SCHEDULE_RETRY] = {I_("schedule"), I_("attempt"), U_("delay_us"), S_("callback"), S_("error")},
+  [RT_EV_SCHEDULE_ERROR] = {I_("schedule"), I_("attempts"), N_, S_("callback"), S_("error")},
+  [RT_EV_SCHEDULE_SKIP] = {I_("schedule"), T_("started_at_us"), N_, S_("callback"), N_},
+  [RT_EV_SCHEDULE_HUNG] = {I_("schedule"), I_("started_at_us"), N_, S_("callback"), N_},
+  [RT_EV_SCHEDULE_DEDUP] = {I_("schedule"), N_, N_, S_("callback"), S_("type")},
 };
 
 static const rt_field rt_unknown[RT_FIELDS] = {I_("a"), I_("b"), I_("c"), S_("s"), S_("s2")};

@@ -67,6 +67,9 @@ typedef struct scn_work {
   char callback[48];       /* SCN_W_SCHEDULE, SCN_W_CANCEL_SCHEDULE */
   int64_t delay_us;        /* SCN_W_SCHEDULE: one-shot delay */
   int64_t interval_us;     /* SCN_W_SCHEDULE: scheduleEvery interval (0: one-shot) */
+  char cron[64];           /* SCN_W_SCHEDULE: schedule(cron) ("" none) */
+  char payload[128];       /* SCN_W_SCHEDULE: payload as compact JSON ("" undefined) */
+  int idempotent;          /* SCN_W_SCHEDULE: 0 the SDK default, 1 on, 2 off */
 } scn_work;
 
 typedef flt_fault scn_fault;

@@ -344,7 +344,11 @@ static const char *const runtime_fields[] = {
     "idle_eviction", "alarm_retry_base", "alarm_retry_max", "rpc_latency",
     "inspect_timeout", "inspect_total_timeout", "alarm_limit", "hook_timeout",
     "workerd_name_bug", "executor_adapter", "thread_store", "chat_provider", "chat_recovery",
-    "chat_bug", "toolrun_ids", "reattach_budget", "fiber_retain", "fiber_max_age", NULL};
+    "chat_bug", "toolrun_ids", "reattach_budget", "fiber_retain", "fiber_max_age",
+    "schedule_every_key", "hung_schedule_timeout", "schedule_attempts", "schedule_retry_base",
+    "schedule_retry_max_delay", NULL};
+static const opt every_key_opts[] = {{"sdk", RT_EVERY_KEY_SDK}, {"callback", RT_EVERY_KEY_CALLBACK},
+                                     {NULL, 0}};
 static const opt retain_opts[] = {{"sdk1604", RT_RETAIN_NONE}, {"sdk1729", RT_RETAIN_1729},
                                   {NULL, 0}};
 
@@ -434,6 +438,9 @@ static int runtime_enums(ld *L, const cJSON *o, rt_config *c) {
   v = (int)c->retain;
   if (ld_get_enum(L, o, "fiber_retain", retain_opts, &v) < 0) return -1;
   c->retain = (rt_retain)v;
+  v = (int)c->every_key; /* issue #14: the scheduleEvery dedup key */
+  if (ld_get_enum(L, o, "schedule_every_key", every_key_opts, &v) < 0) return -1;
+  c->every_key = (rt_every_key)v;
   if (scn_get_bool(L->d, o, "workerd_name_bug", &c->workerd_name_bug, L->err) < 0) return -1;
   return runtime_models(L, o, c); /* executor (seed 002), thread store (seed 004) */
 }
@@ -456,6 +463,9 @@ static const struct {
     {"hook_timeout", offsetof(rt_config, hook_timeout_us), 0},
     {"reattach_budget", offsetof(rt_config, reattach_budget_us), 1}, /* #1640 */
     {"fiber_max_age", offsetof(rt_config, fiber_max_age_us), 0},
+    {"hung_schedule_timeout", offsetof(rt_config, hung_schedule_us), 1000000}, /* issue #14 */
+    {"schedule_retry_base", offsetof(rt_config, schedule_retry_base_us), 1000},
+    {"schedule_retry_max_delay", offsetof(rt_config, schedule_retry_max_us), 1000},
 };
 
 /* Overrides *c with the fields of the runtime object o. */
@@ -476,6 +486,13 @@ int ld_load_runtime(ld *L, const cJSON *o, rt_config *c) {
   v = c->alarm_retry_max;
   if (scn_get_int(L->d, o, "alarm_retry_max", 0, 20, &v, L->err) < 0) return -1;
   c->alarm_retry_max = (int)v;
+  v = c->schedule_attempts;
+  if (scn_get_int(L->d, o, "schedule_attempts", 1, 100, &v, L->err) < 0) return -1;
+  c->schedule_attempts = (int)v;
+  if (c->schedule_retry_base_us > c->schedule_retry_max_us)
+    return scn_errf(L->err, L->d, ld_get(o, "schedule_retry_base"),
+                    "\"schedule_retry_base\" must be at most \"schedule_retry_max_delay\" (the "
+                    "SDK: retry.baseDelayMs must be <= retry.maxDelayMs)");
   return 0;
 }
 
@@ -590,13 +607,14 @@ static int push_step(ld *L, rt_program *pr, const cJSON *node, const rt_step *s)
 
 static const char *const step_fields[] = {
     "work", "stash", "effect", "call", "fail", "return", "read", "repeat", "steps", "value", "via",
-    NULL};
+    "attempts", NULL};
 
 /* Members that qualify a step rather than say what it is, and the form
 ** each belongs to. */
 static const char *modifier_of(const char *k) {
   if (strcmp(k, "steps") == 0) return "repeat";
   if (strcmp(k, "value") == 0 || strcmp(k, "via") == 0) return "stash";
+  if (strcmp(k, "attempts") == 0) return "fail";
   return NULL;
 }
 
@@ -699,7 +717,10 @@ static int simple_step(ld *L, const cJSON *st, const cJSON *form, rt_step *s) {
     return json_text(L, form, "return", s->name, sizeof s->name);
   }
   if (strcmp(k, "fail") == 0) {
+    int64_t n = 0;
     s->kind = RT_STEP_FAIL;
+    if (scn_get_int(L->d, st, "attempts", 0, 1000, &n, L->err) < 0) return -1;
+    s->min_us = n; /* attempts */
     if (cJSON_IsString(form)) return ld_get_text(L, st, k, s->name, sizeof s->name, 0);
     return true_flag(L, st, k);
   }

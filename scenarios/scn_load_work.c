@@ -4,6 +4,7 @@
 ** same error rules as scn_load.c: every mistake is one "file:line:col:
 ** message" at the offending node. See docs/scenarios.md.
 */
+#include "runtime/rt_cron.h"
 #include "scenarios/scn_load_internal.h"
 
 /* ---- workload ------------------------------------------------------------ */
@@ -22,8 +23,8 @@ static const char *const work_ex[] = {"executor_turn", "tools", "adapter", "fail
                                       "duplicate_ppm", "at", "every", "until", NULL};
 static const char *const work_chat[] = {"chat", "chunks", "chunk_every", "tool", "work", "at",
                                         "every", "until", NULL};
-static const char *const work_sch[] = {"schedule", "callback", "delay", "interval", "at",
-                                       "every", "until", NULL};
+static const char *const work_sch[] = {"schedule", "callback", "delay", "interval", "cron",
+                                       "payload", "idempotent", "at", "every", "until", NULL};
 static const char *const work_csch[] = {"cancel_schedule", "callback", "at", "every", "until",
                                         NULL};
 static const char *const work_ka[] = {"keep_alive", "for", "throws", "at", "every", "until", NULL};
@@ -188,6 +189,41 @@ static int work_chat_item(ld *L, const cJSON *w, scn_work *out) {
   return 0;
 }
 
+/* "cron" (checked with the cron-schedule rules), "payload" (any JSON, kept
+** as compact text) and "idempotent" of a schedule item (issue #14). */
+static int sched_extras(ld *L, const cJSON *w, scn_work *out) {
+  const cJSON *p = ld_get(w, "payload");
+  int b = 0;
+  if (ld_get(w, "cron")) {
+    rt_cron c;
+    char err[160];
+    if (ld_get_text(L, w, "cron", out->cron, sizeof out->cron, 0) < 0) return -1;
+    if (rt_cron_parse(out->cron, &c, err, sizeof err) < 0)
+      return scn_errf(L->err, L->d, ld_get(w, "cron"), "\"cron\": %s", err);
+    if (rt_cron_next(&c, 0) < 0 && rt_cron_next(&c, 366LL * 86400 * 3) < 0)
+      return scn_errf(L->err, L->d, ld_get(w, "cron"),
+                      "\"cron\": No valid next date was found.");
+  }
+  if (ld_get(w, "idempotent")) {
+    if (scn_get_bool(L->d, w, "idempotent", &b, L->err) < 0) return -1;
+    out->idempotent = b ? 1 : 2;
+  }
+  if (p) {
+    char *t = cJSON_PrintUnformatted(p);
+    size_t len = t ? strlen(t) : 0;
+    if (!t) return scn_errf(L->err, L->d, p, "\"payload\": out of memory");
+    if (len >= sizeof out->payload) {
+      free(t);
+      return scn_errf(L->err, L->d, p,
+                      "\"payload\": the value is %zu bytes as compact JSON; at most %zu", len,
+                      sizeof out->payload - 1);
+    }
+    memcpy(out->payload, t, len + 1);
+    free(t);
+  }
+  return 0;
+}
+
 /* {"schedule": actor, "callback": name, "delay" | "interval"},
 ** {"cancel_schedule": actor, "callback": name}, {"keep_alive": actor,
 ** "for": duration}: the SDK's schedule API and keepAliveWhile. */
@@ -209,13 +245,14 @@ static int work_sched(ld *L, const cJSON *w, scn_work *out) {
                     "\"callback\": expected a name of 1 to %zu characters", sizeof out->callback - 1);
   snprintf(out->callback, sizeof out->callback, "%s", cb);
   if (out->kind != SCN_W_SCHEDULE) return 0;
-  if (ld_get(w, "delay") && ld_get(w, "interval"))
-    return scn_errf(L->err, L->d, ld_get(w, "interval"),
-                    "a schedule has \"delay\" (schedule) or \"interval\" (scheduleEvery), not both");
-  return ld_get_dur(L, w, "delay", 0, &out->delay_us) < 0 ||
-                 ld_get_dur(L, w, "interval", 1000000, &out->interval_us) < 0
-             ? -1
-             : 0;
+  if (!!ld_get(w, "delay") + !!ld_get(w, "interval") + !!ld_get(w, "cron") > 1)
+    return scn_errf(L->err, L->d, ld_get(w, ld_get(w, "cron") ? "cron" : "interval"),
+                    "a schedule has one of \"delay\" (schedule), \"interval\" (scheduleEvery) "
+                    "or \"cron\" (schedule with a cron expression)");
+  if (ld_get_dur(L, w, "delay", 0, &out->delay_us) < 0 ||
+      ld_get_dur(L, w, "interval", 1000000, &out->interval_us) < 0)
+    return -1;
+  return sched_extras(L, w, out);
 }
 
 static int work_item(ld *L, const cJSON *w, const char *what, scn_work *out) {

@@ -54,6 +54,12 @@ static int plan_one(const scn_scenario *sc, rt_world *w, const scn_work *wk, int
                                              wk->child, wk->work_us, t)
                            : rt_chat_at(w, wk->actor, wk->chunks, wk->chunk_every_us, t);
     case SCN_W_SCHEDULE:
+      if (wk->cron[0] || wk->payload[0] || wk->idempotent) { /* issue #14 */
+        rt_schedule_spec sp = {wk->delay_us, wk->interval_us, wk->cron[0] ? wk->cron : NULL,
+                               wk->payload[0] ? wk->payload : NULL,
+                               wk->idempotent ? wk->idempotent == 1 : -1};
+        return rt_schedule_ex_at(w, wk->actor, wk->callback, &sp, t);
+      }
       return rt_schedule_at(w, wk->actor, wk->callback, wk->delay_us, wk->interval_us, t);
     case SCN_W_CANCEL_SCHEDULE: return rt_cancel_schedule_at(w, wk->actor, wk->callback, t);
     case SCN_W_TOOL_RECOVERY: return rt_toolrun_recovery_at(w, wk->actor, t); /* issue #15 */

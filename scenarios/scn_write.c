@@ -105,6 +105,7 @@ static const char *const commit_names[] = {"turn", "immediate", NULL};
 static const char *const ids_names[] = {"fresh", "stable", NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
 static const char *const retain_names[] = {"sdk1604", "sdk1729", NULL};
+static const char *const every_key_names[] = {"sdk", "callback", NULL};
 static const char *const adapter_names[] = {"sqlite", "memory", "broken", NULL};    /* seed 002 */
 static const char *const store_names[] = {"versioned", "broken", "leaky", NULL};   /* seed 004 */
 
@@ -137,6 +138,11 @@ static const struct rtf {
     {"thread_store", offsetof(rt_config, thread_store), F_ENUM, store_names},
     {"fiber_retain", offsetof(rt_config, retain), F_ENUM, retain_names},
     {"fiber_max_age", offsetof(rt_config, fiber_max_age_us), F_DUR, NULL},
+    {"schedule_every_key", offsetof(rt_config, every_key), F_ENUM, every_key_names},
+    {"hung_schedule_timeout", offsetof(rt_config, hung_schedule_us), F_DUR, NULL},
+    {"schedule_attempts", offsetof(rt_config, schedule_attempts), F_INT, NULL},
+    {"schedule_retry_base", offsetof(rt_config, schedule_retry_base_us), F_DUR, NULL},
+    {"schedule_retry_max_delay", offsetof(rt_config, schedule_retry_max_us), F_DUR, NULL},
 };
 #define N_RT_FIELDS (sizeof rt_fields / sizeof rt_fields[0])
 
@@ -303,6 +309,7 @@ static void put_step(wobj *o, const scn_scenario *sc, const rt_step *s) {
         m_str(&st, "fail", s->name);
       else
         m_raw(&st, "fail", "true");
+      if (s->min_us) m_int(&st, "attempts", s->min_us);
       break;
     case RT_STEP_RETURN: m_raw(&st, "return", s->name); break;
     case RT_STEP_READ: m_raw(&st, "read", "true"); break;
@@ -521,10 +528,14 @@ static void put_work(FILE *f, const scn_scenario *sc, const scn_work *w) {
   } else if (w->kind == SCN_W_SCHEDULE) {
     m_actor(&o, sc, "schedule", w->actor);
     m_str(&o, "callback", w->callback);
-    if (w->interval_us > 0)
+    if (w->cron[0])
+      m_str(&o, "cron", w->cron);
+    else if (w->interval_us > 0)
       m_dur(&o, "interval", w->interval_us);
     else
       m_dur(&o, "delay", w->delay_us);
+    if (w->payload[0]) m_raw(&o, "payload", w->payload);
+    if (w->idempotent) m_raw(&o, "idempotent", w->idempotent == 1 ? "true" : "false");
   } else if (w->kind == SCN_W_CANCEL_SCHEDULE) {
     m_actor(&o, sc, "cancel_schedule", w->actor);
     m_str(&o, "callback", w->callback);
