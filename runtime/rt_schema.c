@@ -217,7 +217,9 @@ static const rt_column col_runs[] = {
   {"id", RT_F_INT}, {"name", RT_F_STR}, {"snapshot", RT_F_JSON}, {"created_at", RT_F_INT}, {NULL, 0}};
 static const rt_column col_schedules[] = {
   {"id", RT_F_INT}, {"callback", RT_F_STR}, {"type", RT_F_STR}, {"time", RT_F_INT},
-  {"intervalSeconds", RT_F_INT}, {"running", RT_F_INT}, {"created_at", RT_F_INT}, {NULL, 0}};
+  {"intervalSeconds", RT_F_INT}, {"running", RT_F_INT}, {"created_at", RT_F_INT},
+  {"payload", RT_F_STR}, {"cron", RT_F_STR}, {"delayInSeconds", RT_F_INT},
+  {"execution_started_at", RT_F_INT}, {NULL, 0}};
 static const rt_column col_toolruns[] = {
   {"run_id", RT_F_INT}, {"agent_type", RT_F_STR}, {"child", RT_F_INT}, {"status", RT_F_TRSTATUS},
   {"error_message", RT_F_STR}, {"started_at", RT_F_INT}, {"completed_at", RT_F_INT}, {NULL, 0}};

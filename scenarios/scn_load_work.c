@@ -14,7 +14,8 @@ static const char *const work_all[] = {
     "executor_turn", "thread_writers", "tools", "adapter", "fail", "cancel", "duplicate_ppm",
     "writers", "runs", "store", "step", "chat", "chunks", "chunk_every", "schedule",
     "cancel_schedule", "callback", "delay", "interval", "keep_alive", "for", "await", "stash",
-    "throws", "keep_alive_acquire", "keep_alive_dispose", "lease", "tool", "tool_recovery", NULL};
+    "throws", "keep_alive_acquire", "keep_alive_dispose", "lease", "tool", "tool_recovery",
+    "cron", "payload", "idempotent", NULL};
 static const char *const work_req[] = {"request", "entry", "at", "every", "until", NULL};
 static const char *const work_fib[] = {"fiber", "actor", "await", "at", "every", "until", NULL};
 static const char *const work_stash[] = {"stash", "at", "every", "until", NULL};
