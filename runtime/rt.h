@@ -298,6 +298,26 @@ typedef struct rt_schedule_spec {
 int rt_schedule_ex_at(rt_world *w, uint32_t actor, const char *callback,
                       const rt_schedule_spec *sp, int64_t at_us);
 
+/* A cf_agents_schedules row as a previous process left it (seeded before
+** the run; issue #14). */
+typedef struct rt_schedule_seed {
+  char callback[48];
+  int64_t time_us;          /* the row's `time` (stored in whole seconds) */
+  int64_t interval_us;      /* > 0: an interval row */
+  char cron[64];            /* non-empty: a cron row */
+  char payload[128];        /* JSON, "" NULL */
+  int running;              /* interval: running = 1 */
+  int64_t started_us;       /* execution_started_at, -1 NULL */
+  int no_alarm;             /* 1: the stored alarm was lost (none is armed);
+                               0: the alarm is armed at the row's time, or
+                               kept at an earlier one */
+} rt_schedule_seed;
+
+/* Writes seed row s into actor a's storage before the run (no trace record
+** but its write); arms the stored alarm unless s->no_alarm. Returns the
+** row id or -1. */
+int64_t rt_seed_schedule(rt_world *w, uint32_t a, const rt_schedule_seed *s);
+
 /* A request that calls cancelSchedule on the oldest row of `callback`. */
 int rt_cancel_schedule_at(rt_world *w, uint32_t actor, const char *callback, int64_t at_us);
 
@@ -387,6 +407,24 @@ void rt_set_rpc_faults(rt_world *w, int64_t extra_latency_us, uint32_t drop_ppm)
 
 /* Delays every alarm delivery by extra_us from now on (alarm_delay). */
 void rt_set_alarm_delay(rt_world *w, int64_t extra_us);
+
+/* The message a client (or a calling actor) gets while the process hosting
+** a Durable Object is down: the platform's retryable routing error, as
+** Durable Object clients quote it (it is not in workerd's open source: the
+** routing layer that says it is Cloudflare's own). */
+#define RT_MSG_DOWN "Cannot resolve Durable Object due to transient issue on remote node."
+
+/* down_for (issue #14): the process stays down until until_us. Requests
+** and calls that arrive meanwhile fail at once with RT_MSG_DOWN (no actor
+** wakes); an alarm that falls due is delivered at until_us (an alarm is
+** at-least-once: it fires when the object can run again). */
+void rt_set_down(rt_world *w, int64_t until_us);
+
+/* Deletes the stored alarm of actor a (RT_NO_ACTOR: every actor) behind the
+** actor's back: the alarm row vanishes (the lost-alarm fault). Schedule
+** rows stay; only a later _scheduleNextAlarm (schedule, cancelSchedule,
+** keepAlive, an idempotent hit) arms it again. */
+void rt_lose_alarm(rt_world *w, uint32_t a);
 
 /* How often the run reached probe p (an rt_probe, rt_events.h) so far; 0
 ** for an unknown p. */

@@ -1501,6 +1501,28 @@ int64_t rt_seed_orphan_fiber(rt_world *w, uint32_t a, const rt_program *prog,
   return id;
 }
 
+int64_t rt_seed_schedule(rt_world *w, uint32_t a, const rt_schedule_seed *sd) {
+  rt_sched_row r;
+  if (a >= w->n_actors) return -1;
+  memset(&r, 0, sizeof r);
+  r.id = rt__new_id(w);
+  snprintf(r.callback, sizeof r.callback, "%s", sd->callback);
+  snprintf(r.type, sizeof r.type, "%s",
+           sd->cron[0] ? "cron" : sd->interval_us > 0 ? "interval" : "delayed");
+  r.time_s = sd->time_us / 1000000;
+  r.interval_s = sd->interval_us / 1000000;
+  snprintf(r.cron, sizeof r.cron, "%s", sd->cron);
+  snprintf(r.payload, sizeof r.payload, "%s", sd->payload);
+  r.running = sd->running;
+  r.started_s = sd->started_us < 0 ? -1 : sd->started_us / 1000000;
+  if (rt__w_schedule_put(w, a, &r)) return -1;
+  if (!sd->no_alarm) {
+    int64_t at = r.time_s * 1000000, cur = w->actors[a].alarm_at;
+    if ((cur < 0 || at < cur) && rt_alarm_preset(w, a, at)) return -1;
+  }
+  return r.id;
+}
+
 int rt_count_fiber_rows(rt_world *w, uint32_t a) {
   return a < w->n_actors ? rt__count_runs(w, a) : -1;
 }

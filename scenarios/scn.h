@@ -75,14 +75,18 @@ typedef struct scn_work {
 typedef flt_fault scn_fault;
 
 typedef struct scn_stale {
-  int is_toolrun;
+  int is_toolrun;          /* 0 an orphan fiber, 1 a tool run, 2 a schedule row
+                              (SCN_STALE_SCHEDULE, issue #14) */
   uint32_t actor;          /* parent (tool run) or owner (fiber) */
   uint32_t child;
   rt_toolrun_status status;
   int child_status;
   int program;             /* orphan fiber */
   int snapshot;            /* -1 = null */
+  rt_schedule_seed sched;  /* a schedule row (is_toolrun 2) */
 } scn_stale;
+
+#define SCN_STALE_SCHEDULE 2
 
 typedef struct scn_case {
   char label[64];          /* e.g. "gated" */

@@ -13,6 +13,7 @@
 ** their expectations (those last three in scn_load_work.c). Nothing here
 ** keeps global state.
 */
+#include "runtime/rt_cron.h"
 #include "scenarios/scn_load_internal.h"
 
 #include <sys/stat.h>
@@ -925,7 +926,9 @@ static int actor_recovery(ld *L, const cJSON *a, rt_actor_spec *sp) {
   return 0;
 }
 
-static const char *const stale_fields[] = {"tool_runs", "fibers", NULL};
+static const char *const stale_fields[] = {"tool_runs", "fibers", "schedules", NULL};
+static const char *const stale_sched_fields[] = {"callback", "time", "interval", "cron", "payload",
+                                                 "running", "started_at", "alarm", NULL};
 static const char *const stale_tr_fields[] = {"child", "status", "child_status", NULL};
 static const char *const stale_fiber_fields[] = {"program", "snapshot", NULL};
 static const opt tr_status_opts[] = {{"starting", RT_TR_STARTING}, {"running", RT_TR_RUNNING},
@@ -979,6 +982,52 @@ static int stale_fiber(ld *L, const cJSON *f, uint32_t owner, const char *what) 
   return 0;
 }
 
+/* A schedule row a previous process left (issue #14): {"callback", "time",
+** "interval" | "cron", "payload", "running", "started_at", "alarm"}. */
+static int stale_schedule(ld *L, const cJSON *f, uint32_t owner, const char *what) {
+  const cJSON *p = ld_get(f, "payload"), *sa = ld_get(f, "started_at");
+  scn_stale *s;
+  int alarm = 1;
+  if (ld_obj_fields(L, f, what, stale_sched_fields) < 0 || !(s = new_stale(L, f, owner))) return -1;
+  s->is_toolrun = SCN_STALE_SCHEDULE;
+  s->sched.started_us = -1;
+  if (ld_need(L, f, "callback") < 0 ||
+      ld_get_text(L, f, "callback", s->sched.callback, sizeof s->sched.callback, 0) < 0 ||
+      ld_get_dur(L, f, "time", 0, &s->sched.time_us) < 0 ||
+      ld_get_dur(L, f, "interval", 1000000, &s->sched.interval_us) < 0 ||
+      ld_get_text(L, f, "cron", s->sched.cron, sizeof s->sched.cron, 0) < 0 ||
+      scn_get_bool(L->d, f, "running", &s->sched.running, L->err) < 0 ||
+      scn_get_bool(L->d, f, "alarm", &alarm, L->err) < 0)
+    return -1;
+  s->sched.no_alarm = !alarm;
+  if (ld_get(f, "interval") && ld_get(f, "cron"))
+    return scn_errf(L->err, L->d, ld_get(f, "cron"),
+                    "a schedule row has \"interval\" or \"cron\", not both");
+  if (s->sched.cron[0]) {
+    rt_cron c;
+    char err[160];
+    if (rt_cron_parse(s->sched.cron, &c, err, sizeof err) < 0)
+      return scn_errf(L->err, L->d, ld_get(f, "cron"), "\"cron\": %s", err);
+  }
+  if (s->sched.running && !s->sched.interval_us)
+    return scn_errf(L->err, L->d, ld_get(f, "running"),
+                    "\"running\": only an interval row (with \"interval\") runs");
+  if (sa && !cJSON_IsNull(sa) && ld_get_dur(L, f, "started_at", 0, &s->sched.started_us) < 0)
+    return -1;
+  if (p) {
+    char *t = cJSON_PrintUnformatted(p);
+    size_t len = t ? strlen(t) : 0;
+    if (!t || len >= sizeof s->sched.payload) {
+      free(t);
+      return scn_errf(L->err, L->d, p, "\"payload\": at most %zu bytes as compact JSON",
+                      sizeof s->sched.payload - 1);
+    }
+    memcpy(s->sched.payload, t, len + 1);
+    free(t);
+  }
+  return 0;
+}
+
 /* One of the stale arrays: each element through fn. */
 static int stale_list(ld *L, const cJSON *st, const char *key, uint32_t owner,
                       int (*fn)(ld *, const cJSON *, uint32_t, const char *)) {
@@ -999,6 +1048,7 @@ static int actor_stale(ld *L, const cJSON *a, uint32_t i) {
   if (!st) return 0;
   if (ld_obj_fields(L, st, "stale", stale_fields) < 0) return -1;
   if (stale_list(L, st, "tool_runs", i, stale_toolrun) < 0) return -1;
+  if (stale_list(L, st, "schedules", i, stale_schedule) < 0) return -1;
   return stale_list(L, st, "fibers", i, stale_fiber);
 }
 

@@ -307,9 +307,12 @@ int ld_load_workload(ld *L) {
 /* ---- faults -------------------------------------------------------------- */
 
 static const char *const flt_all[] = {
-    "kind", "actor", "at", "rate", "until", "mode", "delay", "count", "ppm", "after_write", NULL};
+    "kind", "actor", "at", "rate", "until", "mode", "delay", "count", "ppm", "after_write",
+    "down_for", NULL};
 static const char *const f_plain[] = {"kind", "count", "at", "rate", "until", NULL};
-static const char *const f_proc[] = {"kind", "count", "at", "rate", "until", "after_write", NULL};
+static const char *const f_proc[] = {"kind", "count", "at", "rate", "until", "after_write",
+                                     "down_for", NULL};
+static const char *const f_kill[] = {"kind", "count", "at", "rate", "until", "down_for", NULL};
 static const char *const f_evict[] = {"kind", "actor", "count", "at", "rate", "until", NULL};
 static const char *const f_stuck[] = {
     "kind", "actor", "mode", "delay", "count", "at", "rate", "until", NULL};
@@ -334,6 +337,8 @@ static const char *const *fault_fields(int k) {
     case FLT_STREAM_CUT: return f_evict; /* kind, actor (optional), when */
     case FLT_ONSTART_THROW: return f_evict; /* kind, actor (optional), count, when */
     case FLT_CRASH: case FLT_RESTART: return f_proc;
+    case FLT_SIGKILL: return f_kill;
+    case FLT_ALARM_LOST: return f_evict; /* kind, actor (optional), when */
     default: return f_plain;
   }
 }
@@ -441,7 +446,10 @@ static int fault_params(ld *L, const cJSON *f, scn_fault *out) {
   switch (out->kind) {
     case FLT_EVICT:
     case FLT_STREAM_CUT:
+    case FLT_ALARM_LOST:
     case FLT_ONSTART_THROW: return ld_get_actor(L, f, "actor", &out->actor) < 0 ? -1 : 0;
+    case FLT_CRASH: case FLT_RESTART: case FLT_SIGKILL: /* issue #14: down_for */
+      return ld_get_dur(L, f, "down_for", 0, &out->delay_us);
     case FLT_STUCK_CHILD: return fault_stuck(L, f, out);
     case FLT_STORAGE_FAIL: return fault_storage(L, f, out);
     case FLT_RPC_DELAY: case FLT_ALARM_DELAY: return need_delay(L, f, out);

@@ -29,7 +29,8 @@ int scn__add_actors(const scn_scenario *sc, rt_world *w, scn_result *res) {
 int scn__seed_stale(const scn_scenario *sc, rt_world *w) {
   for (int i = 0; i < sc->n_stale; i++) {
     const scn_stale *st = &sc->stale[i];
-    int64_t id = st->is_toolrun
+    int64_t id = st->is_toolrun == SCN_STALE_SCHEDULE ? rt_seed_schedule(w, st->actor, &st->sched)
+                 : st->is_toolrun
                      ? rt_seed_stale_toolrun(w, st->actor, st->child, st->status, st->child_status)
                      : rt_seed_orphan_fiber(w, st->actor, &sc->programs[st->program], st->snapshot);
     if (id < 0) return -1;

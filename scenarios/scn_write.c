@@ -399,13 +399,23 @@ static void put_stale_list(wobj *o, const scn_scenario *sc, uint32_t ai, int too
     const scn_stale *s = &sc->stale[i];
     if (s->actor != ai || s->is_toolrun != toolruns) continue;
     if (!any++) {
-      key(o, toolruns ? "tool_runs" : "fibers");
+      key(o, toolruns == SCN_STALE_SCHEDULE ? "schedules" : toolruns ? "tool_runs" : "fibers");
       fputc('[', o->f);
     }
     key(&arr, NULL);
     wobj r = {o->f, 0};
     fputc('{', o->f);
-    if (toolruns) {
+    if (toolruns == SCN_STALE_SCHEDULE) {
+      const rt_schedule_seed *d = &s->sched;
+      m_str(&r, "callback", d->callback);
+      m_dur(&r, "time", d->time_us);
+      if (d->interval_us > 0) m_dur(&r, "interval", d->interval_us);
+      if (d->cron[0]) m_str(&r, "cron", d->cron);
+      if (d->payload[0]) m_raw(&r, "payload", d->payload);
+      if (d->running) m_raw(&r, "running", "true");
+      if (d->started_us >= 0) m_dur(&r, "started_at", d->started_us);
+      if (d->no_alarm) m_raw(&r, "alarm", "false");
+    } else if (toolruns) {
       m_actor(&r, sc, "child", s->child);
       if (s->status != RT_TR_RUNNING) m_str(&r, "status", NAME(tr_names, s->status));
       if (s->child_status) m_str(&r, "child_status", NAME(tr_names, s->child_status));
@@ -426,6 +436,7 @@ static void put_stale(wobj *o, const scn_scenario *sc, uint32_t ai) {
   fputc('{', o->f);
   wobj st = {o->f, 0};
   put_stale_list(&st, sc, ai, 1);
+  put_stale_list(&st, sc, ai, SCN_STALE_SCHEDULE);
   put_stale_list(&st, sc, ai, 0);
   fputc('}', o->f);
 }
@@ -570,7 +581,10 @@ static void put_rate(wobj *o, int64_t per_day) {
 /* The kind-specific fields of a fault. */
 static void put_fault_params(wobj *o, const scn_scenario *sc, const scn_fault *ft) {
   switch (ft->kind) {
-    case FLT_EVICT: case FLT_STREAM_CUT: case FLT_ONSTART_THROW:
+    case FLT_CRASH: case FLT_RESTART: case FLT_SIGKILL:
+      if (ft->delay_us > 0) m_dur(o, "down_for", ft->delay_us);
+      break;
+    case FLT_EVICT: case FLT_STREAM_CUT: case FLT_ONSTART_THROW: case FLT_ALARM_LOST:
       if (ft->actor != RT_NO_ACTOR) m_actor(o, sc, "actor", ft->actor);
       if (ft->count > 0 && ft->kind == FLT_ONSTART_THROW ? ft->count != 1 : ft->count > 0)
         m_int(o, "count", ft->count);
@@ -598,7 +612,8 @@ static void put_fault_params(wobj *o, const scn_scenario *sc, const scn_fault *f
   }
   /* count on the kinds whose count limits a rate's arrivals */
   switch (ft->kind) {
-    case FLT_STORAGE_FAIL: case FLT_EVICT: case FLT_STREAM_CUT: case FLT_ONSTART_THROW: break;
+    case FLT_STORAGE_FAIL: case FLT_EVICT: case FLT_STREAM_CUT: case FLT_ONSTART_THROW:
+    case FLT_ALARM_LOST: break;
     default:
       if (ft->count > 0) m_int(o, "count", ft->count);
       break;
