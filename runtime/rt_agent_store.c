@@ -266,7 +266,8 @@ int rt__w_schedule_time(rt_world *w, uint32_t a, int64_t id, int64_t time_s, int
   sqlite3_bind_int64(st, 1, time_s);
   sqlite3_bind_int64(st, 2, id);
   int rc = sqlite3_step(st);
-  if (rc == SQLITE_DONE) schedule_set(w, a, id, time_s * 1000000, iv_s * 1000000, callback);
+  if (rc == SQLITE_DONE && sqlite3_changes(sqlite3_db_handle(st)) > 0) /* the row may be gone */
+    schedule_set(w, a, id, time_s * 1000000, iv_s * 1000000, callback);
   return rt__txn_wrote_row(w, a, RT_W_SCHEDULE, id, rc, callback);
 }
 

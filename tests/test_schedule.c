@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "runtime/rt.h"
+#include "runtime/rt_models.h"
 
 #define S(x) ((int64_t)(x) * 1000000)
 #define MS(x) ((int64_t)(x) * 1000)
@@ -256,6 +257,79 @@ static void test_determinism(void **st) {
   assert_int_not_equal(retry_world_hash(3), retry_world_hash(4)); /* the jitter is drawn */
 }
 
+/* ---- the SDK calls of rt_sdk.h, from C-coded user code (issue #14 item 5:
+** what the Lua binding calls) -------------------------------------------- */
+
+static int64_t ids[4];
+static int created[4], n_req, sched_calls, attempts_seen[8];
+static char errs[4][160], payload_arg[64], payload_sdk[64];
+
+static rt_uc_status c_on_request(void *st, rt_sdk_actor *self, const char *method,
+                                 const char *args, rt_uc_frame *fr, rt_uc_out *out) {
+  rt_sdk_when cron = {0, 0, n_req == 2 ? "61 * * * *" : "*/10 * * * * *"};
+  (void)st;
+  (void)method;
+  (void)args;
+  (void)fr;
+  int k = n_req++;
+  ids[k] = rt_sdk_schedule_with(self, "tick", &cron, "{\"n\":1}", -1, &created[k], errs[k],
+                                sizeof errs[k]);
+  return out->status = RT_UC_DONE;
+}
+
+static rt_uc_status c_on_schedule(void *st, rt_sdk_actor *self, const char *callback,
+                                  const char *payload, rt_uc_frame *fr, rt_uc_out *out) {
+  (void)st;
+  (void)callback;
+  (void)fr;
+  snprintf(payload_arg, sizeof payload_arg, "%s", payload ? payload : "(none)");
+  rt_sdk_schedule_payload(self, payload_sdk, sizeof payload_sdk);
+  attempts_seen[sched_calls++ & 7] = rt_sdk_schedule_attempt(self);
+  if (rt_sdk_schedule_attempt(self) == 1) { /* throws on each first attempt */
+    snprintf(out->value, sizeof out->value, "first try");
+    return out->status = RT_UC_THREW;
+  }
+  if (sched_calls >= 4) rt_sdk_cancel_schedule_id(self, ids[0]); /* the second run cancels */
+  return out->status = RT_UC_DONE;
+}
+
+static rt_uc_status c_resume(void *st, rt_sdk_actor *self, rt_uc_frame *fr, const rt_uc_in *in,
+                             rt_uc_out *out) {
+  (void)st;
+  (void)self;
+  (void)fr;
+  (void)in;
+  return out->status = RT_UC_DONE;
+}
+
+static const rt_usercode coded = {
+    .name = "coded", .on_request = c_on_request, .on_schedule = c_on_schedule, .resume = c_resume};
+
+static void test_sdk_calls(void **st) {
+  (void)st;
+  world(1, NULL);
+  assert_int_equal(rt__usercode_set(W, 0, &coded), 0);
+  n_req = sched_calls = 0;
+  rt_request_at(W, 0, RT_ENTRY_FETCH, S(1));
+  rt_request_at(W, 0, RT_ENTRY_FETCH, S(2));
+  rt_request_at(W, 0, RT_ENTRY_FETCH, S(3));
+  sim_run(&SIM, S(60), 0);
+  assert_true(ids[0] > 0);
+  assert_int_equal(created[0], 1);
+  assert_int_equal(ids[1], ids[0]); /* cron calls are idempotent by default */
+  assert_int_equal(created[1], 0);
+  assert_int_equal(ids[2], -1);
+  assert_string_equal(errs[2], "Failed to parse 61: 61 is outside of constraint range of 0 - 59.");
+  assert_string_equal(payload_arg, "{\"n\":1}");
+  assert_string_equal(payload_sdk, "{\"n\":1}");
+  assert_int_equal(sched_calls, 4); /* 10 s: 1 throws, 2 ok; 20 s: 1 throws, 2 ok + cancel */
+  assert_int_equal(attempts_seen[0], 1);
+  assert_int_equal(attempts_seen[1], 2);
+  assert_int_equal(count(RT_EV_SCHEDULE_RUN, "tick"), 2);
+  assert_int_equal(rt_alarm_of(W, 0), -1); /* cancelled: nothing left to fire */
+  done();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_key_sdk),
@@ -267,6 +341,7 @@ int main(void) {
       cmocka_unit_test(test_lost_alarm_rearmed),
       cmocka_unit_test(test_down_for),
       cmocka_unit_test(test_determinism),
+      cmocka_unit_test(test_sdk_calls),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
