@@ -306,6 +306,8 @@ typedef enum rt_event_kind {
                               a hung interval force-reset, then run */
   RT_EV_SCHEDULE_DEDUP,    /* schedule id, -, -, callback, type : an idempotent schedule call
                               returned the existing row (no schedule:create) */
+  RT_EV_SCHEDULE_EFFECT,   /* schedule id, occurrence at_us (the row's time), attempt, effect
+                              name, callback : an external effect of a schedule callback */
   RT_EV_KIND_COUNT
 } rt_event_kind;
 

@@ -91,6 +91,7 @@ static const char *const rt_event_names[RT_EV_KIND_COUNT] = {
   [RT_EV_SCHEDULE_SKIP] = "schedule_skip",
   [RT_EV_SCHEDULE_HUNG] = "schedule_hung",
   [RT_EV_SCHEDULE_DEDUP] = "schedule_dedup",
+  [RT_EV_SCHEDULE_EFFECT] = "schedule_effect",
 };
 
 static const char *const rt_probe_names[] = {

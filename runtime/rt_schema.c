@@ -108,6 +108,7 @@ static const rt_field rt_fields[RT_EV_KIND_COUNT][RT_FIELDS] = {
   [RT_EV_SCHEDULE_SKIP] = {I_("schedule"), T_("started_at_us"), N_, S_("callback"), N_},
   [RT_EV_SCHEDULE_HUNG] = {I_("schedule"), I_("started_at_us"), N_, S_("callback"), N_},
   [RT_EV_SCHEDULE_DEDUP] = {I_("schedule"), N_, N_, S_("callback"), S_("type")},
+  [RT_EV_SCHEDULE_EFFECT] = {I_("schedule"), T_("at_us"), I_("attempt"), S_("effect"), S_("callback")},
 };
 
 static const rt_field rt_unknown[RT_FIELDS] = {I_("a"), I_("b"), I_("c"), S_("s"), S_("s2")};

@@ -265,9 +265,12 @@ static rt_uc_status decl_on_agent_tool_finish(void *st, rt_sdk_actor *self, int6
 
 /* A schedule callback: the program named after the callback, if any (a
 ** callback without one returns at once). Steps from the row's pc: work
-** waits, effect records RT_EV_EFFECT (fiber 0, pc, attempt), fail throws
+** waits, effect records RT_EV_SCHEDULE_EFFECT (below), fail throws
 ** (on the first `attempts` attempts only, when set), return returns; a
-** step that needs a fiber (stash, read) or an RPC is refused. */
+** step that needs a fiber (stash, read) or an RPC is refused. An effect is
+** RT_EV_SCHEDULE_EFFECT, keyed by the row and its occurrence (the row's time
+** when it ran), so that effects_once tells a retried or re-run occurrence
+** from the next one. */
 static rt_uc_status sched_steps(rt_sdk_actor *self, rt_uc_out *out) {
   rt_world *w = self->w;
   rt_mem *m = self->m;
@@ -286,7 +289,9 @@ static rt_uc_status sched_steps(rt_sdk_actor *self, rt_uc_out *out) {
         out->cmd.max_us = st->max_us;
         return out->status;
       case RT_STEP_EFFECT:
-        rt__emit(w, RT_EV_EFFECT, self->a, 0, m->sched_pc - 1, m->sched_attempt, st->name);
+        sim_emit(w->s, RT_EV_SCHEDULE_EFFECT, self->a, m->due[m->due_idx].id,
+                 m->due[m->due_idx].time_s * 1000000, m->sched_attempt, rt__str(w, st->name),
+                 rt__str(w, m->due[m->due_idx].callback));
         break;
       case RT_STEP_FAIL:
         if (st->min_us && m->sched_attempt > st->min_us) break; /* attempts */

@@ -167,9 +167,10 @@ static void test_retry_succeeds(void **st) {
   sim_run(&SIM, S(60), 0);
   assert_int_equal(count(RT_EV_SCHEDULE_RETRY, "flaky"), 1);
   assert_int_equal(count(RT_EV_SCHEDULE_ERROR, NULL), 0);
-  const sim_rec *eff = nth(RT_EV_EFFECT, 0);
+  const sim_rec *eff = nth(RT_EV_SCHEDULE_EFFECT, 0);
   assert_non_null(eff);
   assert_int_equal(eff->c, 2); /* the effect of attempt 2 */
+  assert_int_equal(eff->b, S(11)); /* of the occurrence due at 11 s */
   done();
 }
 
