@@ -1,15 +1,24 @@
 /*
-** rt_agent.c: the Agents SDK layer over the actor host.
+** rt_agent.c: the Agents SDK core over the actor host.
 **
 ** Follows seed 000 ("Forever": keepAlive, runFiber, stash, onFiberRecovered,
 ** _checkRunFibers) and reference/agents-sdk.md A.2–A.8 at PR #1604:
-**   startup (inside the gate): _checkRunFibers → tool-run snapshot (or the
-**   pre-fix gated reconcile) → user onStart → release → background tool-run
-**   recovery → resumed fibers start (workerd-observed.md item 4);
+**   startup (inside the gate): _checkRunFibers → the extensions' gated
+**   steps (legacy fibers' check; tool-run snapshot or the pre-fix gated
+**   reconcile) → user onStart → release → the extensions' early steps
+**   (background tool-run recovery) → resumed fibers start
+**   (workerd-observed.md item 4) → the extensions' late steps;
 **   keepAlive: ref-counted, 0→1 arms the alarm at now+interval (A.3), the
 **   disposer leaves the alarm alone (@1604) or reschedules (#1707);
 **   heartbeat as an interval schedule every 10 s (seed 001) as a variant;
-**   alarm(): due schedules → housekeeping _checkRunFibers → reschedule.
+**   alarm(): onAlarm's lease, due schedules → housekeeping _checkRunFibers →
+**   reschedule.
+**
+** This file is the host's actor class (rt_actor_class, at the end). Models
+** plug in as extensions (rt_agent_ext, registered by rt_models.c) and are
+** never named here; user code is called through rt_usercode.h: onStart,
+** onRequest, fiber bodies, onFiberRecovered and onAlarm are continuations
+** whose yielded commands (work, sleep, call) this file carries out.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -475,6 +484,14 @@ int rt__hook_call_count(rt_world *w, uint32_t a, int64_t id) {
   return 1;
 }
 
+/* How many calls of the hook for orphan (a, id) have decided so far. */
+static int hook_calls_so_far(rt_world *w, uint32_t a, int64_t id) {
+  for (int i = 0; i < RT_AW(w)->n_hook_calls; i++)
+    if (RT_AW(w)->hook_calls[i].actor == a && RT_AW(w)->hook_calls[i].id == id)
+      return RT_AW(w)->hook_calls[i].calls;
+  return 0;
+}
+
 /* The row of a hook that threw: deleted (@1604), or kept for a retry on a
 ** follow-up alarm until older than fiberRecoveryMaxAgeMs, then dropped with
 ** max_age_exceeded (#1729, index.ts _checkRunFibers). */
@@ -492,9 +509,7 @@ static void hook_threw_row(rt_world *w, uint32_t a, const rt_orphan *o) {
     m->scan_progress = 1;
     return;
   }
-  int calls = 0;
-  for (int i = 0; i < RT_AW(w)->n_hook_calls; i++)
-    if (RT_AW(w)->hook_calls[i].actor == a && RT_AW(w)->hook_calls[i].id == o->id) calls = RT_AW(w)->hook_calls[i].calls;
+  int calls = hook_calls_so_far(w, a, o->id);
   sim_emit(w->s, RT_EV_FIBER_RETAINED, a, o->id, age, calls, rt__str(w, o->name), 0);
 }
 
@@ -584,7 +599,8 @@ static void hook_call(rt_world *w, uint32_t a, const rt_orphan *o, uint32_t snap
   const char *err = NULL;
   rt_uc_out out;
   const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
-  rt_uc_recovery ctx = {o->id, o->name, sim_trace_str(&w->s->trace, snap), o->created_ms, 0};
+  rt_uc_recovery ctx = {o->id, o->name, sim_trace_str(&w->s->trace, snap), o->created_ms,
+                        hook_calls_so_far(w, a, o->id) + 1};
   memset(&out, 0, sizeof out);
   m->hook_fr = (rt_uc_frame){.key = o->id};
   m->hook_status = RT_UC_ABSENT; /* no hook, or no user code: the SDK's default */

@@ -279,8 +279,9 @@ int rt__fiber_stash(rt_world *w, uint32_t a, int64_t id, int next_pc, int resume
 ** stash commits with its whole turn, so the next step that ends a turn
 ** (work, call) or the end. */
 int rt__turn_end(const rt_program *p, int from);
-/* How many times the recovery hook has been called for orphan (a, id),
-** this call included (the scenario's oracle; survives deaths). */
+/* Counts a decided call of the recovery hook for orphan (a, id) and
+** returns how many there were, this one included (the scenario's oracle;
+** survives deaths; rt_uc_recovery.call announces the next value). */
 int rt__hook_call_count(rt_world *w, uint32_t a, int64_t id);
 int rt__prog_find(rt_world *w, const char *name);
 int rt__prog_add(rt_world *w, const rt_program *p);

@@ -28,6 +28,8 @@
 ** again (the facet is named by the run id).
 */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "runtime/rt_models.h"
 
@@ -238,14 +240,100 @@ static int child_live(const rt_mem *mem, int64_t run) {
   return 0;
 }
 
+/* The child's tool-run bodies waiting for their work (rt_usercode.h),
+** in the extension's incarnation slot. */
+typedef struct tr_mem {
+  rt_uc_frame *fr;
+  int n, cap;
+} tr_mem;
+
+static int frame_put(rt_mem *m, const rt_uc_frame *f) {
+  tr_mem *t = RT_EXT_MEM(m, &rt__toolrun_ext);
+  if (!t && !(t = calloc(1, sizeof *t))) return -1;
+  RT_EXT_MEM(m, &rt__toolrun_ext) = t;
+  if (t->n == t->cap) {
+    int nc = t->cap ? t->cap * 2 : 4;
+    rt_uc_frame *n = realloc(t->fr, (size_t)nc * sizeof *n);
+    if (!n) return -1;
+    t->fr = n;
+    t->cap = nc;
+  }
+  t->fr[t->n++] = *f;
+  return 0;
+}
+
+static int frame_take(rt_mem *m, int64_t key, rt_uc_frame *out) {
+  tr_mem *t = RT_EXT_MEM(m, &rt__toolrun_ext);
+  for (int i = 0; t && i < t->n; i++) {
+    if (t->fr[i].key != key) continue;
+    *out = t->fr[i];
+    t->fr[i] = t->fr[--t->n];
+    return 1;
+  }
+  return 0;
+}
+
+static void toolrun_mem_free(rt_world *w, rt_mem *m) {
+  tr_mem *t = RT_EXT_MEM(m, &rt__toolrun_ext);
+  (void)w;
+  if (!t) return;
+  free(t->fr);
+  free(t);
+  RT_EXT_MEM(m, &rt__toolrun_ext) = NULL;
+}
+
+/* The child's body of run m->arg (the user's code, rt_usercode.h) starts;
+** returns how long it works (the parent's request when the class has no
+** body of its own), or -1 if the actor died. */
+static int64_t child_body_start(rt_world *w, uint32_t a, const rt_msg *m) {
+  rt_mem *mem = RT_MEM(w, a);
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  rt_uc_frame fr = {.hook = RT_UC_TOOL_RUN, .key = m->arg};
+  rt_uc_out out;
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  memset(&out, 0, sizeof out);
+  if (!uc || !uc->tool_run) return m->arg2;
+  rt_uc_status how = uc->tool_run(st, &self, &fr, &out);
+  if (RT_MEM(w, a) != mem) return -1;
+  if (frame_put(mem, &fr)) return m->arg2;
+  if (how != RT_UC_YIELD) return 0; /* decided at once: ends at the next event */
+  if (out.cmd.kind == RT_UC_CMD_WORK && out.cmd.max_us > out.cmd.min_us)
+    return sim_rng_range(&RT_AW(w)->rng_work, out.cmd.min_us, out.cmd.max_us);
+  return out.cmd.min_us > 0 ? out.cmd.min_us : 0;
+}
+
+/* How the child's run `run` ends: its body's answer (a terminal
+** rt_toolrun_status), completed without a body of its own. */
+static int child_body_result(rt_world *w, uint32_t a, int64_t run, int *died) {
+  rt_mem *mem = RT_MEM(w, a);
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  rt_uc_frame fr;
+  rt_uc_out out;
+  rt_uc_in in = {1, NULL};
+  *died = 0;
+  if (!frame_take(mem, run, &fr)) return RT_TR_COMPLETED;
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  memset(&out, 0, sizeof out);
+  rt_uc_status how = uc ? uc->resume(st, &self, &fr, &in, &out) : RT_UC_THREW;
+  if (RT_MEM(w, a) != mem) *died = 1;
+  if (how == RT_UC_THREW) return RT_TR_ERROR;
+  return out.action > 0 && RT_TR_IS_TERMINAL(out.action) ? out.action : RT_TR_COMPLETED;
+}
+
 static void child_work_done(sim *s, void *ctx, uint64_t arg) {
   rt_world *w = ctx;
   rt_msg done;
   uint32_t a = (uint32_t)(arg >> 40);
   (void)s;
   rt_mem *mem = RT_MEM(w, a);
+  int died;
   if (!rt__pop_serving(&mem->inc, (int64_t)(arg & ((1ULL << 40) - 1)), &done)) return;
-  int result = w->actors[a].spec.tool_result ? w->actors[a].spec.tool_result : RT_TR_COMPLETED;
+  int result = child_body_result(w, a, done.arg, &died);
+  if (died) return;
   rt__w_child_run(w, a, done.arg, result);
   if (done.str) /* the work of a chat tool call: its external effect */
     sim_emit(w->s, RT_EV_TOOLRUN_EFFECT, a, done.arg, done.from, 0, done.str, 0);
@@ -288,7 +376,11 @@ static void rt__child_handle(rt_world *w, uint32_t a, const rt_msg *m) {
       rt__w_child_run(w, a, m->arg, RT_TR_RUNNING);
       rt__send_reply(w, a, m, 1, 0, late);
       rt__push_serving(&mem->inc, m);
-      sim_after(w->s, m->arg2 + late, mem->inc.dom, child_work_done, w, key);
+      {
+        int64_t work = child_body_start(w, a, m);
+        if (work < 0) break; /* the body killed the actor */
+        sim_after(w->s, work + late, mem->inc.dom, child_work_done, w, key);
+      }
       break;
     case MSG_CALL_INSPECT:
       rt__push_serving(&mem->inc, m);
@@ -669,4 +761,5 @@ rt_agent_ext rt__toolrun_ext = {
     .notify = toolrun_notify,
     .startup_gated = toolrun_startup_gated,
     .startup_early = rt__toolrun_started,
+    .mem_free = toolrun_mem_free,
 };

@@ -199,6 +199,9 @@ static rt_uc_status decl_resume(void *st, rt_sdk_actor *self, rt_uc_frame *fr,
       }
       return out->status;
     case RT_UC_ON_REQUEST: return out->status = RT_UC_DONE;
+    case RT_UC_TOOL_RUN:
+      out->action = self->w->actors[self->a].spec.tool_result;
+      return out->status = RT_UC_DONE;
     case RT_UC_FIBER_BODY:
       if (!in->ok) { /* the call it waited for failed: the body throws */
         out->status = RT_UC_THREW;
@@ -227,6 +230,24 @@ static rt_uc_status decl_on_request(void *st, rt_sdk_actor *self, const char *me
   out->status = RT_UC_YIELD;
   out->cmd.kind = RT_UC_CMD_SLEEP;
   out->cmd.min_us = t;
+  return out->status;
+}
+
+/* As a sub-agent: the run works as long as the parent's request says (the
+** scenario's `work`), then ends as the spec says (tool_result; completed
+** by default). */
+static rt_uc_status decl_tool_run(void *st, rt_sdk_actor *self, rt_uc_frame *fr,
+                                  rt_uc_out *out) {
+  const rt_inc *inc = &self->m->inc;
+  (void)st;
+  out->status = RT_UC_YIELD;
+  out->cmd.kind = RT_UC_CMD_SLEEP;
+  out->cmd.min_us = 0;
+  for (int i = inc->n_serving; i-- > 0;) /* the startAgentToolRun being served */
+    if (inc->serving[i].kind == MSG_CALL_START && inc->serving[i].arg == fr->key) {
+      out->cmd.min_us = inc->serving[i].arg2;
+      break;
+    }
   return out->status;
 }
 
@@ -331,5 +352,6 @@ const rt_usercode rt__uc_declarative = {
     .on_schedule = decl_on_schedule,
     .on_chat_recovery = decl_on_chat_recovery,
     .on_agent_tool_finish = decl_on_agent_tool_finish,
+    .tool_run = decl_tool_run,
     .resume = decl_resume,
 };

@@ -126,7 +126,8 @@ typedef struct rt_uc_recovery {
   int64_t created_at_ms;    /* virtual ms */
   int call;                 /* how many times the hook has been called for this
                                row, this call included (counts across deaths:
-                               the scenario's oracle for "throws once") */
+                               the scenario's oracle for "throws once"); a
+                               call counts once it decides (rt__hook_call_count) */
 } rt_uc_recovery;
 
 /* onChatRecovery(ctx): the interrupted chat turn (reference A.12). */
@@ -216,8 +217,11 @@ struct rt_usercode {
   rt_uc_status (*on_agent_tool_finish)(void *st, rt_sdk_actor *self, int64_t run, int status,
                                        const char *error);
 
-  /* Async. As a sub-agent: the body of tool run fr->key. DONE completes the
-  ** run, THREW errors it (out->value: the message). */
+  /* Async. As a sub-agent: the body of tool run fr->key, started when the
+  ** parent's startAgentToolRun arrives. DONE completes the run (or ends it
+  ** with out->action when that is another terminal rt_toolrun_status:
+  ** aborted, interrupted), THREW errors it. Without this entry the run works
+  ** as long as the parent asked and completes. */
   rt_uc_status (*tool_run)(void *st, rt_sdk_actor *self, rt_uc_frame *fr, rt_uc_out *out);
 
   /* Continues the continuation fr (any async entry) with the result of the

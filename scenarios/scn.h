@@ -16,6 +16,7 @@
 
 #include "checks/chk.h"
 #include "checks/chk_facts.h"
+#include "checks/chk_lua.h"
 #include "faults/flt.h"
 #include "runtime/rt.h"
 #include "sim/sim.h"
@@ -98,6 +99,19 @@ typedef struct scn_case {
                               case must reach in at least one run */
 } scn_case;
 
+/* A Lua invariant script of the scenario ("invariants"). */
+typedef struct scn_script {
+  char path[256];          /* as the scenario names it ("charged_once.lua") */
+  char file[768];          /* where it was read: the scenario's folder + path
+                              (the name in Lua errors, "file:line: ...") */
+  char origin[1024];       /* its absolute path when read from disk ("" unknown) */
+  const char *text;        /* interned for the life of the process (never freed,
+                              so copies of a scenario share it freely) */
+  size_t len;
+  uint64_t hash;           /* FNV-1a 64 of the text */
+  int embedded;            /* 1: the text came from the scenario's "scripts" */
+} scn_script;
+
 typedef struct scn_scenario {
   char file[512];
   char name[128];
@@ -122,7 +136,15 @@ typedef struct scn_scenario {
   int n_cases;
   chk_fact facts[SCN_MAX_FACTS]; /* expect.facts, each with the cases it applies to */
   int n_facts;
-  char *source;            /* the file's text (owned), for repro files */
+  char *source;            /* the file's text (owned), for repro files; with
+                              "invariants", the "scripts" they name embedded */
+  scn_script scripts[CHK_LUA_MAX_SCRIPTS]; /* "invariants", in order */
+  int n_scripts;
+  char dir[512];           /* the scenario file's folder (require in scripts) */
+  int lua_inv[CHK_LUA_MAX_INVARIANTS]; /* the invariants the scripts register */
+  int n_lua_inv;
+  char note[640];          /* said to the user on load, e.g. an embedded script
+                              that differs from the file it came from ("" none) */
 } scn_scenario;
 
 /* Loads and validates a scenario file. On error returns -1 and writes
@@ -145,7 +167,7 @@ typedef struct scn_result {
   uint64_t events;
   int64_t end_us;
   int passed;
-  char failure[512];
+  char failure[1024];
   sim *s;                  /* owned: the kernel, with the kept trace (no
                               records after a lean run that passed) */
   chk_set *checks;         /* owned */

@@ -106,6 +106,11 @@ int ld_load_faults(ld *L);
 /* "expect" or "cases" into sc->cases. */
 int ld_load_cases(ld *L);
 
+/* ---- scn_load_scripts.c ------------------------------------------------- */
+
+/* "invariants" (and "scripts") into sc->scripts and sc->lua_inv. */
+int ld_load_invariants(ld *L);
+
 /* ---- scn_load_facts.c --------------------------------------------------- */
 
 /* An expectation's "facts" array into sc->facts, each applying to the

@@ -309,7 +309,7 @@ char *scn_signature(const scn_scenario *sc, int ci, const scn_result *res, char 
     snprintf(buf, cap, "%s/%s/%s", chk_invariant_name(v->inv), cls, waits);
     return buf;
   }
-  for (int inv = 0; inv < CHK_INVARIANT_COUNT; inv++)
+  for (int inv = 0; inv < chk_invariant_count(); inv++)
     if ((cs->violate_mask & ~seen) & (1u << inv)) {
       snprintf(buf, cap, "missing:%s/-/-", chk_invariant_name((chk_invariant)inv));
       return buf;

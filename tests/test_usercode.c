@@ -87,7 +87,8 @@ static rt_uc_status c_on_fiber_recovered(void *st, rt_sdk_actor *self, const rt_
                                          rt_uc_frame *fr, rt_uc_out *out) {
   (void)st;
   (void)fr;
-  if (rt__hook_call_count(self->w, self->a, ctx->id) == 1) {
+  assert_int_equal(rt__hook_call_count(self->w, self->a, ctx->id), ctx->call);
+  if (ctx->call == 1) {
     snprintf(out->value, sizeof out->value, "first call throws");
     return out->status = RT_UC_THREW;
   }
@@ -95,6 +96,33 @@ static rt_uc_status c_on_fiber_recovered(void *st, rt_sdk_actor *self, const rt_
   out->action = RT_UC_ACTED;
   return out->status = RT_UC_DONE;
 }
+
+/* As a sub-agent: works 2 s, then throws. */
+static rt_uc_status c_tool_run(void *st, rt_sdk_actor *self, rt_uc_frame *fr, rt_uc_out *out) {
+  (void)st;
+  (void)self;
+  (void)fr;
+  out->status = RT_UC_YIELD;
+  out->cmd.kind = RT_UC_CMD_SLEEP;
+  out->cmd.min_us = S(2);
+  return out->status;
+}
+
+static rt_uc_status c_child_resume(void *st, rt_sdk_actor *self, rt_uc_frame *fr,
+                                   const rt_uc_in *in, rt_uc_out *out) {
+  (void)st;
+  (void)self;
+  (void)in;
+  if (fr->hook != RT_UC_TOOL_RUN) return out->status = RT_UC_DONE;
+  snprintf(out->value, sizeof out->value, "tool broke");
+  return out->status = RT_UC_THREW;
+}
+
+static const rt_usercode coded_child = {
+    .name = "coded-child",
+    .tool_run = c_tool_run,
+    .resume = c_child_resume,
+};
 
 static const rt_usercode coded = {
     .name = "coded",
@@ -219,6 +247,33 @@ static void test_table_deterministic(void **st) {
   assert_true(h[0] == h[1]);
 }
 
+/* A sub-agent whose own tool-run body works 2 s and throws: the parent's
+** run ends in error when the body says, not when the parent asked. */
+static void test_child_tool_run_through_table(void **st) {
+  (void)st;
+  uint32_t parent = world(0, &rt__uc_declarative);
+  rt_actor_spec sp;
+  memset(&sp, 0, sizeof sp);
+  snprintf(sp.id, sizeof sp.id, "worker");
+  snprintf(sp.cls, sizeof sp.cls, "Worker");
+  uint32_t child = rt_actor_add(W, &sp);
+  assert_int_equal(rt__usercode_set(W, child, &coded_child), 0);
+  assert_int_equal(rt_toolrun_at(W, parent, child, S(60), S(1)), 0);
+  sim_run(&SIM, S(30), 0);
+  int errors = 0;
+  int64_t at = -1;
+  for (size_t i = 0; i < SIM.trace.n; i++) {
+    const sim_rec *r = &SIM.trace.recs[i];
+    if (r->kind == RT_EV_TOOLRUN_STATUS && r->b == RT_TR_ERROR) {
+      errors++;
+      at = r->t_us;
+    }
+  }
+  assert_int_equal(errors, 1);
+  assert_true(at > S(3) && at < S(4)); /* 1 s + 2 s of the body + latency, not 60 s */
+  done();
+}
+
 /* An actor that selects the Lua slot before it is filled fails its startup
 ** with a message that says so (no silent fallback to declarative code). */
 static void test_lua_slot_refuses(void **st) {
@@ -243,6 +298,7 @@ int main(void) {
       cmocka_unit_test(test_fiber_body_through_table),
       cmocka_unit_test(test_recovery_through_table),
       cmocka_unit_test(test_table_deterministic),
+      cmocka_unit_test(test_child_tool_run_through_table),
       cmocka_unit_test(test_lua_slot_refuses),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
