@@ -882,10 +882,8 @@ static void sched_finish(rt_world *w, uint32_t a, int ok, const char *error) {
       rt__w_schedule_delete(w, a, r->id, r->callback);
     else
       rt__w_schedule_time(w, a, r->id, next, 0, r->callback);
-  } else if (!strcmp(r->type, "interval")) {
-    rt__w_schedule_running(w, a, r->id, 0, r->started_s, r->callback);
-    if (RT_MEM(w, a) == m)
-      rt__w_schedule_time(w, a, r->id, now_s + r->interval_s, r->interval_s, r->callback);
+  } else if (!strcmp(r->type, "interval")) { /* running = 0 with the new time */
+    rt__w_schedule_time(w, a, r->id, now_s + r->interval_s, r->interval_s, r->callback);
   } else {
     rt__w_schedule_delete(w, a, r->id, r->callback);
   }

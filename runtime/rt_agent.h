@@ -352,6 +352,7 @@ int rt__count_runs(rt_world *w, uint32_t a);
 int rt__w_schedule_insert(rt_world *w, uint32_t a, int64_t id, const char *callback,
                           int64_t time_s, int64_t interval_s);
 int rt__w_schedule_delete(rt_world *w, uint32_t a, int64_t id, const char *callback);
+/* Re-times row id (and clears `running`): SCHEDULE_SET when the row exists. */
 int rt__w_schedule_time(rt_world *w, uint32_t a, int64_t id, int64_t time_s, int64_t iv_s,
                         const char *callback);
 /* Writes schedule row r (every column the model keeps); SCHEDULE_SET. */

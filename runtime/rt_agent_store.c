@@ -30,7 +30,8 @@ static const char *const sql[ST_COUNT] = {
     [ST_SCH_DELETE] = "DELETE FROM cf_agents_schedules WHERE id=?",
     [ST_SCH_DUE] = "SELECT id,callback,type,time,intervalSeconds,payload,cron,running,"
                    "execution_started_at FROM cf_agents_schedules WHERE time<=? ORDER BY time,id",
-    [ST_SCH_TIME] = "UPDATE cf_agents_schedules SET time=? WHERE id=?",
+    /* after a run: interval -> running=0, time=now+interval in one UPDATE */
+    [ST_SCH_TIME] = "UPDATE cf_agents_schedules SET time=?, running=0 WHERE id=?",
     /* _scheduleNextAlarm (A.4): a running interval started less than the
     ** hung timeout ago is not ready; it contributes started + timeout. */
     [ST_SCH_MIN] = "SELECT min(CASE WHEN type='interval' AND running=1 AND execution_started_at"
