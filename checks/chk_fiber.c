@@ -120,6 +120,26 @@ static void chk_effect_rec(chk_set *c, const sim_rec *r, uint64_t idx) {
                chk__secs(t2, sizeof t2, r->t_us));
 }
 
+/* RT_EV_SCHEDULE_EFFECT (a = schedule row, b = its occurrence, s = effect):
+** the same effect of one occurrence twice (a retried attempt, or the run
+** a crash cut and the alarm ran again) is a repeat; the next occurrence of
+** an interval or cron row is not. Kept apart from fiber and tool-call keys
+** by bit 61 (issue #14). */
+static void chk_sched_effect(chk_set *c, const sim_rec *r, uint64_t idx) {
+  uint64_t k[4] = {(1ULL << 61) | r->actor, (uint64_t)r->a, (uint64_t)r->b, r->s};
+  chk_effect *e = chk__effect_seen(c, k, r, idx);
+  if (!e || e->reported) return;
+  e->reported = 1;
+  char t0[32], t1[32], t2[32];
+  uint64_t chain[2] = {e->first_idx, idx};
+  chk__violate(c, CHK_EFFECTS_ONCE, r->actor, r->t_us, r->a, idx, chain, 2,
+               "effect \"%s\" of schedule %" PRId64 " (callback %s, due at %ss) ran twice: "
+               "at t=%ss and at t=%ss",
+               sim_trace_str(c->trace, r->s), r->a, sim_trace_str(c->trace, r->s2),
+               chk__secs(t0, sizeof t0, r->b), chk__secs(t1, sizeof t1, e->first_t),
+               chk__secs(t2, sizeof t2, r->t_us));
+}
+
 /* ---- records ------------------------------------------------------------ */
 
 static void chk_fiber_start(chk_set *c, const sim_rec *r) {
@@ -176,6 +196,9 @@ static void fiber_record(chk_set *c, void *st, const sim_rec *r, uint64_t idx) {
       break;
     case RT_EV_EFFECT:
       chk_effect_rec(c, r, idx);
+      break;
+    case RT_EV_SCHEDULE_EFFECT:
+      chk_sched_effect(c, r, idx);
       break;
     case RT_EV_FIBER_RETAINED: /* #1729: the row stays; recovery is still in progress */
       if ((f = chk__fiber(c, r->actor, r->a, 1)) != NULL) {

@@ -502,6 +502,13 @@ static int64_t one_int(rt_world *w, uint32_t a, int id, int64_t dflt) {
 
 int64_t rt__stored_alarm(rt_world *w, uint32_t a) { return one_int(w, a, ST_ALARM_GET, -1); }
 
+void rt__db_alarm_drop(rt_world *w, uint32_t a) {
+  sqlite3_stmt *st = stmt(w, a, ST_ALARM_DELETE);
+  if (!st) return;
+  sqlite3_step(st);
+  sqlite3_reset(st);
+}
+
 /* Prepares an ad-hoc statement on the actor's database (opened if needed);
 ** the caller finalizes it. NULL, with a message, on an SQL error. */
 sqlite3_stmt *rt__prepare(rt_world *w, uint32_t a, const char *q) {

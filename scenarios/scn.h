@@ -77,18 +77,23 @@ typedef struct scn_work {
   int64_t run_id;          /* SCN_W_TOOLRUN: the given runId (0: a fresh one) */
   int since;               /* SCN_W_TOOL_RECONNECT: afterSequence (-1: all) */
   char text[96];           /* SCN_W_CHAT_SAVE: the user message */
+  char cron[64];           /* SCN_W_SCHEDULE: schedule(cron) ("" none) */
+  char payload[128];       /* SCN_W_SCHEDULE: payload as compact JSON ("" undefined) */
+  int idempotent;          /* SCN_W_SCHEDULE: 0 the SDK default, 1 on, 2 off */
 } scn_work;
 
 typedef flt_fault scn_fault;
 
 typedef struct scn_stale {
-  int is_toolrun;
+  int is_toolrun;          /* 0 an orphan fiber, 1 a tool run, 2 a schedule row
+                              (SCN_STALE_SCHEDULE, issue #14) */
   uint32_t actor;          /* parent (tool run) or owner (fiber) */
   uint32_t child;
   rt_toolrun_status status;
   int child_status;
   int program;             /* orphan fiber */
   int snapshot;            /* -1 = null */
+  rt_schedule_seed sched;  /* a schedule row (is_toolrun 2) */
 } scn_stale;
 
 /* How a swarm judges a case's expected violations (expect.swarm,
@@ -110,6 +115,8 @@ typedef struct scn_allow {
   int64_t max_delay_us[FLT_KIND_COUNT]; /* rpc_delay, alarm_delay, stuck_child; 0 = none */
   char off[FLT_KIND_COUNT][192];        /* why a kind is switched off ("off": reason) */
 } scn_allow;
+
+#define SCN_STALE_SCHEDULE 2
 
 typedef struct scn_case {
   char label[64];          /* e.g. "gated" */

@@ -29,7 +29,8 @@ int scn__add_actors(const scn_scenario *sc, rt_world *w, scn_result *res) {
 int scn__seed_stale(const scn_scenario *sc, rt_world *w) {
   for (int i = 0; i < sc->n_stale; i++) {
     const scn_stale *st = &sc->stale[i];
-    int64_t id = st->is_toolrun
+    int64_t id = st->is_toolrun == SCN_STALE_SCHEDULE ? rt_seed_schedule(w, st->actor, &st->sched)
+                 : st->is_toolrun
                      ? rt_seed_stale_toolrun(w, st->actor, st->child, st->status, st->child_status)
                      : rt_seed_orphan_fiber(w, st->actor, &sc->programs[st->program], st->snapshot);
     if (id < 0) return -1;
@@ -56,6 +57,12 @@ static int plan_one(const scn_scenario *sc, rt_world *w, const scn_work *wk, int
                                              wk->child, wk->work_us, t)
                            : rt_chat_at(w, wk->actor, wk->chunks, wk->chunk_every_us, t);
     case SCN_W_SCHEDULE:
+      if (wk->cron[0] || wk->payload[0] || wk->idempotent) { /* issue #14 */
+        rt_schedule_spec sp = {wk->delay_us, wk->interval_us, wk->cron[0] ? wk->cron : NULL,
+                               wk->payload[0] ? wk->payload : NULL,
+                               wk->idempotent ? wk->idempotent == 1 : -1};
+        return rt_schedule_ex_at(w, wk->actor, wk->callback, &sp, t);
+      }
       return rt_schedule_at(w, wk->actor, wk->callback, wk->delay_us, wk->interval_us, t);
     case SCN_W_CANCEL_SCHEDULE: return rt_cancel_schedule_at(w, wk->actor, wk->callback, t);
     case SCN_W_TOOL_RECOVERY: return rt_toolrun_recovery_at(w, wk->actor, t); /* issue #15 */
