@@ -11,6 +11,7 @@
 **   heartbeat as an interval schedule every 10 s (seed 001) as a variant;
 **   alarm(): due schedules → housekeeping _checkRunFibers → reschedule.
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -265,6 +266,12 @@ static void fiber_end_with(rt_world *w, uint32_t a, rt_fiber *f, int ok, const c
   /* awaited runFiber: the caller gets the return value or sees the error */
   if (req && w->actors[a].mem && rt__pop_serving(w->actors[a].mem, req, &m))
     rt__request_result(w, a, &m, ok, ok ? NULL : result, ok ? result : NULL);
+  if (w->actors[a].mem && w->actors[a].mem->lua) /* scripts awaiting it (rt_luaagent.c) */
+    rt__lg_fiber_ended(w, a, id, ok, result);
+}
+
+void rt__fiber_end(rt_world *w, uint32_t a, rt_fiber *f, int ok, const char *result) {
+  fiber_end_with(w, a, f, ok, result);
 }
 
 static void fiber_end(rt_world *w, uint32_t a, rt_fiber *f, int ok) {
@@ -297,6 +304,10 @@ static void fiber_wake(sim *s, void *ctx, uint64_t arg);
 /* Runs steps from f->pc until a step waits (work, call) or the body ends. */
 static void fiber_run(rt_world *w, uint32_t a, rt_fiber *f) {
   const rt_program *p = &w->progs[f->prog];
+  if (f->lua) { /* a script's body (rt_luaagent.c) */
+    rt__lg_fiber_begin(w, a, f->id);
+    return;
+  }
   while (f->pc < p->n_steps) {
     const rt_step *st = &p->steps[f->pc];
     switch (st->kind) {
@@ -395,6 +406,19 @@ static rt_fiber *fiber_create(rt_world *w, uint32_t a, int prog, int pc, int64_t
     rt__w_stash(w, a, f.id, pc);
   rt__keepalive_acquire(w, a);
   return slot;
+}
+
+rt_fiber *rt__fiber_create_named(rt_world *w, uint32_t a, const char *name,
+                                 int64_t recovered_from) {
+  int prog = rt__prog_find(w, name);
+  if (prog < 0) { /* a script's fiber: a program with no steps carries the name */
+    rt_step none = {0};
+    rt_program p = {.steps = &none, .n_steps = 0};
+    snprintf(p.name, sizeof p.name, "%s", name);
+    prog = rt__prog_add(w, &p);
+    if (prog < 0) return NULL;
+  }
+  return fiber_create(w, a, prog, 0, recovered_from, NULL);
 }
 
 void rt__fiber_start(rt_world *w, uint32_t a, int prog, int pc, int64_t recovered_from) {
@@ -545,6 +569,13 @@ static void hook_done(sim *s, void *ctx, uint64_t arg) {
     hook_next(w, a);
     return;
   }
+  if (rt__lg_scripted(w, a) && rt__lg_has(w, a, "onFiberRecovered")) {
+    /* the script's hook; it ends in rt__hook_finish (rt_luaagent.c) */
+    hook_call_count(w, a, o->id);
+    rt__lg_hook(w, a, o, snap_text);
+    free(snap_text);
+    return;
+  }
   rt_recover_action act = hook_action(w, a, o, p, snap_text);
   if (act == RT_RECOVER_THROW) {
     hook_end(w, a, o, RT_CB_THREW, "onFiberRecovered threw");
@@ -571,6 +602,27 @@ static void hook_done(sim *s, void *ctx, uint64_t arg) {
   }
   m->orphan_idx++;
   free(snap_text);
+  hook_next(w, a);
+}
+
+void rt__hook_finish(rt_world *w, uint32_t a, int ok, const char *err, int resumed) {
+  rt_mem *m = w->actors[a].mem;
+  if (!m || !m->recovery_in_progress || m->orphan_idx >= m->n_orphans) return;
+  rt_orphan *o = &m->orphans[m->orphan_idx];
+  uint32_t snap = rt__orphan_snapshot(w, a, o->id);
+  if (!ok) {
+    hook_end(w, a, o, RT_CB_THREW, err ? err : "onFiberRecovered threw");
+    sim_emit(w->s, RT_EV_FIBER_HOOK_THREW, a, o->id, o->snapshot, 0, rt__str(w, o->name), snap);
+    hook_threw_row(w, a, o);
+  } else {
+    hook_end(w, a, o, RT_CB_RETURNED, NULL);
+    sim_emit(w->s, RT_EV_FIBER_RECOVERED, a, o->id, o->snapshot,
+             resumed ? RT_RECOVER_RESUME : RT_RECOVER_DROP, rt__str(w, o->name), snap);
+    rt__w_fiber_delete(w, a, o->id);
+    m->scan_progress = 1;
+  }
+  if (w->actors[a].mem != m) return;
+  m->orphan_idx++;
   hook_next(w, a);
 }
 
@@ -719,21 +771,31 @@ void rt__startup_continue(rt_world *w, uint32_t a) {
       rt__emit(w, RT_EV_ONSTART_BEGIN, a, 0, 0, 0, NULL);
       if (ac->spec.on_start_tool_run) /* the user onStart calls runAgentTool */
         rt__toolrun_start(w, a, ac->spec.on_start_child, ac->spec.on_start_work_us);
+      if (ac->spec.stuck != RT_STUCK_STARTUP && rt__lg_scripted(w, a) && rt__lg_onstart(w, a))
+        return; /* the script's onStart ends in rt__onstart_finish */
+      if (w->actors[a].mem != m) return;
       if (ac->spec.stuck != RT_STUCK_STARTUP)
         sim_after(w->s, ac->spec.on_start_us, m->dom, onstart_done, w, a);
       return;
-    case SU_ONSTART:
-      if (onstart_throws(w, a)) {
-        rt__emit(w, RT_EV_ONSTART_END, a, RT_CB_THREW, w->s->now_us - m->onstart_began, 0,
-                 "onStart threw");
-        startup_fail(w, a, "onStart threw");
-      } else {
-        rt__emit(w, RT_EV_ONSTART_END, a, RT_CB_RETURNED, w->s->now_us - m->onstart_began, 0,
-                 NULL);
-        startup_ok(w, a);
-      }
-      return;
+    case SU_ONSTART: rt__onstart_finish(w, a, 1, NULL); return;
     default: return;
+  }
+}
+
+void rt__onstart_finish(rt_world *w, uint32_t a, int ok, const char *err) {
+  rt_mem *m = w->actors[a].mem;
+  if (!m || m->phase != SU_ONSTART) return;
+  if (ok && onstart_throws(w, a)) {
+    ok = 0;
+    err = "onStart threw";
+  }
+  if (!ok) {
+    rt__emit(w, RT_EV_ONSTART_END, a, RT_CB_THREW, w->s->now_us - m->onstart_began, 0,
+             err ? err : "onStart threw");
+    startup_fail(w, a, err ? err : "onStart threw");
+  } else {
+    rt__emit(w, RT_EV_ONSTART_END, a, RT_CB_RETURNED, w->s->now_us - m->onstart_began, 0, NULL);
+    startup_ok(w, a);
   }
 }
 
@@ -802,6 +864,9 @@ void rt__alarm_handle(rt_world *w, uint32_t a, const rt_msg *msg) {
     else
       rt__w_schedule_delete(w, a, ids[i], names[i]);
     rt__chat_callback(w, a, ids[i], names[i]); /* chat recovery callbacks (rt_chat.c) */
+    if (w->actors[a].mem != m) return;
+    if (rt__lg_scripted(w, a)) rt__lg_schedule(w, a, ids[i], names[i]); /* a script's callback */
+    if (w->actors[a].mem != m) return;
   }
   if (rt__legacy_check(w, a, 2)) return; /* legacy fibers: heartbeat callback + alarm() */
   if (rt__check_run_fibers(w, a, 2) != 1) alarm_after_housekeeping(w, a);
@@ -824,17 +889,31 @@ static void keepalive_while_done(sim *s, void *ctx, uint64_t arg) {
 
 /* schedule / scheduleEvery: a row in cf_agents_schedules (times in unix
 ** seconds), then _scheduleNextAlarm. */
-static void schedule_add(rt_world *w, uint32_t a, const rt_msg *m) {
-  const char *cb = sim_trace_str(&w->s->trace, m->str);
+int64_t rt__schedule_add(rt_world *w, uint32_t a, const char *cb, int64_t delay_us,
+                         int64_t interval_us) {
   int64_t now_s = w->s->now_us / 1000000, id;
-  if (m->arg2 > 0) {
-    int64_t iv = m->arg2 / 1000000 > 0 ? m->arg2 / 1000000 : 1;
+  if (interval_us > 0) {
+    int64_t iv = interval_us / 1000000 > 0 ? interval_us / 1000000 : 1;
     if (!rt__schedule_find(w, a, cb, &id)) /* idempotent by default */
-      rt__w_schedule_insert(w, a, rt__new_id(w), cb, now_s + iv, iv);
+      rt__w_schedule_insert(w, a, id = rt__new_id(w), cb, now_s + iv, iv);
   } else {
-    rt__w_schedule_insert(w, a, rt__new_id(w), cb, (w->s->now_us + m->arg) / 1000000, 0);
+    rt__w_schedule_insert(w, a, id = rt__new_id(w), cb, (w->s->now_us + delay_us) / 1000000, 0);
   }
-  rt__schedule_next_alarm(w, a);
+  if (w->actors[a].mem) rt__schedule_next_alarm(w, a);
+  return id;
+}
+
+int rt__schedule_cancel(rt_world *w, uint32_t a, const char *cb, int64_t id) {
+  if (id < 0 && !rt__schedule_find(w, a, cb, &id)) return 0;
+  rt__w_schedule_delete(w, a, id, cb);
+  if (w->actors[a].mem) rt__schedule_next_alarm(w, a);
+  return 1;
+}
+
+static void schedule_add(rt_world *w, uint32_t a, const rt_msg *m) {
+  char cb[64];
+  snprintf(cb, sizeof cb, "%s", sim_trace_str(&w->s->trace, m->str));
+  rt__schedule_add(w, a, cb, m->arg, m->arg2);
 }
 
 void rt__schedule_request(rt_world *w, uint32_t a, const rt_msg *m) {

@@ -10,6 +10,8 @@
 
 #include "runtime/rt.h"
 
+#define RT_FATAL_MAX 2048
+
 /* ---- messages: everything delivered to an actor from outside ---------- */
 typedef enum rt_msg_kind {
   MSG_REQUEST = 1,      /* serve a request */
@@ -36,7 +38,12 @@ typedef enum rt_msg_kind {
   MSG_TOOL_RECOVERY,    /* request that calls _scheduleAgentToolRunRecovery() */
   MSG_STASH_OUTSIDE,    /* request whose handler calls this.stash() outside a fiber */
   MSG_KEEPALIVE_ACQUIRE,/* request that calls keepAlive(); str lease */
-  MSG_KEEPALIVE_DISPOSE /* request that calls a kept disposer; str lease */
+  MSG_KEEPALIVE_DISPOSE,/* request that calls a kept disposer; str lease */
+  MSG_LUA_INVOKE,       /* request that calls a script's method: str method,
+                           arg its arguments (JSON trace string, 0: none) */
+  MSG_LUA_CALL          /* actor → actor: self:call(actor, method, args), as
+                           MSG_LUA_INVOKE; the reply carries the result JSON
+                           or the error message as a trace string */
 } rt_msg_kind;
 
 typedef struct rt_msg {
@@ -58,7 +65,8 @@ typedef enum rt_call_purpose {
   CALL_DEFERRED_INSPECT,    /* background reconcile, raced against 2 s */
   CALL_FIBER_STEP,          /* a fiber's CALL step */
   CALL_TOOL_START,          /* live runAgentTool start */
-  CALL_TOOL_ATTACH          /* re-attach to a running child (#1640) */
+  CALL_TOOL_ATTACH,         /* re-attach to a running child (#1640) */
+  CALL_LUA                  /* a script's self:call (key: its coroutine) */
 } rt_call_purpose;
 
 typedef struct rt_call {
@@ -80,6 +88,7 @@ typedef struct rt_fiber {
   int live;
   int legacy;               /* 1: a seed-001 legacy fiber (rt_legacy.c) */
   int64_t await_req;        /* awaited runFiber: the request waiting (0 none) */
+  int lua;                  /* 1: a script's body (rt_luaagent.c) */
 } rt_fiber;
 
 /* Legacy fibers recovered inside the startup gate, run after it opens. */
@@ -171,6 +180,7 @@ typedef struct rt_mem {
   int alarm_active;
   int storage_broken;       /* a commit failed: reset pending, no writes */
   struct rt_chat_mem *chat; /* chat turns of this incarnation (rt_chat.c) */
+  struct rt_lagent *lua;    /* the script's Lua state of this incarnation */
 } rt_mem;
 
 typedef struct rt_db {
@@ -185,6 +195,8 @@ typedef struct rt_db {
   int txn_writes;
   int poolable;             /* an in-memory copy of the template */
   sqlite3_stmt *wipe[32];   /* DELETE FROM each table, for the pool */
+  struct rt_sqlsbx *sbx;    /* the user-SQL sandbox of this connection (a
+                               script's sql:exec), NULL until first used */
   uint64_t gen;             /* identity of the connection's content beyond
                             ** its change count: new on every open, close,
                             ** park and rollback (never reused) */
@@ -247,7 +259,12 @@ struct rt_world {
   struct rt_hook_calls { uint32_t actor; int64_t id; int calls; } *hook_calls;
   int n_hook_calls, cap_hook_calls; /* recovery hook calls per orphan row */
   uint32_t probe_hits[RT_PROBE_COUNT]; /* RT_PROBE hits this run */
+  struct rt_script **scripts; /* per actor: its script (rt_luaagent.c), or NULL */
+  int cap_scripts;
+  char fatal[RT_FATAL_MAX];  /* the first error that ends the run ("" none) */
 };
+
+typedef struct rt_lagent rt_lagent;
 
 /* Marks that the runtime reached probe p (an rt_probe) on actor a: counts
 ** the hit, and the first hit of the run is one RT_EV_PROBE record. Put it inside the branch of the rare situation, so it
@@ -343,6 +360,9 @@ int rt__schedule_find(rt_world *w, uint32_t a, const char *callback,
                       int64_t *id);
 int rt__txn_join(rt_world *w, uint32_t a);  /* for rt_legacy.c */
 int rt__txn_wrote(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc);
+/* As rt__txn_wrote, with the WRITE record's name (s2). */
+int rt__txn_wrote_named(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc,
+                        const char *name);
 
 /* rt_agent.c */
 void rt__startup_begin(rt_world *w, uint32_t a, rt_entry entry);
@@ -395,6 +415,43 @@ void rt__fiber_run(rt_world *w, uint32_t a, rt_fiber *f); /* for rt_legacy.c */
 ** reset, cut otherwise). Call before the ACTOR_DEATH record. */
 void rt__callbacks_cut(rt_world *w, uint32_t a, rt_mem *m, rt_death_cause cause);
 void rt__hook_cut(rt_world *w, uint32_t a, rt_mem *m, rt_cb_outcome how);
+
+/* The body of a script's fiber ended, or ran its steps (rt_agent.c). */
+void rt__fiber_end(rt_world *w, uint32_t a, rt_fiber *f, int ok, const char *result);
+/* runFiber(name) up to the body: the row, keepAlive, FIBER_START; the body
+** is the caller's (f->lua). NULL on OOM. */
+rt_fiber *rt__fiber_create_named(rt_world *w, uint32_t a, const char *name,
+                                 int64_t recovered_from);
+/* A script's onFiberRecovered for the current orphan ended: returned
+** (resumed: it called runFiber) or threw err. Goes on with the next row. */
+void rt__hook_finish(rt_world *w, uint32_t a, int ok, const char *err, int resumed);
+/* The user onStart ended (returned, or threw err): startup goes on. */
+void rt__onstart_finish(rt_world *w, uint32_t a, int ok, const char *err);
+/* schedule / scheduleEvery (delay_us or interval_us > 0) of `cb`: the row
+** and _scheduleNextAlarm; returns the row id. cancelSchedule of row id (or,
+** id < 0, of the oldest row of cb): 1 if a row was deleted. */
+int64_t rt__schedule_add(rt_world *w, uint32_t a, const char *cb, int64_t delay_us,
+                         int64_t interval_us);
+int rt__schedule_cancel(rt_world *w, uint32_t a, const char *cb, int64_t id);
+
+/* rt_luaagent.c: Lua-scripted actors (issue #13) */
+int rt__lg_scripted(rt_world *w, uint32_t a);          /* the actor has a script */
+/* 1 if the script defines function `callback` (makes the incarnation's
+** state on first use; a failure to make it ends the run: rt_world_fatal). */
+int rt__lg_has(rt_world *w, uint32_t a, const char *callback);
+void rt__lg_request(rt_world *w, uint32_t a, const rt_msg *m); /* MSG_LUA_INVOKE / _CALL */
+void rt__lg_fiber_begin(rt_world *w, uint32_t a, int64_t id);  /* a body's first slice */
+void rt__lg_fiber_ended(rt_world *w, uint32_t a, int64_t id, int ok, const char *result);
+/* Starts the script's onFiberRecovered for orphan o (1), or returns 0 when
+** the script has none. It ends in rt__hook_finish. */
+int rt__lg_hook(rt_world *w, uint32_t a, const rt_orphan *o, const char *snap);
+/* Starts the script's onStart (1; it ends in rt__onstart_finish) or 0. */
+int rt__lg_onstart(rt_world *w, uint32_t a);
+void rt__lg_schedule(rt_world *w, uint32_t a, int64_t id, const char *callback);
+void rt__lg_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t value);
+void rt__lg_mem_free(rt_mem *m);   /* the incarnation ends: its Lua state goes */
+void rt__lg_world_free(rt_world *w);
+void rt__lg_fatal(rt_world *w, const char *msg); /* ends the run with msg */
 
 /* rt_toolrun.c */
 void rt__toolrun_request(rt_world *w, uint32_t a, const rt_msg *m);

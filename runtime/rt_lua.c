@@ -317,6 +317,7 @@ void rt_lua_free(rt_lua *x) {
 lua_State *rt_lua_L(rt_lua *x) { return x->L; }
 const char *rt_lua_error(const rt_lua *x) { return x->err; }
 size_t rt_lua_mem_used(const rt_lua *x) { return x->mem; }
+const char *rt_lua_escape(const rt_lua *x) { return x->escape; }
 uint64_t rt_lua_instr_used(const rt_lua *x) { return x->used; }
 
 const char *rt_lua_release(void) {

@@ -292,6 +292,7 @@ static void db_close_now(rt_db *d) {
     d->wipe[i] = NULL;
   }
   d->poolable = 0;
+  d->sbx = NULL; /* freed by SQLite with the connection */
   sqlite3_free(d->img);
   d->img = NULL;
   rt__legacy_db_close(d); /* legacy fibers: finalize rt_legacy.c's statements */
@@ -416,6 +417,7 @@ static const char *op_table(rt_write_op op) {
     case RT_W_LEGACY_FIBER: return "cf_agents_fibers";
     case RT_W_CHECKPOINT: return "beach_turn_checkpoints";
     case RT_W_THREAD: return "rv_thread_changesets";
+    case RT_W_USER_SQL: return "user";
     default: return NULL; /* the alarm is not a table; chat writes name their own record */
   }
 }
@@ -786,6 +788,11 @@ int rt__txn_join(rt_world *w, uint32_t a) { return txn_join(w, a); }
 
 int rt__txn_wrote(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc) {
   return txn_wrote(w, a, op, key, rc);
+}
+
+int rt__txn_wrote_named(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc,
+                        const char *name) {
+  return txn_wrote_row(w, a, op, key, rc, name);
 }
 
 /* Prepares an ad-hoc statement on the actor's database (opened if needed);

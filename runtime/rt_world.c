@@ -7,6 +7,7 @@
 ** (rt_mem) lives in its own sim cancellation domain, so when it dies every
 ** pending timer, commit and reply addressed to it vanishes with it.
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +68,7 @@ static void mem_free(rt_mem *m) {
   free(m->fibers);
   free(m->calls);
   rt__chat_mem_free(m); /* chat turns (seed 000 Layer 3) */
+  rt__lg_mem_free(m);   /* the script's Lua state dies with the incarnation */
   free(m);
 }
 
@@ -82,6 +84,7 @@ void rt_world_free(rt_world *w) {
   rt__exec_free(w);   /* executor (seed 002) */
   rt__thread_free(w); /* thread store (seed 004) */
   rt__chat_world_free(w); /* chat (seed 000 Layer 3) */
+  rt__lg_world_free(w);   /* scripts (after the connections their SQL sandboxes use) */
   for (int i = 0; i < w->n_progs; i++) free(w->progs[i].steps);
   free(w->progs);
   free(w->hook_calls);
@@ -413,6 +416,8 @@ static void reply_arrive(rt_world *w, const rt_msg *r) {
   rt__emit(w, RT_EV_RPC_REPLY, r->to, r->id, r->arg, r->arg2, NULL);
   if (c->purpose == CALL_FIBER_STEP)
     rt__fiber_reply(w, r->to, c, (int)r->arg);
+  else if (c->purpose == CALL_LUA)
+    rt__lg_reply(w, r->to, c, (int)r->arg, r->arg2);
   else
     rt__toolrun_reply(w, r->to, c, (int)r->arg, r->arg2);
 }
@@ -426,6 +431,7 @@ static int is_request(const rt_msg *m) {
     case MSG_CALL_START:
     case MSG_CALL_PLAIN:
     case MSG_CALL_ATTACH:
+    case MSG_LUA_CALL:
     case MSG_RUN_DONE:
     case MSG_REPLY: return 0;
     default: return 1;
@@ -485,17 +491,21 @@ void rt__send_call(rt_world *w, uint32_t from, uint32_t to, rt_msg_kind kind,
   static const char *const method[] = {[MSG_CALL_INSPECT] = "inspectAgentToolRun",
                                        [MSG_CALL_START] = "startAgentToolRun",
                                        [MSG_CALL_ATTACH] = "tailAgentToolRun",
-                                       [MSG_CALL_PLAIN] = "rpc"};
+                                       [MSG_CALL_PLAIN] = "rpc", [MSG_LUA_CALL] = NULL};
+  char mname[64];
   rt_msg m = {0};
   m.kind = kind;
-  m.entry = kind == MSG_CALL_PLAIN ? RT_ENTRY_RPC : RT_ENTRY_FACET_INIT;
+  m.entry = kind == MSG_CALL_PLAIN || kind == MSG_LUA_CALL ? RT_ENTRY_RPC : RT_ENTRY_FACET_INIT;
   m.id = c->id;
   m.from = from;
   m.from_dom = w->actors[from].mem->dom;
   m.arg = arg;
   m.arg2 = arg2;
   m.str = c->str;
-  rt__emit(w, RT_EV_RPC_SEND, from, c->id, to, 0, method[kind]);
+  /* a script's call names its method (copied: interning may move the table) */
+  snprintf(mname, sizeof mname, "%s",
+           kind == MSG_LUA_CALL ? sim_trace_str(&w->s->trace, c->str) : method[kind]);
+  rt__emit(w, RT_EV_RPC_SEND, from, c->id, to, 0, mname);
   if (w->rpc_drop_ppm && sim_rng_chance_ppm(&w->rng_rpc, w->rpc_drop_ppm)) {
     rt__emit(w, RT_EV_FAULT, to, c->id, 0, 0, "rpc_drop");
     return;
@@ -510,6 +520,7 @@ void rt__fail_msg(rt_world *w, uint32_t a, const rt_msg *m, const char *err) {
     case MSG_CALL_INSPECT:
     case MSG_CALL_START:
     case MSG_CALL_ATTACH:
+    case MSG_LUA_CALL:
     case MSG_CALL_PLAIN: rt__send_reply(w, a, m, 0, 0, 0); break;
     default:
       if (is_request(m)) rt__request_done(w, a, m, 0, err);
@@ -575,6 +586,8 @@ void rt__handle(rt_world *w, uint32_t a, const rt_msg *m) {
     case MSG_CALL_START:
     case MSG_CALL_ATTACH:
     case MSG_CALL_PLAIN: rt__child_handle(w, a, m); break;
+    case MSG_LUA_INVOKE:
+    case MSG_LUA_CALL: rt__lg_request(w, a, m); break; /* rt_luaagent.c */
     default: break;
   }
 }
@@ -588,6 +601,17 @@ static int deliver_at(rt_world *w, uint32_t a, rt_msg *m, int64_t at_us) {
   size_t idx = msg_store(w, m);
   if (idx == SIZE_MAX) return -1;
   return sim_at(w->s, at_us, 0, msg_arrive, w, idx) ? 0 : -1;
+}
+
+int rt_invoke_at(rt_world *w, uint32_t a, const char *method, const char *args_json,
+                 int64_t at_us) {
+  rt_msg m = {0};
+  if (!method || !*method) return -1;
+  m.kind = MSG_LUA_INVOKE;
+  m.entry = RT_ENTRY_FETCH;
+  m.str = rt__str(w, method);
+  m.arg = args_json ? rt__str(w, args_json) : 0;
+  return deliver_at(w, a, &m, at_us);
 }
 
 int rt_request_at(rt_world *w, uint32_t a, rt_entry entry, int64_t at_us) {

@@ -44,7 +44,8 @@ typedef enum scn_work_kind {
   SCN_W_TOOL_RECOVERY = 30, /* _scheduleAgentToolRunRecovery() (issue #15) */
   SCN_W_STASH = 22,        /* this.stash() outside a fiber (an error) */
   SCN_W_KA_ACQUIRE = 23,   /* keepAlive(), disposer kept under a lease name */
-  SCN_W_KA_DISPOSE = 24    /* calls the disposer of a lease */
+  SCN_W_KA_DISPOSE = 24,   /* calls the disposer of a lease */
+  SCN_W_INVOKE = 40        /* calls a method of the actor's script (issue #13) */
 } scn_work_kind;
 
 typedef struct scn_work {
@@ -67,6 +68,8 @@ typedef struct scn_work {
   char callback[48];       /* SCN_W_SCHEDULE, SCN_W_CANCEL_SCHEDULE */
   int64_t delay_us;        /* SCN_W_SCHEDULE: one-shot delay */
   int64_t interval_us;     /* SCN_W_SCHEDULE: scheduleEvery interval (0: one-shot) */
+  char method[48];         /* SCN_W_INVOKE: the script's method */
+  char args[256];          /* SCN_W_INVOKE: its arguments as JSON text ("" none) */
 } scn_work;
 
 typedef flt_fault scn_fault;
@@ -90,6 +93,20 @@ typedef struct scn_case {
   uint64_t reach_mask;     /* expect.reach: probes (1 << rt_probe) a swarm of this
                               case must reach in at least one run */
 } scn_case;
+
+/* The Lua script of an actor (issue #13; docs/scripting.md). */
+#define SCN_MAX_SCRIPT_BYTES (256 * 1024)
+#define SCN_MAX_SCRIPT_FNS 32
+typedef struct scn_script {
+  char name[128];          /* the file name as written ("" = no script): errors say name:line */
+  char path[512];          /* the file it was read from ("" when inline, e.g. a repro) */
+  char dir[512];           /* the folder require/dofile read (the scenario's) */
+  char *text;              /* the script (owned by the loaded scenario, see borrowed) */
+  size_t len;
+  uint64_t hash;           /* FNV-1a 64 of the text */
+  char fns[SCN_MAX_SCRIPT_FNS][48]; /* the functions of the table it returns */
+  int n_fns;
+} scn_script;
 
 typedef struct scn_scenario {
   char file[512];
@@ -115,7 +132,11 @@ typedef struct scn_scenario {
   int n_cases;
   chk_fact facts[SCN_MAX_FACTS]; /* expect.facts, each with the cases it applies to */
   int n_facts;
-  char *source;            /* the file's text (owned), for repro files */
+  char *source;            /* the file's text (owned), for repro files; with
+                              scripts, scn_write's text (scripts inline) */
+  scn_script scripts[SCN_MAX_ACTORS]; /* per actor: its script (name "" none) */
+  int n_scripts;           /* actors with a script */
+  int scripts_borrowed;    /* 1 in a scn_copy: the texts belong to the source */
 } scn_scenario;
 
 /* Loads and validates a scenario file. On error returns -1 and writes
@@ -126,6 +147,9 @@ int scn_load(const char *path, scn_scenario *out, char *err, size_t errlen);
 /* Same, from text already in memory (path is used in messages). */
 int scn_load_text(const char *path, const char *text, size_t len,
                   scn_scenario *out, char *err, size_t errlen);
+
+/* FNV-1a 64 of a script's text (the "hash" of an embedded script). */
+uint64_t scn_script_hash(const char *text, size_t len);
 
 /* Frees what a loaded scenario owns. */
 void scn_free(scn_scenario *sc);

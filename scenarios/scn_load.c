@@ -517,7 +517,7 @@ static const char *const actor_fields[] = {
     "id", "class", "children", "on_start", "on_start_throws", "serve", "inspect_time",
     "stuck", "stuck_delay", "recovery", "stale", "provider", "chat_recovery",
     "on_start_tool_run", "on_alarm_keep_alive", "on_agent_tool_finish", "tool_result",
-    "tool_error", "max_concurrent_agent_tools", NULL};
+    "tool_error", "max_concurrent_agent_tools", "script", NULL};
 
 static const opt tool_result_opts[] = {{"completed", 0}, {"error", RT_TR_ERROR},
                                        {"aborted", RT_TR_ABORTED}, {NULL, 0}};
@@ -992,6 +992,7 @@ static int load_actor(ld *L, const cJSON *a, uint32_t i) {
     return -1;
   if (actor_children(L, a, i) < 0 || actor_recovery(L, a, sp) < 0) return -1;
   if (chat_policy(L, a, "provider", &sp->chat) < 0) return -1; /* chat (seed 000) */
+  if (ld_actor_script(L, a, i) < 0) return -1; /* Lua (issue #13) */
   return actor_stale(L, a, i);
 }
 
@@ -1088,9 +1089,12 @@ int scn_load_text(const char *path, const char *text, size_t len, scn_scenario *
   L.root = scn_doc_root(d);
   snprintf(out->file, sizeof out->file, "%s", path);
   rc = load_root(&L);
-  if (rc == 0 && !(out->source = malloc(len + 1)))
+  if (rc == 0 && out->n_scripts) {
+    /* repro files and shrink output carry the scripts inline */
+    if (!(out->source = scn_write_string(out))) rc = scn_errf(&e, d, NULL, "out of memory");
+  } else if (rc == 0 && !(out->source = malloc(len + 1))) {
     rc = scn_errf(&e, d, NULL, "out of memory");
-  if (rc == 0) {
+  } else if (rc == 0) {
     if (len) memcpy(out->source, text, len);
     out->source[len] = '\0';
   }
@@ -1164,6 +1168,7 @@ int scn_load(const char *path, scn_scenario *out, char *err, size_t errlen) {
 
 void scn_free(scn_scenario *sc) {
   if (!sc) return;
+  scn__scripts_free(sc);
   free(sc->source);
   sc->source = NULL;
 }

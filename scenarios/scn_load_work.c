@@ -13,7 +13,9 @@ static const char *const work_all[] = {
     "executor_turn", "thread_writers", "tools", "adapter", "fail", "cancel", "duplicate_ppm",
     "writers", "runs", "store", "step", "chat", "chunks", "chunk_every", "schedule",
     "cancel_schedule", "callback", "delay", "interval", "keep_alive", "for", "await", "stash",
-    "throws", "keep_alive_acquire", "keep_alive_dispose", "lease", "tool", "tool_recovery", NULL};
+    "throws", "keep_alive_acquire", "keep_alive_dispose", "lease", "tool", "tool_recovery",
+    "invoke", "method", "args", NULL};
+static const char *const work_inv[] = {"invoke", "method", "args", "at", "every", "until", NULL};
 static const char *const work_req[] = {"request", "entry", "at", "every", "until", NULL};
 static const char *const work_fib[] = {"fiber", "actor", "await", "at", "every", "until", NULL};
 static const char *const work_stash[] = {"stash", "at", "every", "until", NULL};
@@ -50,7 +52,8 @@ static const struct {
                   {"tool_recovery", SCN_W_TOOL_RECOVERY, work_trec}, /* issue #15 */
                   {"stash", SCN_W_STASH, work_stash},            /* Agent.stash outside */
                   {"keep_alive_acquire", SCN_W_KA_ACQUIRE, work_kacq}, /* keepAlive() */
-                  {"keep_alive_dispose", SCN_W_KA_DISPOSE, work_kdis}};
+                  {"keep_alive_dispose", SCN_W_KA_DISPOSE, work_kdis},
+                  {"invoke", SCN_W_INVOKE, work_inv}};           /* a script's method (issue #13) */
 #define N_WORK_KINDS (int)(sizeof work_kinds / sizeof work_kinds[0])
 static const opt entry_opts[] = {{"fetch", RT_ENTRY_FETCH}, {"ws", RT_ENTRY_WS},
                                  {"alarm", RT_ENTRY_ALARM}, {"setName", RT_ENTRY_SETNAME},
@@ -218,6 +221,32 @@ static int work_sched(ld *L, const cJSON *w, scn_work *out) {
              : 0;
 }
 
+/* {"invoke": actor, "method": name, "args": [...]}: a request that calls a
+** method of the actor's script; an array of args is spread into arguments. */
+static int work_invoke(ld *L, const cJSON *w, scn_work *out) {
+  const char *m = NULL;
+  if (ld_get_actor(L, w, "invoke", &out->actor) < 0 || ld_need(L, w, "method") < 0 ||
+      scn_get_string(L->d, w, "method", &m, L->err) < 0)
+    return -1;
+  if (!*m || strlen(m) >= sizeof out->method)
+    return scn_errf(L->err, L->d, ld_get(w, "method"), "\"method\": expected a name of 1 to %zu "
+                    "characters", sizeof out->method - 1);
+  snprintf(out->method, sizeof out->method, "%s", m);
+  if (ld_check_invoke(L, ld_get(w, "method"), out->actor, m) < 0) return -1;
+  const cJSON *args = ld_get(w, "args");
+  if (!args) return 0;
+  char *txt = cJSON_PrintUnformatted(args);
+  if (!txt) return scn_errf(L->err, L->d, args, "out of memory");
+  size_t n = strlen(txt);
+  if (n >= sizeof out->args) {
+    free(txt);
+    return scn_errf(L->err, L->d, args, "\"args\": at most %zu bytes of JSON", sizeof out->args - 1);
+  }
+  memcpy(out->args, txt, n + 1);
+  free(txt);
+  return 0;
+}
+
 static int work_item(ld *L, const cJSON *w, const char *what, scn_work *out) {
   int e = RT_ENTRY_FETCH;
   memset(out, 0, sizeof *out);
@@ -244,6 +273,8 @@ static int work_item(ld *L, const cJSON *w, const char *what, scn_work *out) {
     return -1;
   } else if (out->kind == SCN_W_TOOL_RECOVERY) {
     if (ld_get_actor(L, w, "tool_recovery", &out->actor) < 0) return -1;
+  } else if (out->kind == SCN_W_INVOKE) {
+    if (work_invoke(L, w, out) < 0) return -1;
   } else if ((out->kind == SCN_W_EXEC_TURN && work_exec(L, w, out) < 0) ||
              (out->kind == SCN_W_THREAD && work_thread(L, w, out) < 0) ||
              (out->kind == SCN_W_CHAT && work_chat_item(L, w, out) < 0) ||
