@@ -69,9 +69,11 @@ static int check_script(ld *L, const cJSON *node, scn_script *s) {
   int rc = rt_lua_load(x, s->name, s->text, s->len);
   if (rc == RT_LUA_DONE) rc = rt_lua_start(x, 0, &co);
   if (rc != RT_LUA_DONE) {
-    int r = scn_errf(L->err, L->d, node, "script %s: %s%s", s->name,
-                     rc == RT_LUA_YIELDED ? "the main chunk yielded" : rt_lua_error(x),
-                     rt_lua_escape(x)[0] ? " (a sandbox escape)" : "");
+    char msg[512];
+    const char *e = rc == RT_LUA_YIELDED ? "the main chunk yielded" : rt_lua_error(x);
+    const char *tb = strstr(e, "\nstack traceback:"); /* one line here */
+    snprintf(msg, sizeof msg, "%.*s", (int)(tb ? (size_t)(tb - e) : strlen(e)), e);
+    int r = scn_errf(L->err, L->d, node, "script %s: %s", s->name, msg);
     rt_lua_free(x);
     return r;
   }
