@@ -163,26 +163,31 @@ static const char *const csql[C_NSTMT] = {
                    " ORDER BY p.schedule_id LIMIT 1",
 };
 
-_Static_assert(C_NSTMT <= RT_CHAT_STMTS, "rt_db.chat_st is too small");
-
-void rt__chat_db_close(rt_db *d) {
-  for (int i = 0; i < RT_CHAT_STMTS; i++) {
-    sqlite3_finalize(d->chat_st[i]);
-    d->chat_st[i] = NULL;
-  }
-}
+/* seed 000 Layer 3; seed 001 "Integration with existing AIChatAgent
+** streaming"; reference A.12. Chat writes name their own record (no
+** table in the WRITE record). */
+rt_store_module rt__chat_store = {
+    .name = "chat",
+    .schema =
+        "CREATE TABLE IF NOT EXISTS cf_ai_chat_agent_messages(id INTEGER PRIMARY KEY,"
+        " role TEXT NOT NULL, answers INTEGER, message TEXT NOT NULL, created_at INTEGER NOT NULL);"
+        "CREATE TABLE IF NOT EXISTS cf_ai_chat_stream_metadata(id INTEGER PRIMARY KEY,"
+        " request_id INTEGER NOT NULL, status TEXT NOT NULL, created_at INTEGER NOT NULL,"
+        " completed_at INTEGER);"
+        "CREATE TABLE IF NOT EXISTS cf_ai_chat_stream_chunks(stream_id INTEGER NOT NULL,"
+        " chunk_index INTEGER NOT NULL, body TEXT NOT NULL, created_at INTEGER NOT NULL,"
+        " PRIMARY KEY(stream_id, chunk_index));"
+        "CREATE TABLE IF NOT EXISTS cf_ai_chat_request_context(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "CREATE TABLE IF NOT EXISTS rv_chat_schedule_payload(schedule_id INTEGER PRIMARY KEY,"
+        " callback TEXT NOT NULL, target INTEGER NOT NULL, origin INTEGER NOT NULL,"
+        " deadline INTEGER NOT NULL);",
+    .sql = csql,
+    .n_sql = C_NSTMT,
+    .clear_bindings = 1,
+};
 
 static sqlite3_stmt *cst(rt_world *w, uint32_t a, int id) {
-  rt_db *d = &w->actors[a].store;
-  if (!d->db && rt__db_open(w, a)) return NULL;
-  if (!d->chat_st[id] && sqlite3_prepare_v3(d->db, csql[id], -1, SQLITE_PREPARE_PERSISTENT,
-                                            &d->chat_st[id], NULL)) {
-    fprintf(stderr, "revenant: sql error: %s\n", sqlite3_errmsg(d->db));
-    return NULL;
-  }
-  sqlite3_reset(d->chat_st[id]);
-  sqlite3_clear_bindings(d->chat_st[id]);
-  return d->chat_st[id];
+  return rt__stmt(w, a, &rt__chat_store, id);
 }
 
 /* A write statement of this turn's transaction (NULL if the actor cannot

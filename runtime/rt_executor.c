@@ -149,6 +149,18 @@ const char *rt_exec_phase_of(rt_world *w, int id) {
 
 /* ---- the SQL adapters (actor storage, through the turn transaction) ---- */
 
+static const rt_store_op ex_ops[] = {{RT_W_CHECKPOINT, "beach_turn_checkpoints"}};
+
+/* seed 002 "Idempotency contract": the checkpoint table this model owns. */
+rt_store_module rt__exec_store = {
+    .name = "executor",
+    .schema = "CREATE TABLE IF NOT EXISTS beach_turn_checkpoints(turn_id INTEGER NOT NULL,"
+              " session_id TEXT NOT NULL, phase TEXT NOT NULL, state TEXT NOT NULL,"
+              " timestamp INTEGER NOT NULL, UNIQUE(turn_id, phase, timestamp));",
+    .ops = ex_ops,
+    .n_ops = 1,
+};
+
 static sqlite3_stmt *ex_prep(rt_world *w, uint32_t a, const char *q) {
   return rt__prepare(w, a, q);
 }

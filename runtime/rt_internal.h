@@ -97,8 +97,26 @@ typedef struct rt_legacy_pending {
   int prog, pc;
 } rt_legacy_pending;
 
-#define RT_LEGACY_STMTS 8   /* rt_db.legacy_st: rt_legacy.c's statements */
-#define RT_CHAT_STMTS 24    /* rt_db.chat_st: rt_chat.c's statements */
+#define RT_STMT_MAX 96      /* prepared statements of every storage module */
+
+/* The WRITE record's table for a write op of a module. */
+typedef struct rt_store_op {
+  int op;                   /* an rt_write_op */
+  const char *table;
+} rt_store_op;
+
+/* Tables and statements one layer owns, registered with the host's storage
+** before the first database opens (rt__store_register). */
+typedef struct rt_store_module {
+  const char *name;
+  const char *schema;       /* CREATE TABLE IF NOT EXISTS ...; */
+  const char *const *sql;   /* statements, prepared on first use and kept */
+  int n_sql;
+  int clear_bindings;       /* clear bindings before each use */
+  const rt_store_op *ops;   /* write ops and their tables */
+  int n_ops;
+  int registered, base;     /* set by rt__store_register */
+} rt_store_module;
 
 typedef enum rt_startup_phase {
   SU_NONE = 0,
@@ -187,9 +205,7 @@ typedef struct rt_db {
   sqlite3 *db;
   unsigned char *img;       /* serialized image of a closed idle database */
   sqlite3_int64 img_sz;
-  sqlite3_stmt *st[24];
-  sqlite3_stmt *legacy_st[RT_LEGACY_STMTS]; /* rt_legacy.c */
-  sqlite3_stmt *chat_st[RT_CHAT_STMTS];     /* rt_chat.c */
+  sqlite3_stmt *st[RT_STMT_MAX]; /* prepared statements of the modules */
   int txn_open;
   int64_t txn_id;
   int txn_writes;
@@ -305,6 +321,19 @@ int rt__prog_add(rt_world *w, const rt_program *p);            /* for rt_legacy.
 int rt__deliver_at(rt_world *w, uint32_t a, rt_msg *m, int64_t at_us);
 
 /* rt_storage.c */
+/* Adds module m's tables to every database made from now on and gives its
+** statements slots; idempotent. -1 if storage already built its template
+** (register before the first world opens a database) or is full. */
+int rt__store_register(rt_store_module *m);
+/* Statement k of module m on actor a's database (opened if needed), reset;
+** NULL with a message on an SQL error. */
+sqlite3_stmt *rt__stmt(rt_world *w, uint32_t a, const rt_store_module *m, int k);
+/* Records a write boundary: one RT_EV_WRITE with the op's table and the
+** row's name; commits at once outside turn mode. rc: the step's result. */
+int rt__txn_wrote_row(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc,
+                      const char *name);
+extern rt_store_module rt__agent_store, rt__toolrun_store, rt__legacy_store, rt__exec_store,
+    rt__thread_store, rt__chat_store, rt__lua_store;
 int rt__db_open(rt_world *w, uint32_t a);
 void rt__db_close(rt_db *d);
 /* A fiber snapshot as stored: {"pc":N}, the program counter after the
@@ -360,9 +389,7 @@ int rt__schedule_find(rt_world *w, uint32_t a, const char *callback,
                       int64_t *id);
 int rt__txn_join(rt_world *w, uint32_t a);  /* for rt_legacy.c */
 int rt__txn_wrote(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc);
-/* As rt__txn_wrote, with the WRITE record's name (s2). */
-int rt__txn_wrote_named(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc,
-                        const char *name);
+
 
 /* rt_agent.c */
 void rt__startup_begin(rt_world *w, uint32_t a, rt_entry entry);
@@ -488,7 +515,6 @@ int rt__legacy_check(rt_world *w, uint32_t a, int source); /* -1: the actor died
 void rt__legacy_resume_pending(rt_world *w, uint32_t a);
 void rt__legacy_end(rt_world *w, uint32_t a, rt_fiber *f, int ok);
 int rt__legacy_stash(rt_world *w, uint32_t a, int64_t id, int pc);
-void rt__legacy_db_close(rt_db *d);
 
 /* rt_executor.c: the checkpoint executor (seed 002) */
 void rt__exec_request(rt_world *w, uint32_t a, const rt_msg *m);
@@ -505,6 +531,5 @@ int rt__chat_recover(rt_world *w, uint32_t a, const rt_orphan *o); /* 0 handled,
 void rt__chat_callback(rt_world *w, uint32_t a, int64_t schedule_id, const char *callback);
 void rt__chat_mem_free(rt_mem *m);
 void rt__chat_world_free(rt_world *w);
-void rt__chat_db_close(rt_db *d);
 
 #endif

@@ -63,7 +63,23 @@ static const char *const lsql[L_NSTMT] = {
     [L_COUNT_RUNNING] = "SELECT count(*) FROM cf_agents_fibers WHERE status='running'",
 };
 
-_Static_assert(L_NSTMT <= RT_LEGACY_STMTS, "rt_db.legacy_st is too small");
+static const rt_store_op lops[] = {{RT_W_LEGACY_FIBER, "cf_agents_fibers"}};
+
+/* seed 001 "SQLite schema"; integer ids */
+rt_store_module rt__legacy_store = {
+    .name = "legacy",
+    .schema =
+        "CREATE TABLE IF NOT EXISTS cf_agents_fibers(id INTEGER PRIMARY KEY, callback TEXT NOT NULL,"
+        " payload TEXT, snapshot TEXT, status TEXT NOT NULL DEFAULT 'running',"
+        " retry_count INTEGER NOT NULL DEFAULT 0, max_retries INTEGER NOT NULL DEFAULT 3,"
+        " result TEXT, error TEXT, started_at INTEGER, updated_at INTEGER, completed_at INTEGER,"
+        " created_at INTEGER NOT NULL);",
+    .sql = lsql,
+    .n_sql = L_NSTMT,
+    .clear_bindings = 1,
+    .ops = lops,
+    .n_ops = 1,
+};
 
 typedef struct lf_row {
   int64_t id;
@@ -74,24 +90,8 @@ typedef struct lf_row {
 
 /* ---- storage ----------------------------------------------------------- */
 
-void rt__legacy_db_close(rt_db *d) {
-  for (int i = 0; i < RT_LEGACY_STMTS; i++) {
-    sqlite3_finalize(d->legacy_st[i]);
-    d->legacy_st[i] = NULL;
-  }
-}
-
 static sqlite3_stmt *lstmt(rt_world *w, uint32_t a, int id) {
-  rt_db *d = &w->actors[a].store;
-  if (!d->db && rt__db_open(w, a)) return NULL;
-  if (!d->legacy_st[id] && sqlite3_prepare_v3(d->db, lsql[id], -1, SQLITE_PREPARE_PERSISTENT,
-                                              &d->legacy_st[id], NULL)) {
-    fprintf(stderr, "revenant: sql error: %s\n", sqlite3_errmsg(d->db));
-    return NULL;
-  }
-  sqlite3_reset(d->legacy_st[id]);
-  sqlite3_clear_bindings(d->legacy_st[id]);
-  return d->legacy_st[id];
+  return rt__stmt(w, a, &rt__legacy_store, id);
 }
 
 static int status_parse(const unsigned char *s) {

@@ -70,6 +70,11 @@ struct rt_lagent {
   int dead;                 /* the incarnation died while Lua ran: free at depth 0 */
 };
 
+/* Scripts own no SDK table; their writes are RT_W_USER_SQL on the user's
+** own tables (the WRITE record's table: "user"). */
+static const rt_store_op lua_ops[] = {{RT_W_USER_SQL, "user"}};
+rt_store_module rt__lua_store = {"lua", "", NULL, 0, 0, lua_ops, 1, 0, 0};
+
 /* ---- the world's scripts ------------------------------------------------ */
 
 struct rt_script {
@@ -401,7 +406,7 @@ static int p_sql(lua_State *L) {
   if (writes) {
     char text[96];
     snprintf(text, sizeof text, "%.95s", q);
-    rt__txn_wrote_named(w, a, RT_W_USER_SQL, changes, SQLITE_DONE, text);
+    rt__txn_wrote_row(w, a, RT_W_USER_SQL, changes, SQLITE_DONE, text);
     if (lg->dead) return luaL_error(L, "this actor's incarnation has ended");
   }
   return 1;

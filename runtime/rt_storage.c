@@ -21,103 +21,83 @@
 
 #include "runtime/rt_internal.h"
 
-enum {
-  ST_RUN_INSERT, ST_RUN_STASH, ST_RUN_DELETE, ST_RUN_SELECT, ST_RUN_SNAP, ST_ALARM_SET,
-  ST_ALARM_DELETE, ST_ALARM_GET, ST_TR_INSERT, ST_TR_STATUS, ST_TR_OPEN,
-  ST_TR_GET, ST_CHILD_SET, ST_CHILD_GET, ST_RUN_COUNT, ST_SCH_INSERT,
-  ST_SCH_DELETE, ST_SCH_DUE, ST_SCH_TIME, ST_SCH_MIN, ST_SCH_FIND, ST_BEGIN, ST_COMMIT,
-  ST_ROLLBACK, ST_COUNT
-};
+/* The host's own statements: the alarm slot and transaction control. */
+enum { ST_ALARM_SET, ST_ALARM_DELETE, ST_ALARM_GET, ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_COUNT };
 
-static const char *const schema =
-    "CREATE TABLE IF NOT EXISTS cf_agents_runs(id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
-    " snapshot TEXT, created_at INTEGER NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS cf_agents_schedules(id INTEGER PRIMARY KEY, callback TEXT,"
-    " type TEXT, time INTEGER, intervalSeconds INTEGER, running INTEGER DEFAULT 0,"
-    " created_at INTEGER);"
-    "CREATE TABLE IF NOT EXISTS cf_agent_tool_runs(run_id INTEGER PRIMARY KEY,"
-    " agent_type TEXT NOT NULL, child INTEGER, status INTEGER NOT NULL, error_message TEXT,"
-    " started_at INTEGER NOT NULL, completed_at INTEGER);"
-    "CREATE TABLE IF NOT EXISTS rv_child_runs(run_id INTEGER PRIMARY KEY, status INTEGER);"
-    "CREATE TABLE IF NOT EXISTS rv_alarm(k INTEGER PRIMARY KEY, at INTEGER);"
-    /* legacy fibers (seed 001 "SQLite schema"; rt_legacy.c); integer ids */
-    "CREATE TABLE IF NOT EXISTS cf_agents_fibers(id INTEGER PRIMARY KEY, callback TEXT NOT NULL,"
-    " payload TEXT, snapshot TEXT, status TEXT NOT NULL DEFAULT 'running',"
-    " retry_count INTEGER NOT NULL DEFAULT 0, max_retries INTEGER NOT NULL DEFAULT 3,"
-    " result TEXT, error TEXT, started_at INTEGER, updated_at INTEGER, completed_at INTEGER,"
-    " created_at INTEGER NOT NULL);"
-    /* executor (seed 002 "Idempotency contract"; rt_executor.c) */
-    "CREATE TABLE IF NOT EXISTS beach_turn_checkpoints(turn_id INTEGER NOT NULL,"
-    " session_id TEXT NOT NULL, phase TEXT NOT NULL, state TEXT NOT NULL,"
-    " timestamp INTEGER NOT NULL, UNIQUE(turn_id, phase, timestamp));"
-    /* thread store (seed 004 "Checkpoint Mechanism"; rt_thread.c) */
-    "CREATE TABLE IF NOT EXISTS rv_threads(thread_id INTEGER PRIMARY KEY, version INTEGER NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS rv_thread_changesets(thread_id INTEGER NOT NULL,"
-    " version INTEGER NOT NULL, run_id INTEGER NOT NULL, parent_run_id INTEGER, run_meta TEXT,"
-    " reason TEXT NOT NULL, messages TEXT NOT NULL, n_messages INTEGER NOT NULL,"
-    " patches TEXT NOT NULL, state_actions TEXT, snapshot TEXT, PRIMARY KEY(thread_id, version));"
-    "CREATE TABLE IF NOT EXISTS rv_thread_state(thread_id INTEGER NOT NULL, path TEXT NOT NULL,"
-    " scope INTEGER NOT NULL, value TEXT, PRIMARY KEY(thread_id, path));"
-    /* chat turns (seed 000 Layer 3; seed 001 "Integration with existing
-       AIChatAgent streaming"; reference A.12; rt_chat.c) */
-    "CREATE TABLE IF NOT EXISTS cf_ai_chat_agent_messages(id INTEGER PRIMARY KEY,"
-    " role TEXT NOT NULL, answers INTEGER, message TEXT NOT NULL, created_at INTEGER NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS cf_ai_chat_stream_metadata(id INTEGER PRIMARY KEY,"
-    " request_id INTEGER NOT NULL, status TEXT NOT NULL, created_at INTEGER NOT NULL,"
-    " completed_at INTEGER);"
-    "CREATE TABLE IF NOT EXISTS cf_ai_chat_stream_chunks(stream_id INTEGER NOT NULL,"
-    " chunk_index INTEGER NOT NULL, body TEXT NOT NULL, created_at INTEGER NOT NULL,"
-    " PRIMARY KEY(stream_id, chunk_index));"
-    "CREATE TABLE IF NOT EXISTS cf_ai_chat_request_context(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS rv_chat_schedule_payload(schedule_id INTEGER PRIMARY KEY,"
-    " callback TEXT NOT NULL, target INTEGER NOT NULL, origin INTEGER NOT NULL,"
-    " deadline INTEGER NOT NULL);";
-
-static const char *const sql[ST_COUNT] = {
-    [ST_RUN_INSERT] = "INSERT INTO cf_agents_runs(id,name,snapshot,created_at) VALUES(?,?,NULL,?)",
-    [ST_RUN_STASH] = "UPDATE cf_agents_runs SET snapshot=? WHERE id=?",
-    [ST_RUN_DELETE] = "DELETE FROM cf_agents_runs WHERE id=?",
-    [ST_RUN_SELECT] = "SELECT id,name,snapshot,created_at FROM cf_agents_runs ORDER BY created_at,id",
-    [ST_RUN_SNAP] = "SELECT snapshot FROM cf_agents_runs WHERE id=?",
+static const char *const host_sql[ST_COUNT] = {
     [ST_ALARM_SET] = "INSERT OR REPLACE INTO rv_alarm(k,at) VALUES(0,?)",
     [ST_ALARM_DELETE] = "DELETE FROM rv_alarm WHERE k=0",
     [ST_ALARM_GET] = "SELECT at FROM rv_alarm WHERE k=0",
-    [ST_TR_INSERT] = "INSERT INTO cf_agent_tool_runs(run_id,agent_type,child,status,started_at)"
-                     " VALUES(?,?,?,?,?)",
-    [ST_TR_STATUS] = "UPDATE cf_agent_tool_runs SET status=?,error_message=?,completed_at=?"
-                     " WHERE run_id=? AND status IN (1,2)",
-    [ST_TR_OPEN] = "SELECT run_id FROM cf_agent_tool_runs WHERE status IN (1,2)"
-                   " ORDER BY started_at,run_id",
-    [ST_TR_GET] = "SELECT status,child FROM cf_agent_tool_runs WHERE run_id=?",
-    [ST_CHILD_SET] = "INSERT OR REPLACE INTO rv_child_runs(run_id,status) VALUES(?,?)",
-    [ST_CHILD_GET] = "SELECT status FROM rv_child_runs WHERE run_id=?",
-    [ST_RUN_COUNT] = "SELECT count(*) FROM cf_agents_runs",
-    [ST_SCH_INSERT] = "INSERT INTO cf_agents_schedules(id,callback,type,time,intervalSeconds,"
-                      "created_at) VALUES(?1,?2,CASE WHEN ?4>0 THEN 'interval' ELSE 'delayed' END,"
-                      "?3,?4,?5)",
-    [ST_SCH_DELETE] = "DELETE FROM cf_agents_schedules WHERE id=?",
-    [ST_SCH_DUE] = "SELECT id,intervalSeconds,callback FROM cf_agents_schedules WHERE time<=? ORDER BY time,id",
-    [ST_SCH_TIME] = "UPDATE cf_agents_schedules SET time=? WHERE id=?",
-    [ST_SCH_MIN] = "SELECT min(time) FROM cf_agents_schedules",
-    [ST_SCH_FIND] = "SELECT id FROM cf_agents_schedules WHERE callback=? ORDER BY id LIMIT 1",
     [ST_BEGIN] = "BEGIN",
     [ST_COMMIT] = "COMMIT",
     [ST_ROLLBACK] = "ROLLBACK",
 };
 
+static rt_store_module host_module = {
+    .name = "host",
+    .schema = "CREATE TABLE IF NOT EXISTS rv_alarm(k INTEGER PRIMARY KEY, at INTEGER);",
+    .sql = host_sql,
+    .n_sql = ST_COUNT,
+};
+
+/* ---- storage modules ----------------------------------------------------
+** Each layer above registers the tables it owns and their statements
+** (rt__store_register); the host knows none of them. The schema of a new
+** database is the registered schemas in registration order. */
+#define MAX_MODULES 16
+static rt_store_module *modules[MAX_MODULES];
+static int n_modules, n_stmts;
+static const char *op_tables[64]; /* rt_write_op -> table (WRITE records) */
+static unsigned char *template_img;
+
+int rt__store_register(rt_store_module *m) {
+  if (m->registered) return 0;
+  if (template_img || n_modules == MAX_MODULES || n_stmts + m->n_sql > RT_STMT_MAX) return -1;
+  for (int i = 0; i < m->n_ops; i++)
+    if (m->ops[i].op < 0 || m->ops[i].op >= 64) return -1;
+  for (int i = 0; i < m->n_ops; i++) op_tables[m->ops[i].op] = m->ops[i].table;
+  m->base = n_stmts;
+  n_stmts += m->n_sql;
+  m->registered = 1;
+  modules[n_modules++] = m;
+  return 0;
+}
+
+/* The schema of every registered module, in order (malloc'd). */
+static char *full_schema(void) {
+  size_t n = 1;
+  for (int i = 0; i < n_modules; i++) n += strlen(modules[i]->schema);
+  char *s = malloc(n), *p = s;
+  if (!s) return NULL;
+  for (int i = 0; i < n_modules; i++) {
+    size_t k = strlen(modules[i]->schema);
+    memcpy(p, modules[i]->schema, k);
+    p += k;
+  }
+  *p = '\0';
+  return s;
+}
+
+static int exec_schema(sqlite3 *db) {
+  char *schema = full_schema();
+  int rc = !schema || sqlite3_exec(db, schema, NULL, NULL, NULL);
+  free(schema);
+  return rc;
+}
+
 /* An empty database with the schema, serialized once per process: a new
 ** in-memory actor database is a copy of it (about 10x cheaper than running
 ** the schema, which matters when every crash cycle starts fresh). Small
 ** pages keep an idle actor's database small. */
-static unsigned char *template_img;
 static sqlite3_int64 template_sz;
 
 static int template_build(void) {
   sqlite3 *db;
   if (template_img) return 0;
+  if (rt__store_register(&host_module)) return -1;
   if (sqlite3_open(":memory:", &db)) return -1;
   int rc = sqlite3_exec(db, "PRAGMA page_size=512;", NULL, NULL, NULL) ||
-           sqlite3_exec(db, schema, NULL, NULL, NULL);
+           exec_schema(db);
   if (!rc) template_img = sqlite3_serialize(db, "main", &template_sz, 0);
   sqlite3_close(db);
   return template_img ? 0 : -1;
@@ -239,7 +219,7 @@ int rt__db_open(rt_world *w, uint32_t a) {
     return open_from_template(d->db);
   }
   if (sqlite3_exec(d->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, NULL) ||
-      sqlite3_exec(d->db, schema, NULL, NULL, NULL))
+      rt__store_register(&host_module) || exec_schema(d->db))
     return -1;
   return 0;
 }
@@ -295,9 +275,7 @@ static void db_close_now(rt_db *d) {
   d->sbx = NULL; /* freed by SQLite with the connection */
   sqlite3_free(d->img);
   d->img = NULL;
-  rt__legacy_db_close(d); /* legacy fibers: finalize rt_legacy.c's statements */
-  rt__chat_db_close(d);   /* chat turns: finalize rt_chat.c's statements */
-  for (int i = 0; i < ST_COUNT; i++) {
+  for (int i = 0; i < RT_STMT_MAX; i++) {
     sqlite3_finalize(d->st[i]);
     d->st[i] = NULL;
   }
@@ -306,16 +284,23 @@ static void db_close_now(rt_db *d) {
   d->txn_open = 0;
 }
 
-static sqlite3_stmt *stmt(rt_world *w, uint32_t a, int id) {
+sqlite3_stmt *rt__stmt(rt_world *w, uint32_t a, const rt_store_module *m, int k) {
   rt_db *d = &w->actors[a].store;
+  int id = m->base + k;
+  if (!m->registered || k < 0 || k >= m->n_sql) return NULL;
   if (!d->db && rt__db_open(w, a)) return NULL;
   if (!d->st[id] &&
-      sqlite3_prepare_v3(d->db, sql[id], -1, SQLITE_PREPARE_PERSISTENT, &d->st[id], NULL)) {
+      sqlite3_prepare_v3(d->db, m->sql[k], -1, SQLITE_PREPARE_PERSISTENT, &d->st[id], NULL)) {
     fprintf(stderr, "revenant: sql error: %s\n", sqlite3_errmsg(d->db));
     return NULL;
   }
   sqlite3_reset(d->st[id]); /* every caller binds all parameters */
+  if (m->clear_bindings) sqlite3_clear_bindings(d->st[id]);
   return d->st[id];
+}
+
+static sqlite3_stmt *stmt(rt_world *w, uint32_t a, int id) {
+  return rt__stmt(w, a, &host_module, id);
 }
 
 static void txn_ctl(rt_world *w, uint32_t a, int id) {
@@ -407,26 +392,11 @@ static int txn_join(rt_world *w, uint32_t a) {
   return 0;
 }
 
-/* The SDK table a write op touches (the WRITE record's "table"). */
-static const char *op_table(rt_write_op op) {
-  switch (op) {
-    case RT_W_FIBER_INSERT: case RT_W_STASH: case RT_W_FIBER_DELETE: return "cf_agents_runs";
-    case RT_W_TOOLRUN_INSERT: case RT_W_TOOLRUN_STATUS: return "cf_agent_tool_runs";
-    case RT_W_SCHEDULE: return "cf_agents_schedules";
-    case RT_W_CHILD_RUN: return "rv_child_runs";
-    case RT_W_LEGACY_FIBER: return "cf_agents_fibers";
-    case RT_W_CHECKPOINT: return "beach_turn_checkpoints";
-    case RT_W_THREAD: return "rv_thread_changesets";
-    case RT_W_USER_SQL: return "user";
-    default: return NULL; /* the alarm is not a table; chat writes name their own record */
-  }
-}
-
 /* Records a write boundary (one RT_EV_WRITE with the table and the row's
 ** name: fiber name, schedule callback, tool-run status); commits at once
 ** when not in turn mode. */
-static int txn_wrote_row(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc,
-                         const char *name) {
+int rt__txn_wrote_row(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc,
+                      const char *name) {
   rt_actor *ac = &w->actors[a];
   rt_db *d = &ac->store;
   if (rc != SQLITE_DONE) {
@@ -434,7 +404,7 @@ static int txn_wrote_row(rt_world *w, uint32_t a, rt_write_op op, int64_t key, i
     return -1;
   }
   d->txn_writes++;
-  const char *table = op_table(op);
+  const char *table = op >= 0 && op < 64 ? op_tables[op] : NULL;
   sim_emit(w->s, RT_EV_WRITE, a, op, key, d->txn_id, table ? rt__str(w, table) : 0,
            name ? rt__str(w, name) : 0);
   w->writes++;
@@ -444,77 +414,7 @@ static int txn_wrote_row(rt_world *w, uint32_t a, rt_write_op op, int64_t key, i
 }
 
 static int txn_wrote(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc) {
-  return txn_wrote_row(w, a, op, key, rc, NULL);
-}
-
-/* A schedule row changed: RT_EV_SCHEDULE_SET (at -1: deleted). */
-static void schedule_set(rt_world *w, uint32_t a, int64_t id, int64_t at_us, int64_t iv_us,
-                         const char *callback) {
-  rt__emit(w, RT_EV_SCHEDULE_SET, a, id, at_us, iv_us, callback);
-}
-
-int rt__w_fiber_insert(rt_world *w, uint32_t a, int64_t id, const char *name) {
-  sqlite3_stmt *st;
-  if (txn_join(w, a) || !(st = stmt(w, a, ST_RUN_INSERT))) return -1;
-  sqlite3_bind_int64(st, 1, id);
-  sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
-  sqlite3_bind_int64(st, 3, w->s->now_us / 1000);
-  return txn_wrote_row(w, a, RT_W_FIBER_INSERT, id, sqlite3_step(st), name);
-}
-
-int rt__w_stash(rt_world *w, uint32_t a, int64_t id, int pc) {
-  sqlite3_stmt *st;
-  char snap[48];
-  if (txn_join(w, a) || !(st = stmt(w, a, ST_RUN_STASH))) return -1;
-  rt__snapshot_text(snap, sizeof snap, pc);
-  sqlite3_bind_text(st, 1, snap, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int64(st, 2, id);
-  int rc = sqlite3_step(st);
-  if (rc == SQLITE_DONE)
-    rt__emit(w, RT_EV_STASH, a, id, pc, w->actors[a].store.txn_id, snap);
-  return txn_wrote(w, a, RT_W_STASH, id, rc);
-}
-
-int rt__w_stash_value(rt_world *w, uint32_t a, int64_t id, const char *value, int via_this) {
-  sqlite3_stmt *st;
-  if (txn_join(w, a) || !(st = stmt(w, a, ST_RUN_STASH))) return -1;
-  sqlite3_bind_text(st, 1, value, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int64(st, 2, id);
-  int rc = sqlite3_step(st);
-  if (rc == SQLITE_DONE)
-    sim_emit(w->s, RT_EV_STASH, a, id, -1, w->actors[a].store.txn_id, rt__str(w, value),
-             rt__str(w, via_this ? "this" : "ctx"));
-  return txn_wrote(w, a, RT_W_STASH, id, rc);
-}
-
-void rt__fiber_snapshot(rt_world *w, uint32_t a, int64_t id, char *buf, size_t n) {
-  sqlite3_stmt *st = stmt(w, a, ST_RUN_SNAP);
-  snprintf(buf, n, "null");
-  if (!st) return;
-  sqlite3_bind_int64(st, 1, id);
-  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-    snprintf(buf, n, "%s", (const char *)sqlite3_column_text(st, 0));
-  sqlite3_reset(st);
-}
-
-int rt__pending_fiber_recovery(rt_world *w, uint32_t a) {
-  rt_orphan rows[8];
-  rt_mem *m = w->actors[a].mem;
-  int n = rt__load_orphans(w, a, rows, 8);
-  for (int i = 0; i < n; i++) {
-    int active = 0;
-    for (int k = 0; m && k < m->n_fibers; k++)
-      if (m->fibers[k].live && m->fibers[k].id == rows[i].id) active = 1;
-    if (!active) return 1;
-  }
-  return 0;
-}
-
-int rt__w_fiber_delete(rt_world *w, uint32_t a, int64_t id) {
-  sqlite3_stmt *st;
-  if (txn_join(w, a) || !(st = stmt(w, a, ST_RUN_DELETE))) return -1;
-  sqlite3_bind_int64(st, 1, id);
-  return txn_wrote(w, a, RT_W_FIBER_DELETE, id, sqlite3_step(st));
+  return rt__txn_wrote_row(w, a, op, key, rc, NULL);
 }
 
 int rt__w_alarm(rt_world *w, uint32_t a, int64_t at_us) {
@@ -524,94 +424,6 @@ int rt__w_alarm(rt_world *w, uint32_t a, int64_t at_us) {
   if (at_us >= 0) sqlite3_bind_int64(st, 1, at_us);
   return txn_wrote(w, a, at_us < 0 ? RT_W_ALARM_DELETE : RT_W_ALARM_SET, at_us,
                    sqlite3_step(st));
-}
-
-int rt__w_toolrun_insert(rt_world *w, uint32_t a, int64_t run, uint32_t child,
-                         int status) {
-  sqlite3_stmt *st;
-  if (txn_join(w, a) || !(st = stmt(w, a, ST_TR_INSERT))) return -1;
-  sqlite3_bind_int64(st, 1, run);
-  sqlite3_bind_text(st, 2, w->actors[child].spec.cls, -1, SQLITE_STATIC);
-  sqlite3_bind_int64(st, 3, child);
-  sqlite3_bind_int(st, 4, status);
-  sqlite3_bind_int64(st, 5, w->s->now_us / 1000);
-  return txn_wrote_row(w, a, RT_W_TOOLRUN_INSERT, run, sqlite3_step(st),
-                       rt_toolrun_status_name(status));
-}
-
-/* Returns 1 if the row changed, 0 if it was terminal or absent, -1 on
-** error. Terminal rows are immutable (@1604). */
-int rt__w_toolrun_status(rt_world *w, uint32_t a, int64_t run, int status,
-                         const char *reason) {
-  sqlite3_stmt *st;
-  if (txn_join(w, a) || !(st = stmt(w, a, ST_TR_STATUS))) return -1;
-  sqlite3_bind_int(st, 1, status);
-  if (reason)
-    sqlite3_bind_text(st, 2, reason, -1, SQLITE_STATIC);
-  else
-    sqlite3_bind_null(st, 2);
-  if (RT_TR_IS_TERMINAL(status))
-    sqlite3_bind_int64(st, 3, w->s->now_us / 1000);
-  else
-    sqlite3_bind_null(st, 3);
-  sqlite3_bind_int64(st, 4, run);
-  int rc = sqlite3_step(st);
-  if (rc != SQLITE_DONE) return txn_wrote(w, a, RT_W_TOOLRUN_STATUS, run, rc);
-  if (sqlite3_changes(w->actors[a].store.db) == 0) return 0;
-  return txn_wrote_row(w, a, RT_W_TOOLRUN_STATUS, run, rc, rt_toolrun_status_name(status)) ? -1 : 1;
-}
-
-int rt__w_child_run(rt_world *w, uint32_t a, int64_t run, int status) {
-  sqlite3_stmt *st;
-  if (txn_join(w, a) || !(st = stmt(w, a, ST_CHILD_SET))) return -1;
-  sqlite3_bind_int64(st, 1, run);
-  sqlite3_bind_int(st, 2, status);
-  return txn_wrote(w, a, RT_W_CHILD_RUN, run, sqlite3_step(st));
-}
-
-int rt__w_schedule_insert(rt_world *w, uint32_t a, int64_t id,
-                          const char *callback, int64_t time_s,
-                          int64_t interval_s) {
-  sqlite3_stmt *st;
-  if (txn_join(w, a) || !(st = stmt(w, a, ST_SCH_INSERT))) return -1;
-  sqlite3_bind_int64(st, 1, id);
-  sqlite3_bind_text(st, 2, callback, -1, SQLITE_STATIC);
-  sqlite3_bind_int64(st, 3, time_s);
-  sqlite3_bind_int64(st, 4, interval_s);
-  sqlite3_bind_int64(st, 5, w->s->now_us / 1000000);
-  int rc = sqlite3_step(st);
-  if (rc == SQLITE_DONE) schedule_set(w, a, id, time_s * 1000000, interval_s * 1000000, callback);
-  return txn_wrote_row(w, a, RT_W_SCHEDULE, id, rc, callback);
-}
-
-int rt__w_schedule_delete(rt_world *w, uint32_t a, int64_t id, const char *callback) {
-  sqlite3_stmt *st;
-  if (txn_join(w, a) || !(st = stmt(w, a, ST_SCH_DELETE))) return -1;
-  sqlite3_bind_int64(st, 1, id);
-  int rc = sqlite3_step(st);
-  if (rc == SQLITE_DONE) schedule_set(w, a, id, -1, 0, callback);
-  return txn_wrote_row(w, a, RT_W_SCHEDULE, id, rc, callback);
-}
-
-int rt__w_schedule_time(rt_world *w, uint32_t a, int64_t id, int64_t time_s, int64_t iv_s,
-                        const char *callback) {
-  sqlite3_stmt *st;
-  if (txn_join(w, a) || !(st = stmt(w, a, ST_SCH_TIME))) return -1;
-  sqlite3_bind_int64(st, 1, time_s);
-  sqlite3_bind_int64(st, 2, id);
-  int rc = sqlite3_step(st);
-  if (rc == SQLITE_DONE) schedule_set(w, a, id, time_s * 1000000, iv_s * 1000000, callback);
-  return txn_wrote_row(w, a, RT_W_SCHEDULE, id, rc, callback);
-}
-
-void rt__snapshot_text(char *buf, size_t n, int pc) { snprintf(buf, n, "{\"pc\":%d}", pc); }
-
-int rt__snapshot_pc(const unsigned char *snap) {
-  int pc, len = 0;
-  if (!snap || sscanf((const char *)snap, "{\"pc\":%d}%n", &pc, &len) != 1 || len == 0 ||
-      snap[len] != '\0')
-    return -1;
-  return pc;
 }
 
 /* ---- scans kept while the tables are unchanged --------------------------
@@ -668,75 +480,6 @@ void rt__scan_free(rt_actor *ac) {
   }
 }
 
-uint32_t rt__orphan_snapshot(rt_world *w, uint32_t a, int64_t id) {
-  sqlite3_stmt *st = rt__prepare(w, a, "SELECT snapshot FROM cf_agents_runs WHERE id=?");
-  uint32_t s = 0;
-  if (!st) return rt__str(w, "null");
-  sqlite3_bind_int64(st, 1, id);
-  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_TEXT)
-    s = rt__str(w, (const char *)sqlite3_column_text(st, 0));
-  sqlite3_finalize(st);
-  return s ? s : rt__str(w, "null");
-}
-
-int rt__load_orphans(rt_world *w, uint32_t a, rt_orphan *out, int cap) {
-  int n = 0;
-  if (rt__scan_cached(w, a, RT_SCAN_ORPHANS, 0, out, sizeof *out, cap, &n)) return n;
-  sqlite3_stmt *st = stmt(w, a, ST_RUN_SELECT);
-  if (!st) return 0;
-  while (n < cap && sqlite3_step(st) == SQLITE_ROW) {
-    out[n].id = sqlite3_column_int64(st, 0);
-    snprintf(out[n].name, sizeof out[n].name, "%s", sqlite3_column_text(st, 1));
-    out[n].snapshot = rt__snapshot_pc(sqlite3_column_text(st, 2));
-    out[n].created_ms = sqlite3_column_int64(st, 3);
-    n++;
-  }
-  sqlite3_reset(st);
-  rt__scan_store(w, a, RT_SCAN_ORPHANS, 0, out, sizeof *out, cap, n);
-  return n;
-}
-
-int rt__load_open_toolruns(rt_world *w, uint32_t a, int64_t *out, int cap) {
-  int n = 0;
-  if (rt__scan_cached(w, a, RT_SCAN_OPEN_TOOLRUNS, 0, out, sizeof *out, cap, &n)) return n;
-  sqlite3_stmt *st = stmt(w, a, ST_TR_OPEN);
-  if (!st) return 0;
-  while (n < cap && sqlite3_step(st) == SQLITE_ROW) out[n++] = sqlite3_column_int64(st, 0);
-  sqlite3_reset(st);
-  rt__scan_store(w, a, RT_SCAN_OPEN_TOOLRUNS, 0, out, sizeof *out, cap, n);
-  return n;
-}
-
-/* Status of a tool run (or -1) and its child actor. */
-int rt__toolrun_get(rt_world *w, uint32_t a, int64_t run, uint32_t *child) {
-  int64_t got[3] = {0, -1, 0}; /* found, status, child */
-  int n = 0;
-  if (!rt__scan_cached(w, a, RT_SCAN_TOOLRUN_GET, run, got, sizeof got, 1, &n)) {
-    sqlite3_stmt *st = stmt(w, a, ST_TR_GET);
-    if (!st) return -1;
-    sqlite3_bind_int64(st, 1, run);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-      got[0] = 1;
-      got[1] = sqlite3_column_int(st, 0);
-      got[2] = sqlite3_column_int64(st, 1);
-    }
-    sqlite3_reset(st);
-    rt__scan_store(w, a, RT_SCAN_TOOLRUN_GET, run, got, sizeof got, 1, 1);
-  }
-  if (got[0] && child) *child = (uint32_t)got[2];
-  return (int)got[1];
-}
-
-int rt__child_run_get(rt_world *w, uint32_t a, int64_t run) {
-  sqlite3_stmt *st = stmt(w, a, ST_CHILD_GET);
-  int status = 0;
-  if (!st) return 0;
-  sqlite3_bind_int64(st, 1, run);
-  if (sqlite3_step(st) == SQLITE_ROW) status = sqlite3_column_int(st, 0);
-  sqlite3_reset(st);
-  return status;
-}
-
 static int64_t one_int(rt_world *w, uint32_t a, int id, int64_t dflt) {
   sqlite3_stmt *st = stmt(w, a, id);
   int64_t v = dflt;
@@ -749,50 +492,12 @@ static int64_t one_int(rt_world *w, uint32_t a, int id, int64_t dflt) {
 
 int64_t rt__stored_alarm(rt_world *w, uint32_t a) { return one_int(w, a, ST_ALARM_GET, -1); }
 
-int rt__count_runs(rt_world *w, uint32_t a) { return (int)one_int(w, a, ST_RUN_COUNT, 0); }
-
-int64_t rt__next_schedule_time(rt_world *w, uint32_t a) { return one_int(w, a, ST_SCH_MIN, -1); }
-
-int rt__due_schedules(rt_world *w, uint32_t a, int64_t now_s, int64_t *ids,
-                      int64_t *interval_s, char (*names)[48], int cap) {
-  sqlite3_stmt *st = stmt(w, a, ST_SCH_DUE);
-  int n = 0;
-  if (!st) return 0;
-  sqlite3_bind_int64(st, 1, now_s);
-  while (n < cap && sqlite3_step(st) == SQLITE_ROW) {
-    ids[n] = sqlite3_column_int64(st, 0);
-    interval_s[n] = sqlite3_column_int64(st, 1);
-    snprintf(names[n], 48, "%s", sqlite3_column_text(st, 2));
-    n++;
-  }
-  sqlite3_reset(st);
-  return n;
-}
-
-int rt__schedule_find(rt_world *w, uint32_t a, const char *callback, int64_t *id) {
-  sqlite3_stmt *st = stmt(w, a, ST_SCH_FIND);
-  int found = 0;
-  if (!st) return 0;
-  sqlite3_bind_text(st, 1, callback, -1, SQLITE_STATIC);
-  if (sqlite3_step(st) == SQLITE_ROW) {
-    *id = sqlite3_column_int64(st, 0);
-    found = 1;
-  }
-  sqlite3_reset(st);
-  return found;
-}
-
 /* ---- doors for rt_legacy.c (legacy fibers, seed 001) ------------------ */
 
 int rt__txn_join(rt_world *w, uint32_t a) { return txn_join(w, a); }
 
 int rt__txn_wrote(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc) {
   return txn_wrote(w, a, op, key, rc);
-}
-
-int rt__txn_wrote_named(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc,
-                        const char *name) {
-  return txn_wrote_row(w, a, op, key, rc, name);
 }
 
 /* Prepares an ad-hoc statement on the actor's database (opened if needed);

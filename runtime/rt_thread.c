@@ -121,6 +121,23 @@ void rt__thread_free(rt_world *w) {
 
 /* ---- storage --------------------------------------------------------- */
 
+static const rt_store_op th_ops[] = {{RT_W_THREAD, "rv_thread_changesets"}};
+
+/* seed 004 "Checkpoint Mechanism": the tables this model owns. */
+rt_store_module rt__thread_store = {
+    .name = "thread",
+    .schema =
+        "CREATE TABLE IF NOT EXISTS rv_threads(thread_id INTEGER PRIMARY KEY, version INTEGER NOT NULL);"
+        "CREATE TABLE IF NOT EXISTS rv_thread_changesets(thread_id INTEGER NOT NULL,"
+        " version INTEGER NOT NULL, run_id INTEGER NOT NULL, parent_run_id INTEGER, run_meta TEXT,"
+        " reason TEXT NOT NULL, messages TEXT NOT NULL, n_messages INTEGER NOT NULL,"
+        " patches TEXT NOT NULL, state_actions TEXT, snapshot TEXT, PRIMARY KEY(thread_id, version));"
+        "CREATE TABLE IF NOT EXISTS rv_thread_state(thread_id INTEGER NOT NULL, path TEXT NOT NULL,"
+        " scope INTEGER NOT NULL, value TEXT, PRIMARY KEY(thread_id, path));",
+    .ops = th_ops,
+    .n_ops = 1,
+};
+
 static sqlite3_stmt *th_prep(rt_world *w, uint32_t a, const char *q) {
   return rt__prepare(w, a, q);
 }

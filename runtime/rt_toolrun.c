@@ -442,3 +442,127 @@ void rt__toolrun_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t valu
     deferred_next(w, a);
   }
 }
+
+/* ---- storage: cf_agent_tool_runs (parent side) and rv_child_runs (child
+** side), registered with the host's storage (rt__store_register) ------- */
+
+enum { ST_TR_INSERT, ST_TR_STATUS, ST_TR_OPEN, ST_TR_GET, ST_CHILD_SET, ST_CHILD_GET, ST_COUNT };
+
+static const char *const sql[ST_COUNT] = {
+    [ST_TR_INSERT] = "INSERT INTO cf_agent_tool_runs(run_id,agent_type,child,status,started_at)"
+                     " VALUES(?,?,?,?,?)",
+    [ST_TR_STATUS] = "UPDATE cf_agent_tool_runs SET status=?,error_message=?,completed_at=?"
+                     " WHERE run_id=? AND status IN (1,2)",
+    [ST_TR_OPEN] = "SELECT run_id FROM cf_agent_tool_runs WHERE status IN (1,2)"
+                   " ORDER BY started_at,run_id",
+    [ST_TR_GET] = "SELECT status,child FROM cf_agent_tool_runs WHERE run_id=?",
+    [ST_CHILD_SET] = "INSERT OR REPLACE INTO rv_child_runs(run_id,status) VALUES(?,?)",
+    [ST_CHILD_GET] = "SELECT status FROM rv_child_runs WHERE run_id=?",
+};
+
+static const rt_store_op ops[] = {
+    {RT_W_TOOLRUN_INSERT, "cf_agent_tool_runs"},
+    {RT_W_TOOLRUN_STATUS, "cf_agent_tool_runs"},
+    {RT_W_CHILD_RUN, "rv_child_runs"},
+};
+
+rt_store_module rt__toolrun_store = {
+    .name = "toolrun",
+    .schema =
+        "CREATE TABLE IF NOT EXISTS cf_agent_tool_runs(run_id INTEGER PRIMARY KEY,"
+        " agent_type TEXT NOT NULL, child INTEGER, status INTEGER NOT NULL, error_message TEXT,"
+        " started_at INTEGER NOT NULL, completed_at INTEGER);"
+        "CREATE TABLE IF NOT EXISTS rv_child_runs(run_id INTEGER PRIMARY KEY, status INTEGER);",
+    .sql = sql,
+    .n_sql = ST_COUNT,
+    .ops = ops,
+    .n_ops = (int)(sizeof ops / sizeof ops[0]),
+};
+
+static sqlite3_stmt *stmt(rt_world *w, uint32_t a, int id) {
+  return rt__stmt(w, a, &rt__toolrun_store, id);
+}
+
+int rt__w_toolrun_insert(rt_world *w, uint32_t a, int64_t run, uint32_t child,
+                         int status) {
+  sqlite3_stmt *st;
+  if (rt__txn_join(w, a) || !(st = stmt(w, a, ST_TR_INSERT))) return -1;
+  sqlite3_bind_int64(st, 1, run);
+  sqlite3_bind_text(st, 2, w->actors[child].spec.cls, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(st, 3, child);
+  sqlite3_bind_int(st, 4, status);
+  sqlite3_bind_int64(st, 5, w->s->now_us / 1000);
+  return rt__txn_wrote_row(w, a, RT_W_TOOLRUN_INSERT, run, sqlite3_step(st),
+                       rt_toolrun_status_name(status));
+}
+
+/* Returns 1 if the row changed, 0 if it was terminal or absent, -1 on
+** error. Terminal rows are immutable (@1604). */
+int rt__w_toolrun_status(rt_world *w, uint32_t a, int64_t run, int status,
+                         const char *reason) {
+  sqlite3_stmt *st;
+  if (rt__txn_join(w, a) || !(st = stmt(w, a, ST_TR_STATUS))) return -1;
+  sqlite3_bind_int(st, 1, status);
+  if (reason)
+    sqlite3_bind_text(st, 2, reason, -1, SQLITE_STATIC);
+  else
+    sqlite3_bind_null(st, 2);
+  if (RT_TR_IS_TERMINAL(status))
+    sqlite3_bind_int64(st, 3, w->s->now_us / 1000);
+  else
+    sqlite3_bind_null(st, 3);
+  sqlite3_bind_int64(st, 4, run);
+  int rc = sqlite3_step(st);
+  if (rc != SQLITE_DONE) return rt__txn_wrote(w, a, RT_W_TOOLRUN_STATUS, run, rc);
+  if (sqlite3_changes(w->actors[a].store.db) == 0) return 0;
+  return rt__txn_wrote_row(w, a, RT_W_TOOLRUN_STATUS, run, rc, rt_toolrun_status_name(status)) ? -1 : 1;
+}
+
+int rt__w_child_run(rt_world *w, uint32_t a, int64_t run, int status) {
+  sqlite3_stmt *st;
+  if (rt__txn_join(w, a) || !(st = stmt(w, a, ST_CHILD_SET))) return -1;
+  sqlite3_bind_int64(st, 1, run);
+  sqlite3_bind_int(st, 2, status);
+  return rt__txn_wrote(w, a, RT_W_CHILD_RUN, run, sqlite3_step(st));
+}
+
+int rt__load_open_toolruns(rt_world *w, uint32_t a, int64_t *out, int cap) {
+  int n = 0;
+  if (rt__scan_cached(w, a, RT_SCAN_OPEN_TOOLRUNS, 0, out, sizeof *out, cap, &n)) return n;
+  sqlite3_stmt *st = stmt(w, a, ST_TR_OPEN);
+  if (!st) return 0;
+  while (n < cap && sqlite3_step(st) == SQLITE_ROW) out[n++] = sqlite3_column_int64(st, 0);
+  sqlite3_reset(st);
+  rt__scan_store(w, a, RT_SCAN_OPEN_TOOLRUNS, 0, out, sizeof *out, cap, n);
+  return n;
+}
+
+/* Status of a tool run (or -1) and its child actor. */
+int rt__toolrun_get(rt_world *w, uint32_t a, int64_t run, uint32_t *child) {
+  int64_t got[3] = {0, -1, 0}; /* found, status, child */
+  int n = 0;
+  if (!rt__scan_cached(w, a, RT_SCAN_TOOLRUN_GET, run, got, sizeof got, 1, &n)) {
+    sqlite3_stmt *st = stmt(w, a, ST_TR_GET);
+    if (!st) return -1;
+    sqlite3_bind_int64(st, 1, run);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+      got[0] = 1;
+      got[1] = sqlite3_column_int(st, 0);
+      got[2] = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_reset(st);
+    rt__scan_store(w, a, RT_SCAN_TOOLRUN_GET, run, got, sizeof got, 1, 1);
+  }
+  if (got[0] && child) *child = (uint32_t)got[2];
+  return (int)got[1];
+}
+
+int rt__child_run_get(rt_world *w, uint32_t a, int64_t run) {
+  sqlite3_stmt *st = stmt(w, a, ST_CHILD_GET);
+  int status = 0;
+  if (!st) return 0;
+  sqlite3_bind_int64(st, 1, run);
+  if (sqlite3_step(st) == SQLITE_ROW) status = sqlite3_column_int(st, 0);
+  sqlite3_reset(st);
+  return status;
+}

@@ -50,6 +50,11 @@ static void sqlite_single_thread(void) {
 
 rt_world *rt_world_new(sim *s, const rt_config *cfg) {
   sqlite_single_thread();
+  rt_store_module *mods[] = {&rt__agent_store, &rt__toolrun_store, &rt__legacy_store,
+                             &rt__exec_store, &rt__thread_store, &rt__chat_store,
+                             &rt__lua_store};
+  for (size_t i = 0; i < sizeof mods / sizeof mods[0]; i++)
+    if (rt__store_register(mods[i])) return NULL;
   rt_world *w = calloc(1, sizeof *w);
   if (!w) return NULL;
   w->s = s;

@@ -1,0 +1,120 @@
+/*
+** rt_sdk.h: the synchronous Agents SDK calls user code may make (issue #13).
+**
+** These are the functions a user callback (rt_usercode.h) calls without
+** waiting: they act in the current turn and return. Anything that waits
+** (work, sleep, an RPC, awaiting a fiber, runAgentTool) is instead a
+** command the callback yields (rt_uc_cmd). The Lua binding calls these;
+** so do the declarative programs and the models. They are plain functions
+** over an opaque handle, so a binding needs no runtime internals.
+**
+** Writes follow the turn-commit rules of the actor's storage: durable
+** when the turn commits (commit: turn) or at once (commit: immediate);
+** every write is one RT_EV_WRITE boundary for crash points. Every call
+** leaves trace records named below (rt_events.h).
+**
+** Return values: 0 or a non-negative result on success, -1 on error (the
+** actor died in the call, storage failed, bad arguments); a caller that gets
+** -1 must stop touching the actor in this turn (rt_sdk_alive says whether it
+** still lives).
+*/
+#ifndef RT_SDK_H
+#define RT_SDK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The actor a callback runs for, with the fiber or invocation it runs in.
+** Made by the agent layer for the duration of one call; opaque. */
+typedef struct rt_sdk_actor rt_sdk_actor;
+
+/* ---- identity and environment ------------------------------------------ */
+
+/* The actor's index, id ("name") and class. */
+uint32_t rt_sdk_index(const rt_sdk_actor *self);
+const char *rt_sdk_id(const rt_sdk_actor *self);
+const char *rt_sdk_class(const rt_sdk_actor *self);
+
+/* 1 while the incarnation that made `self` is alive. */
+int rt_sdk_alive(const rt_sdk_actor *self);
+
+/* Virtual time in µs (the only clock; revenant.now()). */
+int64_t rt_sdk_now_us(const rt_sdk_actor *self);
+
+/* 64 random bits from the actor's user stream "user.<actor id>"
+** (revenant.random, math.random): depends only on the seed and the name. */
+uint64_t rt_sdk_random(rt_sdk_actor *self);
+
+/* A line into the trace (revenant.log): RT_EV_LOG-like record with text. */
+void rt_sdk_log(rt_sdk_actor *self, const char *text);
+
+/* ---- fibers (A.6) --------------------------------------------------------- */
+
+/* The fiber the caller runs in (0 outside a fiber). */
+int64_t rt_sdk_current_fiber(const rt_sdk_actor *self);
+
+/* runFiber(name): a cf_agents_runs row, keepAlive held until the body ends,
+** RT_EV_FIBER_START. The body starts after the current callback returns or
+** yields (fiber_body of the class's table). `snapshot` (JSON or NULL) is the
+** row's initial snapshot (a resumed fiber's). Returns the fiber id or -1. */
+int64_t rt_sdk_run_fiber(rt_sdk_actor *self, const char *name, const char *snapshot);
+
+/* stash(value) / ctx.stash(value) of fiber `fiber` (0: the current one):
+** the row's snapshot becomes the JSON text `value` (RT_EV_STASH with pc -1).
+** via_this: this.stash (1) or ctx.stash (0). Outside a fiber: -1 with the
+** SDK's "stash() called outside a fiber". */
+int rt_sdk_stash(rt_sdk_actor *self, int64_t fiber, const char *value, int via_this);
+
+/* ctx.snapshot: the stored snapshot of `fiber` as this turn sees it (its own
+** pending writes included) into buf; "null" when none (RT_EV_FIBER_READ). */
+int rt_sdk_snapshot(rt_sdk_actor *self, int64_t fiber, char *buf, size_t n);
+
+/* ---- keepAlive (A.3) ------------------------------------------------------ */
+
+/* keepAlive(): takes a ref (RT_EV_KEEPALIVE); the result names the disposer. */
+int64_t rt_sdk_keepalive(rt_sdk_actor *self);
+
+/* The disposer `lease`: releases its ref once; a second call does nothing
+** (RT_EV_KEEPALIVE_DISPOSE released 0). */
+int rt_sdk_keepalive_dispose(rt_sdk_actor *self, int64_t lease);
+
+/* ---- schedules (A.10) ----------------------------------------------------- */
+
+/* schedule(delay, callback, payload): a one-shot cf_agents_schedules row at
+** floor((now + delay) / 1 s), then _scheduleNextAlarm (RT_EV_SCHEDULE_SET).
+** Returns the schedule id or -1. */
+int64_t rt_sdk_schedule(rt_sdk_actor *self, int64_t delay_us, const char *callback,
+                        const char *payload);
+
+/* scheduleEvery(interval, callback, payload): idempotent on the callback;
+** first run at now + interval. Returns the schedule id or -1. */
+int64_t rt_sdk_schedule_every(rt_sdk_actor *self, int64_t interval_us, const char *callback,
+                              const char *payload);
+
+/* cancelSchedule: deletes the oldest row of `callback`; 1 if one was
+** deleted, 0 if none, -1 on error. */
+int rt_sdk_cancel_schedule(rt_sdk_actor *self, const char *callback);
+
+/* ---- the actor's own SQL (this.sql) --------------------------------------- */
+
+/* One result row handed to a rt_sdk_sql_exec callback: column names and
+** values as text (NULL for SQL NULL). Return non-zero to stop. */
+typedef int (*rt_sdk_row_fn)(void *ctx, int ncol, const char *const *names,
+                             const char *const *values);
+
+/* this.sql`...`: runs `sql` with n text parameters on the actor's database
+** inside the current turn's transaction. User tables are the script's own;
+** the SDK's tables (cf_*, rv_*) are read-only to it. The SQL sandbox
+** (rt_sql_sandbox.h) applies: no ATTACH, load_extension, wall-clock or
+** random functions. Writes are RT_EV_WRITE boundaries. Returns the rows
+** changed (>= 0) or -1 with a message in err (room n_err). */
+int rt_sdk_sql_exec(rt_sdk_actor *self, const char *sql, const char *const *params, int n,
+                    rt_sdk_row_fn row, void *ctx, char *err, size_t n_err);
+
+/* ---- the outside world ---------------------------------------------------- */
+
+/* revenant.effect(name, key): one entry of the external-effect ledger
+** (RT_EV_EFFECT), in the current fiber (0 outside one). */
+void rt_sdk_effect(rt_sdk_actor *self, const char *name, const char *key);
+
+#endif
