@@ -245,6 +245,10 @@ int rt_actor_script(rt_world *w, uint32_t actor, const char *name, const char *s
 ** its error. Returns 0 or -1. */
 int rt_invoke_at(rt_world *w, uint32_t actor, const char *method, const char *args_json,
                  int64_t at_us);
+/* Names the case the world runs (a scenario's variant): scripts read it as
+** `revenant.case`, to run a fixed and a broken variant of their own code
+** from one scenario. Copied (63 bytes at most). */
+void rt_world_set_case(rt_world *w, const char *label);
 /* The error that ended the run early ("" if none): a script that could not
 ** be loaded, an exhausted instruction budget, the memory cap, a sandbox
 ** escape. The run stops at once (sim_request_stop); callers report it as a

@@ -278,6 +278,7 @@ struct rt_world {
   struct rt_script **scripts; /* per actor: its script (rt_luaagent.c), or NULL */
   int cap_scripts;
   char fatal[RT_FATAL_MAX];  /* the first error that ends the run ("" none) */
+  char case_label[64];       /* revenant.case of scripts */
 };
 
 typedef struct rt_lagent rt_lagent;

@@ -160,6 +160,10 @@ void rt__lg_fatal(rt_world *w, const char *msg) {
 
 const char *rt_world_fatal(const rt_world *w) { return w->fatal; }
 
+void rt_world_set_case(rt_world *w, const char *label) {
+  snprintf(w->case_label, sizeof w->case_label, "%s", label ? label : "");
+}
+
 /* ---- host services lent to the state ----------------------------------- */
 
 static int64_t host_now(void *ctx) { return ((rt_lagent *)ctx)->w->s->now_us; }
@@ -465,6 +469,7 @@ static const char prelude[] =
     "H.json, H.unjson = P.json, P.unjson\n"
     "revenant.work = function(d) yield('work', P.dur(d)) end\n"
     "revenant.sleep = revenant.work\n"
+    "revenant.case = H.case\n"
     "revenant.effect = P.effect\n";
 
 static const luaL_Reg prims[] = {
@@ -529,6 +534,8 @@ static rt_lagent *lg_make(rt_world *w, uint32_t a) {
   lua_newtable(L);
   lua_pushstring(L, w->actors[a].spec.id);
   lua_setfield(L, -2, "name");
+  lua_pushstring(L, w->case_label);
+  lua_setfield(L, -2, "case");
   lua_pushvalue(L, -1);
   lg->h_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   if (lua_pcall(L, 2, 0, 0) != LUA_OK) {

@@ -264,6 +264,7 @@ static int assemble(const scn_scenario *sc, int ci, const scn_run_opts *o, rt_wo
     return -1;
   }
   chk_set_actor_names(res->checks, (const char *const *)res->actor_names, res->n_actors);
+  rt_world_set_case(w, sc->cases[ci].label); /* revenant.case of scripts */
   if (o->crash_after_write) rt_on_write(w, o->crash_after_write, crash_now, w);
   return 0;
 }
