@@ -459,6 +459,12 @@ int rt_lua_start(rt_lua *x, int nargs, rt_lua_co *co) {
     set_err(x, "rt_lua_start: no function below the arguments");
     return RT_LUA_ERR_USAGE;
   }
+  if (x->npool > 0) { /* a coroutine that returned: its thread is reused */
+    co->ref = x->pool[--x->npool];
+    lua_rawgeti(x->L, LUA_REGISTRYINDEX, co->ref);
+    co->L = lua_tothread(x->L, -1);
+    lua_pop(x->L, 1);
+  } else {
   lua_pushcfunction(x->L, co_make);
   if (lua_pcall(x->L, 0, 2, 0) != LUA_OK) {
     set_err(x, "out of memory starting a callback");
@@ -468,6 +474,7 @@ int rt_lua_start(rt_lua *x, int nargs, rt_lua_co *co) {
   co->L = lua_tothread(x->L, -2);
   co->ref = (int)lua_tointeger(x->L, -1);
   lua_pop(x->L, 2);
+  }
   if (!lua_checkstack(co->L, nargs + 1)) {
     lua_pop(x->L, nargs + 1);
     set_err(x, "too many arguments for a callback");
@@ -494,7 +501,12 @@ int rt_lua_resume(rt_lua *x, rt_lua_co *co, int nargs) {
 }
 
 void rt_lua_co_release(rt_lua *x, rt_lua_co *co) {
-  if (co->ref != LUA_NOREF && co->ref != LUA_REFNIL)
+  int reusable = co->L && co->status == RT_LUA_DONE && lua_status(co->L) == LUA_OK &&
+                 x->npool < (int)(sizeof x->pool / sizeof x->pool[0]);
+  if (reusable && co->ref != LUA_NOREF && co->ref != LUA_REFNIL) {
+    lua_settop(co->L, 0); /* a finished coroutine starts again from an empty stack */
+    x->pool[x->npool++] = co->ref;
+  } else if (co->ref != LUA_NOREF && co->ref != LUA_REFNIL)
     luaL_unref(x->L, LUA_REGISTRYINDEX, co->ref);
   co->ref = LUA_NOREF;
   co->L = NULL;

@@ -122,7 +122,9 @@ int rt_lua_start(rt_lua *x, int nargs, rt_lua_co *co);
 int rt_lua_resume(rt_lua *x, rt_lua_co *co, int nargs);
 
 /* Unanchors the coroutine (its memory goes back at the next collection).
-** Idempotent. */
+** A coroutine that returned (RT_LUA_DONE) is kept, up to 32, and its
+** thread runs a later rt_lua_start (coroutine.running() may then show the
+** same identity for two callbacks one after the other). Idempotent. */
 void rt_lua_co_release(rt_lua *x, rt_lua_co *co);
 
 /* The message of the last failure ("" if none): "file:line: reason" and,
@@ -156,6 +158,10 @@ uint64_t rt_lua_instr_used(const rt_lua *x);
 ** infinities, functions, coroutines, non-string keys, nesting past 64):
 ** call it from a running script or under lua_pcall. Returns 1. */
 int rt_lua_json_encode(lua_State *L, int idx);
+
+/* The same text without making a Lua string: a NUL-terminated buffer the
+** process keeps (valid until the next encode), its length in *len. */
+const char *rt_lua_json_text(lua_State *L, int idx, size_t *len);
 
 /* Pushes the Lua value of JSON text s[0..n): objects and arrays as tables
 ** (arrays from 1), null as nil, integers within 2^53 as integers. On a

@@ -20,17 +20,36 @@
 #define JSON_DEPTH 64
 #define SAFE_INT 9007199254740992LL /* 2^53 */
 
-/* The text is built as pieces in a table (jb.t), joined at the end: a
-** luaL_Buffer cannot stay open while values are pushed and popped. */
+/* The text is built in one growable buffer owned by the process (one run
+** at a time, single-threaded): a Lua error while encoding longjmps past
+** us, and a buffer that belongs to no call cannot leak. The encoder reads
+** tables raw (no metamethods), so it never re-enters itself. */
 typedef struct jb {
   lua_State *L;
-  int t;
-  lua_Integer n;
 } jb;
 
+static char *jbuf;
+static size_t jlen, jcap;
+
+static void jfree(void) {
+  free(jbuf);
+  jbuf = NULL;
+  jcap = 0;
+}
+
 static void add(jb *b, const char *s, size_t n) {
-  lua_pushlstring(b->L, s, n);
-  lua_rawseti(b->L, b->t, ++b->n);
+  if (jlen + n > jcap) {
+    static int registered;
+    size_t nc = jcap ? jcap : 256;
+    while (nc < jlen + n) nc *= 2;
+    char *nb = realloc(jbuf, nc);
+    if (!nb) luaL_error(b->L, "cannot convert to JSON: out of memory");
+    if (!registered) registered = atexit(jfree) == 0;
+    jbuf = nb;
+    jcap = nc;
+  }
+  memcpy(jbuf + jlen, s, n);
+  jlen += n;
 }
 
 static void adds(jb *b, const char *s) { add(b, s, strlen(s)); }
@@ -38,31 +57,34 @@ static void adds(jb *b, const char *s) { add(b, s, strlen(s)); }
 static void enc(jb *b, int idx, int depth);
 
 static void enc_string(jb *out, const char *s, size_t n) {
-  luaL_Buffer b;
-  luaL_buffinit(out->L, &b);
-  luaL_addchar(&b, '"');
+  size_t run = 0; /* bytes that need no escape, copied in one go */
+  add(out, "\"", 1);
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
+    if (c >= 0x20 && c != '"' && c != '\\') {
+      run++;
+      continue;
+    }
+    add(out, s + i - run, run);
+    run = 0;
+    char u[8];
     if (c == '"' || c == '\\') {
-      luaL_addchar(&b, '\\');
-      luaL_addchar(&b, (char)c);
+      u[0] = '\\';
+      u[1] = (char)c;
+      add(out, u, 2);
     } else if (c == '\n') {
-      luaL_addstring(&b, "\\n");
+      add(out, "\\n", 2);
     } else if (c == '\t') {
-      luaL_addstring(&b, "\\t");
+      add(out, "\\t", 2);
     } else if (c == '\r') {
-      luaL_addstring(&b, "\\r");
-    } else if (c < 0x20) {
-      char u[8];
-      snprintf(u, sizeof u, "\\u%04x", c);
-      luaL_addstring(&b, u);
+      add(out, "\\r", 2);
     } else {
-      luaL_addchar(&b, (char)c);
+      snprintf(u, sizeof u, "\\u%04x", c);
+      add(out, u, 6);
     }
   }
-  luaL_addchar(&b, '"');
-  luaL_pushresult(&b);
-  lua_rawseti(out->L, out->t, ++out->n);
+  add(out, s + n - run, run);
+  add(out, "\"", 1);
 }
 
 typedef struct skey {
@@ -77,29 +99,38 @@ static int skey_cmp(const void *pa, const void *pb) {
   return c ? c : (a->n > b->n) - (a->n < b->n);
 }
 
-/* The table at idx: array length n if its keys are exactly 1..n, else -1;
-** counts every key (order does not matter here). */
-static lua_Integer array_len(lua_State *L, int idx, lua_Integer *nkeys) {
-  lua_Integer n = (lua_Integer)lua_rawlen(L, idx), k = 0;
-  int all_int = 1;
-  lua_pushnil(L);
-  while (lua_next(L, idx)) {
-    k++;
-    if (!lua_isinteger(L, -2)) all_int = 0;
-    else {
-      lua_Integer i = lua_tointeger(L, -2);
-      if (i < 1 || i > n) all_int = 0;
-    }
-    lua_pop(L, 1);
-  }
-  *nkeys = k;
-  return all_int && k == n && n > 0 ? n : -1;
-}
-
+/* A table: an array when its keys are exactly 1..n (n > 0), else an object
+** whose keys (strings) are written sorted by bytes. One pass collects the
+** keys; values are read back raw. */
 static void enc_table(jb *b, int idx, int depth) {
   lua_State *L = b->L;
-  lua_Integer nkeys, n = array_len(L, idx, &nkeys);
-  if (n > 0) {
+  lua_Integer n = (lua_Integer)lua_rawlen(L, idx), nint = 0, k = 0;
+  skey small[16];
+  skey *keys = small;
+  int cap = 16, anchor = 0, other = 0;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      if (k == cap) { /* many keys: room in a userdata below the iteration */
+        int nc = cap * 4;
+        skey *nk = lua_newuserdatauv(L, (size_t)nc * sizeof *nk, 0);
+        memcpy(nk, keys, (size_t)k * sizeof *nk);
+        lua_insert(L, -2); /* keep the key on top for lua_next */
+        if (anchor) lua_remove(L, anchor);
+        anchor = lua_gettop(L) - 1;
+        keys = nk;
+        cap = nc;
+      }
+      keys[k].s = lua_tolstring(L, -1, &keys[k].n); /* anchored by the table itself */
+      k++;
+    } else if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1 && lua_tointeger(L, -1) <= n) {
+      nint++;
+    } else {
+      other = 1;
+    }
+  }
+  if (!other && k == 0 && n > 0 && nint == n) {
     adds(b, "[");
     for (lua_Integer i = 1; i <= n; i++) {
       if (i > 1) adds(b, ",");
@@ -108,21 +139,13 @@ static void enc_table(jb *b, int idx, int depth) {
       lua_pop(L, 1);
     }
     adds(b, "]");
+    if (anchor) lua_remove(L, anchor);
     return;
   }
-  skey *keys = lua_newuserdatauv(L, (size_t)(nkeys ? nkeys : 1) * sizeof *keys, 0);
-  int anchor = lua_gettop(L);
-  lua_Integer k = 0;
-  lua_pushnil(L);
-  while (lua_next(L, idx)) {
-    lua_pop(L, 1);
-    if (lua_type(L, -1) != LUA_TSTRING)
-      luaL_error(L, "cannot convert to JSON: a table mixes array items and fields, or has a "
-                    "%s key (JSON object keys are strings)", luaL_typename(L, -1));
-    keys[k].s = lua_tolstring(L, -1, &keys[k].n); /* anchored by the table itself */
-    k++;
-  }
-  qsort(keys, (size_t)k, sizeof *keys, skey_cmp);
+  if (other || nint)
+    luaL_error(L, "cannot convert to JSON: a table mixes array items and fields, or has a "
+                  "key that is not a string (JSON object keys are strings)");
+  if (k > 1) qsort(keys, (size_t)k, sizeof *keys, skey_cmp);
   adds(b, "{");
   for (lua_Integer i = 0; i < k; i++) {
     if (i) adds(b, ",");
@@ -134,7 +157,7 @@ static void enc_table(jb *b, int idx, int depth) {
     lua_pop(L, 1);
   }
   adds(b, "}");
-  lua_remove(L, anchor);
+  if (anchor) lua_remove(L, anchor);
 }
 
 static void enc(jb *b, int idx, int depth) {
@@ -150,7 +173,12 @@ static void enc(jb *b, int idx, int depth) {
         if (i > SAFE_INT || i < -SAFE_INT)
           luaL_error(L, "cannot convert to JSON: the integer %I is beyond 2^53 (a JavaScript "
                         "number loses it); store it as a string", i);
-        snprintf(num, sizeof num, "%lld", (long long)i);
+        char *e = num + sizeof num, *q = e; /* digits by hand: snprintf is slow here */
+        uint64_t u = i < 0 ? (uint64_t)0 - (uint64_t)i : (uint64_t)i;
+        do *--q = (char)('0' + u % 10); while ((u /= 10) != 0);
+        if (i < 0) *--q = '-';
+        add(b, q, (size_t)(e - q));
+        return;
       } else {
         lua_Number d = lua_tonumber(L, idx);
         if (isnan(d) || isinf(d))
@@ -175,19 +203,20 @@ static void enc(jb *b, int idx, int depth) {
   }
 }
 
-int rt_lua_json_encode(lua_State *L, int idx) {
+const char *rt_lua_json_text(lua_State *L, int idx, size_t *len) {
+  jb b = {L};
   idx = lua_absindex(L, idx);
-  lua_newtable(L);
-  jb b = {L, lua_gettop(L), 0};
+  jlen = 0;
   enc(&b, idx, 0);
-  luaL_Buffer out;
-  luaL_buffinit(L, &out);
-  for (lua_Integer i = 1; i <= b.n; i++) {
-    lua_rawgeti(L, b.t, i);
-    luaL_addvalue(&out);
-  }
-  luaL_pushresult(&out);
-  lua_remove(L, b.t);
+  add(&b, "", 1); /* NUL, not counted */
+  *len = jlen - 1;
+  return jbuf;
+}
+
+int rt_lua_json_encode(lua_State *L, int idx) {
+  size_t n;
+  const char *s = rt_lua_json_text(L, idx, &n);
+  lua_pushlstring(L, s, n);
   return 1;
 }
 

@@ -60,6 +60,7 @@ struct rt_lagent {
   uint32_t a;
   rt_lua *x;
   int mod_ref, h_ref;       /* the script's table; the prelude's host table */
+  int fiber_mt, self_ref;   /* the Fiber metatable; the agent object (self) */
   lg_co *cos;
   int n_cos, cap_cos;
   int cur;                  /* running coroutine, -1 none */
@@ -235,8 +236,9 @@ static int p_stash(lua_State *L) {
   int64_t id = via_this ? current_fiber(lg) : luaL_checkinteger(L, 1);
   if (!id) return luaL_error(L, RT_MSG_STASH_OUTSIDE);
   if (!live_fiber(lg, id)) return luaL_error(L, "stash: fiber %I has ended", (lua_Integer)id);
-  rt_lua_json_encode(L, 2);
-  if (rt__w_stash_value(lg->w, lg->a, id, lua_tostring(L, -1), via_this))
+  size_t n;
+  const char *json = rt_lua_json_text(L, 2, &n);
+  if (rt__w_stash_value(lg->w, lg->a, id, json, via_this))
     return luaL_error(L, "stash: the storage write failed");
   if (lg->dead) return luaL_error(L, "this actor's incarnation has ended");
   return 0;
@@ -462,7 +464,7 @@ static const char prelude[] =
     "local sql = {}\n"
     "function sql:exec(q, ...) return P.sql(q, ...) end\n"
     "H.self = setmetatable({name = H.name, sql = sql}, Agent)\n"
-    "function H.fiber(id, name) return setmetatable({id = id, name = name}, Fiber) end\n"
+    "H.Fiber = Fiber\n"
     "function H.recovery(id, name, snap, created)\n"
     "  return {id = id, name = name, snapshot = P.unjson(snap), createdAt = created}\n"
     "end\n"
@@ -503,6 +505,13 @@ static void make_failed(rt_world *w, struct rt_script *s, const char *why) {
   rt__lg_fatal(w, msg);
 }
 
+static void push_h(rt_lagent *lg, const char *field) {
+  lua_State *L = rt_lua_L(lg->x);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->h_ref);
+  lua_getfield(L, -1, field);
+  lua_remove(L, -2);
+}
+
 static rt_lagent *lg_make(rt_world *w, uint32_t a) {
   struct rt_script *s = script_of(w, a);
   rt_mem *m = w->actors[a].mem;
@@ -522,6 +531,10 @@ static rt_lagent *lg_make(rt_world *w, uint32_t a) {
     return NULL;
   }
   lua_State *L = rt_lua_L(lg->x);
+  /* generational collection: an agent's callbacks make many short-lived
+  ** tables (stash values, handles); the collector's timing is not
+  ** observable in the sandbox (no finalizers, no weak tables) */
+  lua_gc(L, LUA_GCGEN, 0, 0);
   lua_pushlightuserdata(L, lg);
   lua_setfield(L, LUA_REGISTRYINDEX, LG_KEY);
   /* the prelude, with P and H */
@@ -543,6 +556,10 @@ static rt_lagent *lg_make(rt_world *w, uint32_t a) {
     lg_free(lg);
     return NULL;
   }
+  push_h(lg, "Fiber");
+  lg->fiber_mt = luaL_ref(L, LUA_REGISTRYINDEX);
+  push_h(lg, "self");
+  lg->self_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   /* the script's chunk, run once: it returns the table of callbacks */
   rt_lua_co co;
   int rc = rt_lua_load(lg->x, s->name, s->src, s->len);
@@ -602,12 +619,6 @@ int rt__lg_has(rt_world *w, uint32_t a, const char *callback) {
   return 1;
 }
 
-static void push_h(rt_lagent *lg, const char *field) {
-  lua_State *L = rt_lua_L(lg->x);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->h_ref);
-  lua_getfield(L, -1, field);
-  lua_remove(L, -2);
-}
 
 static int co_new(rt_lagent *lg, int kind, const char *what) {
   int i;
@@ -630,7 +641,10 @@ static int co_new(rt_lagent *lg, int kind, const char *what) {
   c->fn_ref = c->ctx_ref = LUA_NOREF;
   c->co.ref = LUA_NOREF;
   c->seq = ++lg->next_seq;
-  snprintf(c->what, sizeof c->what, "%s", what);
+  size_t n = strlen(what);
+  if (n >= sizeof c->what) n = sizeof c->what - 1;
+  memcpy(c->what, what, n);
+  c->what[n] = 0;
   return i;
 }
 
@@ -798,7 +812,11 @@ static int cmd_run_fiber(rt_lagent *lg, int ci) {
   rt_mem *m = w->actors[a].mem;
   lua_State *L = rt_lua_L(lg->x), *co = lg->cos[ci].co.L;
   char name[64];
-  snprintf(name, sizeof name, "%s", lua_tostring(co, -2));
+  size_t nl;
+  const char *nm = lua_tolstring(co, -2, &nl);
+  if (nl >= sizeof name) nl = sizeof name - 1;
+  memcpy(name, nm, nl);
+  name[nl] = 0;
   int64_t from = 0;
   int defer = 0;
   if (lg->cos[ci].kind == LC_HOOK && m->recovery_in_progress && m->orphan_idx < m->n_orphans) {
@@ -813,8 +831,9 @@ static int cmd_run_fiber(rt_lagent *lg, int ci) {
   }
   f->lua = 1;
   int64_t id = f->id;
-  char what[64];
-  snprintf(what, sizeof what, "fiber %.56s", name);
+  char what[64] = "fiber ";
+  memcpy(what + 6, name, nl < 57 ? nl + 1 : 57);
+  what[63] = 0;
   int bi = co_new(lg, LC_FIBER, what);
   if (bi < 0) {
     lua_pushnil(L);
@@ -824,10 +843,13 @@ static int cmd_run_fiber(rt_lagent *lg, int ci) {
   lua_pushvalue(co, -1); /* fn */
   lua_xmove(co, L, 1);
   lg->cos[bi].fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  push_h(lg, "fiber");
+  lua_createtable(L, 0, 2); /* the handle: {id, name} with the Fiber methods */
   lua_pushinteger(L, id);
+  lua_setfield(L, -2, "id");
   lua_pushstring(L, name);
-  lua_call(L, 2, 1);
+  lua_setfield(L, -2, "name");
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->fiber_mt);
+  lua_setmetatable(L, -2);
   lua_pushvalue(L, -1);
   lg->cos[bi].ctx_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* the handle stays on the stack */
   if (defer)
@@ -933,7 +955,7 @@ static int start_callback(rt_lagent *lg, int kind, const char *callback, const r
     return -1;
   }
   if (msg) lg->cos[ci].msg = *msg;
-  push_h(lg, "self");
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->self_ref);
   int nargs = 1;
   if (args_json) {
     if (rt_lua_json_decode(L, args_json, strlen(args_json))) {
@@ -957,10 +979,15 @@ static int start_callback(rt_lagent *lg, int kind, const char *callback, const r
 
 void rt__lg_request(rt_world *w, uint32_t a, const rt_msg *m) {
   const char *method = sim_trace_str(&w->s->trace, m->str);
-  char mbuf[64], abuf[4096];
-  snprintf(mbuf, sizeof mbuf, "%s", method ? method : "");
-  snprintf(abuf, sizeof abuf, "%s", m->arg ? sim_trace_str(&w->s->trace, (uint32_t)m->arg) : "null");
+  char mbuf[64];
+  size_t ml = method ? strlen(method) : 0;
+  if (ml >= sizeof mbuf) ml = sizeof mbuf - 1;
+  memcpy(mbuf, method ? method : "", ml);
+  mbuf[ml] = 0;
   rt_lagent *lg = lg_get(w, a);
+  /* read after lg_get (making the state interns strings); decoded by
+  ** start_callback before anything else is interned */
+  const char *args = m->arg ? sim_trace_str(&w->s->trace, (uint32_t)m->arg) : NULL;
   int rpc = m->kind == MSG_LUA_CALL;
   if (!lg && rpc && !script_of(w, a)) { /* a plain actor answers an RPC as before */
     rt_msg plain = *m;
@@ -969,7 +996,7 @@ void rt__lg_request(rt_world *w, uint32_t a, const rt_msg *m) {
     return;
   }
   rt__push_serving(w->actors[a].mem, m);
-  if (!lg || start_callback(lg, rpc ? LC_RPC : LC_REQUEST, mbuf, m, abuf, 1) < 0) {
+  if (!lg || start_callback(lg, rpc ? LC_RPC : LC_REQUEST, mbuf, m, args, 1) < 0) {
     char err[160];
     rt_msg held;
     snprintf(err, sizeof err, "%s is not a method of %s's script", mbuf, w->actors[a].spec.id);
