@@ -130,7 +130,7 @@ static void enc_table(jb *b, int idx, int depth) {
       other = 1;
     }
   }
-  if (!other && k == 0 && n > 0 && nint == n) {
+  if (!other && k == 0 && n > 0) { /* 1..n with holes (nil) too: null there */
     adds(b, "[");
     for (lua_Integer i = 1; i <= n; i++) {
       if (i > 1) adds(b, ",");
