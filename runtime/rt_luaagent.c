@@ -65,8 +65,6 @@ struct rt_lagent {
   int n_cos, cap_cos;
   int cur;                  /* running coroutine, -1 none */
   int64_t next_seq;
-  lg_end *ended;
-  int n_ended, cap_ended;
   int depth;                /* nested host resumes in progress */
   int dead;                 /* the incarnation died while Lua ran: free at depth 0 */
 };
@@ -427,7 +425,13 @@ static const char prelude[] =
     "Fiber.__index = Fiber\n"
     "function Fiber:stash(v) P.stash(self.id, v) end\n"
     "function Fiber:await()\n"
-    "  local ok, v = yield('await', self.id)\n"
+    "  local ok, v\n"
+    "  if self._ended then\n"
+    "    ok, v = self._ok, self._value\n"
+    "    if ok then v = P.unjson(v) end\n"
+    "  else\n"
+    "    ok, v = yield('await', self.id)\n"
+    "  end\n"
     "  if not ok then error(v, 0) end\n"
     "  return v\n"
     "end\n"
@@ -486,7 +490,6 @@ static void lg_free(rt_lagent *lg) {
   if (!lg) return;
   rt_lua_free(lg->x);
   free(lg->cos);
-  free(lg->ended);
   free(lg);
 }
 
@@ -741,6 +744,19 @@ static void finish(rt_lagent *lg, int ci, int ok, const char *err, uint32_t resu
   lg_co c = lg->cos[ci];
   rt_mem *m = w->actors[a].mem;
   rt_msg msg;
+  if (c.kind == LC_FIBER && c.ctx_ref != LUA_NOREF) { /* the handle keeps the outcome */
+    lua_State *L = rt_lua_L(lg->x);
+    const char *v = ok ? (result ? sim_trace_str(&w->s->trace, result) : NULL) : err;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, c.ctx_ref);
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "_ended");
+    lua_pushboolean(L, ok);
+    lua_setfield(L, -2, "_ok");
+    if (v) lua_pushstring(L, v);
+    else lua_pushnil(L);
+    lua_setfield(L, -2, "_value");
+    lua_pop(L, 1);
+  }
   co_drop(lg, ci);
   const char *res = result ? sim_trace_str(&w->s->trace, result) : NULL;
   char rbuf[4096];
@@ -782,12 +798,6 @@ static uint32_t actor_by_id(rt_world *w, const char *id) {
   for (uint32_t i = 0; i < w->n_actors; i++)
     if (!strcmp(w->actors[i].spec.id, id)) return i;
   return RT_NO_ACTOR;
-}
-
-static lg_end *ended_of(rt_lagent *lg, int64_t id) {
-  for (int i = 0; i < lg->n_ended; i++)
-    if (lg->ended[i].id == id) return &lg->ended[i];
-  return NULL;
 }
 
 /* Pushes (ok, value-or-error) of an ended fiber on the main thread. */
@@ -918,12 +928,14 @@ static void drive(rt_lagent *lg, int ci, int rc) {
     }
     if (cmd && !strcmp(cmd, "await") && c->co.nres == 2) {
       int64_t id = lua_tointeger(co, -1);
-      lg_end *e = ended_of(lg, id);
-      if (!e) {
+      if (live_fiber(lg, id)) {
         c->await = id;
         return;
       }
-      push_outcome(lg, e);
+      /* an ended fiber's handle carries its outcome (the prelude reads it);
+      ** one that ended otherwise cannot be waited for */
+      lua_pushboolean(L, 0);
+      lua_pushfstring(L, "await: fiber %I is not running in this incarnation", (lua_Integer)id);
       rc = run(lg, ci, 0, 2);
       continue;
     }
@@ -1023,15 +1035,7 @@ void rt__lg_fiber_begin(rt_world *w, uint32_t a, int64_t id) {
 void rt__lg_fiber_ended(rt_world *w, uint32_t a, int64_t id, int ok, const char *result) {
   rt_lagent *lg = w->actors[a].mem ? w->actors[a].mem->lua : NULL;
   if (!lg) return;
-  if (lg->n_ended == lg->cap_ended) {
-    int nc = lg->cap_ended ? lg->cap_ended * 2 : 8;
-    lg_end *n = realloc(lg->ended, (size_t)nc * sizeof *n);
-    if (!n) return;
-    lg->ended = n;
-    lg->cap_ended = nc;
-  }
   lg_end e = {id, ok, result ? rt__str(w, result) : 0};
-  lg->ended[lg->n_ended++] = e;
   /* awaiters, oldest coroutine slot first */
   for (int ci = 0; ci < lg->n_cos; ci++) {
     if (!lg->cos[ci].used || lg->cos[ci].await != id) continue;

@@ -7,7 +7,8 @@
 #   allocation bomb end the run with exit 2 and a clear message, in time;
 # - a Lua error shows file:line in the text report and the JSON;
 # - scripts run in swarm, shrink (its output runs from another folder),
-#   replay of a repro file from another folder, and a SIGKILL worker.
+#   replay of a repro file from another folder, crash points and a SIGKILL
+#   worker; handle:await() of ended and throwing fibers.
 REVENANT=${REVENANT:-./revenant}
 case "$REVENANT" in /*) ;; *) REVENANT="$PWD/$REVENANT" ;; esac
 ROOT=$PWD
@@ -80,6 +81,17 @@ else no "shrink -o output of a scripted scenario runs from another folder" "$(ta
 timeout 60 "$REVENANT" run $C/sigkill.json > "$T/sk.out" 2>&1
 if [ $? -eq 0 ] && grep -q "^PASS lua-sigkill" "$T/sk.out"; then ok "scripts in SIGKILL workers"
 else no "scripts in SIGKILL workers" "$(head -c 300 "$T/sk.out")"; fi
+
+# 7. handle:await() of a fiber that already ended and of one that throws
+"$REVENANT" run $C/await.json > "$T/aw.out" 2>&1
+if [ $? -eq 0 ]; then ok "await of an ended fiber and of a throwing one"
+else no "await of an ended fiber and of a throwing one" "$(head -c 300 "$T/aw.out")"; fi
+
+# 8. crash points over a scripted scenario: a crash right after each durable write
+timeout 120 "$REVENANT" run --crash-points --case fixed scenarios/scripted/orders.json > "$T/cp.out" 2>&1
+if [ $? -eq 0 ] && grep -q "crash-points scripted-orders \[fixed\].* 0 failed" "$T/cp.out"; then
+  ok "crash points over a scripted scenario"
+else no "crash points over a scripted scenario" "$(tail -3 "$T/cp.out")"; fi
 
 echo "1..$n"
 [ "$fails" -eq 0 ]
