@@ -220,7 +220,8 @@ uint64_t rt__lua_random64(lua_State *L, int own) {
 }
 
 static void set_err(rt_lua *x, const char *msg) {
-  snprintf(x->err, sizeof x->err, "%s", msg ? msg : "");
+  if (!msg || !*msg) x->err[0] = '\0'; /* every slice clears it: no snprintf */
+  else snprintf(x->err, sizeof x->err, "%s", msg);
 }
 
 static int panic_handler(lua_State *L) {

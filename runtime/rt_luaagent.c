@@ -190,10 +190,10 @@ static int64_t sql_now(void *ctx) { return ((struct rt_script *)ctx)->w->s->now_
 
 static uint64_t sql_random(void *ctx) { return sim_rng_next(&((struct rt_script *)ctx)->sql_rng); }
 
+/* The agent state of a primitive (its upvalue: the primitives are made
+** with it, and the state never outlives it). */
 static rt_lagent *lg_of(lua_State *L) {
-  lua_getfield(L, LUA_REGISTRYINDEX, LG_KEY);
-  rt_lagent *lg = lua_touserdata(L, -1);
-  lua_pop(L, 1);
+  rt_lagent *lg = lua_touserdata(L, lua_upvalueindex(1));
   if (!lg || lg->dead) luaL_error(L, "this actor's incarnation has ended");
   return lg;
 }
@@ -546,7 +546,9 @@ static rt_lagent *lg_make(rt_world *w, uint32_t a) {
     lg_free(lg);
     return NULL;
   }
-  luaL_newlib(L, prims);
+  luaL_newlibtable(L, prims);
+  lua_pushlightuserdata(L, lg);
+  luaL_setfuncs(L, prims, 1);
   lua_newtable(L);
   lua_pushstring(L, w->actors[a].spec.id);
   lua_setfield(L, -2, "name");
@@ -853,7 +855,8 @@ static int cmd_run_fiber(rt_lagent *lg, int ci) {
   lua_pushvalue(co, -1); /* fn */
   lua_xmove(co, L, 1);
   lg->cos[bi].fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_createtable(L, 0, 2); /* the handle: {id, name} with the Fiber methods */
+  lua_createtable(L, 0, 5); /* the handle: {id, name} with the Fiber methods; room for
+                               ** the outcome its fiber leaves there (_ended, _ok, _value) */
   lua_pushinteger(L, id);
   lua_setfield(L, -2, "id");
   lua_pushstring(L, name);
