@@ -141,7 +141,8 @@ int ld_actor_script(ld *L, const cJSON *a, uint32_t i) {
     if (strlen(full) >= sizeof s->path)
       return scn_errf(L->err, L->d, v, "\"script\": the path %s is too long", full);
     char *real = realpath(full, NULL); /* absolute: repro files name it from anywhere */
-    snprintf(s->path, sizeof s->path, "%s", real && strlen(real) < sizeof s->path ? real : full);
+    const char *use = real && strlen(real) < sizeof s->path ? real : full;
+    memcpy(s->path, use, strlen(use) + 1); /* both fit: checked above */
     free(real);
     if (read_script(s->path, &s->text, &s->len) < 0)
       return scn_errf(L->err, L->d, v, "\"script\": cannot read %s: %s", s->path,
