@@ -364,7 +364,9 @@ static int p_sql(lua_State *L) {
   if (!d->db && rt__db_open(w, a)) return luaL_error(L, "sql: the actor's storage cannot be opened");
   if (!d->sbx) {
     struct rt_script *s = script_of(w, a);
-    rt_sql_sandbox_config cfg = {s, sql_now, sql_random, NULL, 0, "cf_"};
+    /* the SDK's tables and the runtime's own (alarm slot, child runs,
+    ** executor checkpoints, thread store) are read-only to the script */
+    rt_sql_sandbox_config cfg = {s, sql_now, sql_random, NULL, 0, "cf_,rv_,beach_"};
     d->poolable = 0; /* user tables and the overrides must not reach another world */
     d->sbx = rt_sql_sandbox(d->db, &cfg, err, sizeof err);
     if (!d->sbx) return luaL_error(L, "sql: %s", err);

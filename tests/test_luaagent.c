@@ -180,12 +180,33 @@ static void test_budget_stops_the_run(void **st) {
   done(&x);
 }
 
+/* The SDK's and the runtime's tables are read-only to a script's SQL. */
+static void test_sdk_tables_read_only(void **st) {
+  world x;
+  (void)st;
+  make(&x, "return { onStart = function(self) self.sql:exec('CREATE TABLE mine(x)') end,\n"
+           "  w = function(self, t) return pcall(function()\n"
+           "  self.sql:exec('DELETE FROM ' .. t) end) end,\n"
+           "  r = function(self) return #self.sql:exec('SELECT * FROM rv_alarm') end }");
+  assert_int_equal(rt_invoke_at(x.w, 0, "w", "[\"cf_agents_runs\"]", MS(100)), 0);
+  assert_int_equal(rt_invoke_at(x.w, 0, "w", "[\"rv_alarm\"]", MS(200)), 0);
+  assert_int_equal(rt_invoke_at(x.w, 0, "r", NULL, MS(300)), 0);
+  assert_int_equal(rt_invoke_at(x.w, 0, "w", "[\"mine\"]", MS(400)), 0);
+  sim_run(&x.s, MS(1000), 0);
+  assert_string_equal(result_of(&x, 0), "false"); /* refused: pcall returned false */
+  assert_string_equal(result_of(&x, 1), "false");
+  assert_string_equal(result_of(&x, 2), "0");     /* reading is allowed */
+  assert_string_equal(result_of(&x, 3), "true");  /* the script's own table: allowed */
+  done(&x);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_global_gone_after_eviction),
       cmocka_unit_test(test_global_kept_within_incarnation),
       cmocka_unit_test(test_json),
       cmocka_unit_test(test_budget_stops_the_run),
+      cmocka_unit_test(test_sdk_tables_read_only),
   };
   return cmocka_run_group_tests_name("luaagent", tests, NULL, NULL);
 }
