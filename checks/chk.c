@@ -1,6 +1,8 @@
 /*
-** chk.c: the checker set: parameters, names, the observer, per-actor state,
-** the fiber / tool-run / effect tables, transactions and violations.
+** chk.c: the checker set: parameters, names (built-in and user invariants),
+** the observer, per-actor state, the fiber / tool-run / effect tables,
+** transactions, violations, and the registered checkers (chk_reg.h), which
+** the observer calls hook by hook in registration order without naming any.
 **
 ** Transactions: RT_EV_WRITE and RT_EV_STASH records wait on their actor's
 ** pending list until RT_EV_TXN_COMMIT of their txn id on the same actor
@@ -37,16 +39,53 @@ static const char *const chk_names[CHK_INVARIANT_COUNT] = {
   [CHK_CHAT_NO_REGENERATION] = "chat_no_regeneration",
 };
 
+/* User invariants (Lua scripts, chk_lua.c) by number: CHK_INVARIANT_COUNT
+** + i. Append-only for the life of the process, so that a number means the
+** same name in every run and every forked swarm worker; one run is one
+** thread, and names are interned while scenarios load. */
+static char chk_user_names[CHK_MAX_INVARIANTS - CHK_INVARIANT_COUNT][CHK_NAME_MAX];
+static int chk_n_user;
+
 const char *chk_invariant_name(chk_invariant inv) {
-  if ((int)inv < 0 || inv >= CHK_INVARIANT_COUNT) return "?";
-  return chk_names[inv];
+  if ((int)inv < 0 || (int)inv >= CHK_INVARIANT_COUNT + chk_n_user) return "?";
+  return (int)inv < CHK_INVARIANT_COUNT ? chk_names[inv] : chk_user_names[inv - CHK_INVARIANT_COUNT];
 }
 
 int chk_invariant_parse(const char *name) {
   if (!name) return -1;
   for (int i = 0; i < CHK_INVARIANT_COUNT; i++)
     if (strcmp(chk_names[i], name) == 0) return i;
+  for (int i = 0; i < chk_n_user; i++)
+    if (strcmp(chk_user_names[i], name) == 0) return CHK_INVARIANT_COUNT + i;
   return -1;
+}
+
+int chk_invariant_count(void) { return CHK_INVARIANT_COUNT + chk_n_user; }
+
+int chk_invariant_intern(const char *name, char *err, size_t errlen) {
+  size_t n = name ? strlen(name) : 0;
+  int ok = n > 0 && n < CHK_NAME_MAX;
+  for (size_t i = 0; ok && i < n; i++)
+    ok = (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+         (name[i] >= '0' && name[i] <= '9') || name[i] == '_' || name[i] == '-' || name[i] == '.';
+  if (!ok) {
+    snprintf(err, errlen, "invariant name \"%s\" must be 1 to %d letters, digits, '_', '-' or '.'",
+             name ? name : "", CHK_NAME_MAX - 1);
+    return -1;
+  }
+  int id = chk_invariant_parse(name);
+  if (id >= 0 && id < CHK_INVARIANT_COUNT) {
+    snprintf(err, errlen, "invariant name \"%s\" is taken by a built-in invariant", name);
+    return -1;
+  }
+  if (id >= 0) return id;
+  if (CHK_INVARIANT_COUNT + chk_n_user >= CHK_MAX_INVARIANTS) {
+    snprintf(err, errlen, "too many user invariant names in one process (at most %d): \"%s\"",
+             CHK_MAX_INVARIANTS - CHK_INVARIANT_COUNT, name);
+    return -1;
+  }
+  memcpy(chk_user_names[chk_n_user], name, n + 1);
+  return CHK_INVARIANT_COUNT + chk_n_user++;
 }
 
 void chk_params_default(chk_params *p) {
@@ -139,10 +178,8 @@ static int chk_grow(void **arr, size_t *cap, size_t need, size_t sz) {
 /* ---- tables ------------------------------------------------------------- */
 
 static void chk_actor_init(chk_actor *a) {
-  a->last_death_idx = a->arrive_idx = a->ok_idx = CHK_NO_INDEX;
+  a->last_death_idx = CHK_NO_INDEX;
   a->snap_first_idx = a->rec_begin_idx = a->onstart_idx = CHK_NO_INDEX;
-  a->acquire_idx = a->release_idx = a->fire_first_idx = CHK_NO_INDEX;
-  for (int i = 0; i < 4; i++) a->fire_last_idx[i] = CHK_NO_INDEX;
 }
 
 chk_actor *chk__actor(chk_set *c, uint32_t actor) {
@@ -272,7 +309,7 @@ static int chk_cmp_u64(const void *x, const void *y) {
 void chk__violate(chk_set *c, chk_invariant inv, uint32_t actor, int64_t t_us,
                   int64_t subject, uint64_t at_index, const uint64_t *chain,
                   int n, const char *fmt, ...) {
-  if (!(c->p.enabled_mask & (1u << inv))) return;
+  if ((int)inv < CHK_INVARIANT_COUNT && !(c->p.enabled_mask & (1u << inv))) return;
   if (chk_grow((void **)&c->v, &c->cap_v, c->n_v + 1, sizeof *c->v) != 0) {
     c->oom = 1;
     return;
@@ -332,7 +369,8 @@ static void chk_pend_push(chk_set *c, chk_actor *a, const sim_rec *r,
   }
 }
 
-/* Commits (commit = 1) or rolls back the pending items of txn r->a. */
+/* Commits (commit = 1) or rolls back the pending items of txn r->a: each
+** item goes to every checker's on_commit / on_rollback in turn. */
 static void chk_txn_end(chk_set *c, uint32_t actor, const sim_rec *r,
                         uint64_t idx, int commit) {
   chk_actor *a = chk__actor(c, actor);
@@ -346,16 +384,17 @@ static void chk_txn_end(chk_set *c, uint32_t actor, const sim_rec *r,
       continue;
     }
     if (!pd.is_stash) writes++;
-    if (commit) {
-      chk__fiber_commit(c, actor, &pd, r, idx);
-      chk__toolrun_commit(c, actor, &pd, r, idx);
-    } else {
-      chk__toolrun_rollback(c, actor, &pd);
+    for (size_t k = 0; k < c->n_reg; k++) {
+      const struct chk_reg *g = &c->reg[k];
+      if (commit && g->k->on_commit) g->k->on_commit(c, g->st, actor, &pd, r, idx);
+      else if (!commit && g->k->on_rollback) g->k->on_rollback(c, g->st, actor, &pd);
     }
     a = &c->actors[actor];  /* handlers may grow the actor array */
   }
   a->n_pend = keep;
-  if (commit && (writes > 0 || r->b > 0)) chk__actor_progress(c, actor);
+  if (commit && (writes > 0 || r->b > 0))
+    for (size_t k = 0; k < c->n_reg; k++)
+      if (c->reg[k].k->on_progress) c->reg[k].k->on_progress(c, c->reg[k].st, actor);
 }
 
 /* ---- incarnations ------------------------------------------------------- */
@@ -407,7 +446,8 @@ static void chk_observe(void *ctx, const sim_rec *r, uint64_t idx) {
       break;
     case RT_EV_ACTOR_WAKE:
       chk_wake(c, r->actor, r, idx);
-      chk__stale_wake(c, r->actor, r, idx);
+      for (size_t k = 0; k < c->n_reg; k++)
+        if (c->reg[k].k->on_wake) c->reg[k].k->on_wake(c, c->reg[k].st, r, idx);
       break;
     case RT_EV_FAULT:
       c->has_fault = 1;
@@ -417,14 +457,11 @@ static void chk_observe(void *ctx, const sim_rec *r, uint64_t idx) {
     default:
       break;
   }
-  chk__fiber_record(c, r, idx);
-  chk__toolrun_record(c, r, idx);
-  chk__actor_record(c, r, idx);
-  chk__exec_record(c, r, idx);   /* checkpoint_contract (chk_executor.c) */
-  chk__thread_record(c, r, idx); /* thread store (chk_thread.c) */
-  chk__chat_record(c, r, idx);   /* chat turns (chk_chat.c) */
+  for (size_t k = 0; k < c->n_reg; k++)
+    if (c->reg[k].k->on_record) c->reg[k].k->on_record(c, c->reg[k].st, r, idx);
   if (r->kind == RT_EV_ACTOR_DEATH) {
-    chk__stale_death(c, r->actor, r, idx);
+    for (size_t k = 0; k < c->n_reg; k++)
+      if (c->reg[k].k->on_death) c->reg[k].k->on_death(c, c->reg[k].st, r, idx);
     chk_death(c, r->actor, r, idx);
   }
 }
@@ -438,8 +475,13 @@ chk_set *chk_new(sim_trace *t, const chk_params *p) {
   if (p) c->p = *p;
   else chk_params_default(&c->p);
   if (c->p.wedge_k < 1) c->p.wedge_k = 1;
+  for (int i = 0; chk__builtin[i]; i++)
+    if (chk_register(c, chk__builtin[i], NULL) != 0) {
+      chk_free(c);
+      return NULL;
+    }
   if (t && sim_trace_observe(t, chk_observe, c) != 0) {
-    free(c);
+    chk_free(c);
     return NULL;
   }
   return c;
@@ -447,9 +489,8 @@ chk_set *chk_new(sim_trace *t, const chk_params *p) {
 
 void chk_finish(chk_set *c, int64_t end_us) {
   if (c->finished) return;
-  chk__stale_finish(c, end_us);
-  chk__actor_finish(c, end_us);
-  chk__chat_finish(c, end_us); /* chat: unanswered user messages (chk_chat.c) */
+  for (size_t k = 0; k < c->n_reg; k++)
+    if (c->reg[k].k->on_finish) c->reg[k].k->on_finish(c, c->reg[k].st, end_us);
   c->finished = 1;
 }
 
@@ -512,9 +553,9 @@ void chk_free(chk_set *c) {
   chk__map_free(&c->fiber_ix);
   chk__map_free(&c->run_ix);
   chk__map_free(&c->effect_ix);
-  chk__exec_free(c);   /* chk_executor.c */
-  chk__thread_free(c); /* chk_thread.c */
-  chk__chat_free(c);   /* chk_chat.c */
+  for (size_t k = 0; k < c->n_reg; k++)
+    if (c->reg[k].k->free) c->reg[k].k->free(c->reg[k].st);
+  free(c->reg);
   free(c->v);
   free(c);
 }
@@ -530,4 +571,65 @@ const char *chk__actor_label(const chk_set *c, uint32_t actor, char *buf, size_t
   else
     snprintf(buf, n, "%u", actor);
   return buf;
+}
+
+const char *chk__actor_name(const chk_set *c, uint32_t actor) {
+  return actor < c->n_names ? c->names[actor] : NULL;
+}
+
+uint32_t chk__actor_by_name(const chk_set *c, const char *name) {
+  for (uint32_t a = 0; name && a < c->n_names; a++)
+    if (c->names[a] && !strcmp(c->names[a], name)) return a;
+  return UINT32_MAX;
+}
+
+/* ---- registration ------------------------------------------------------- */
+
+int chk_register(chk_set *c, const chk_class *k, void *st) {
+  if (!st && k->make && !(st = k->make(c))) {
+    c->oom = 1;
+    return -1;
+  }
+  if (chk_grow((void **)&c->reg, &c->cap_reg, c->n_reg + 1, sizeof *c->reg) != 0) {
+    c->oom = 1;
+    if (st && k->free) k->free(st);
+    return -1;
+  }
+  c->reg[c->n_reg].k = k;
+  c->reg[c->n_reg].st = st;
+  c->n_reg++;
+  return 0;
+}
+
+void *chk_state(const chk_set *c, const chk_class *k) {
+  for (size_t i = 0; i < c->n_reg; i++)
+    if (c->reg[i].k == k) return c->reg[i].st;
+  return NULL;
+}
+
+void chk__oom(chk_set *c) { c->oom = 1; }
+
+const sim_trace *chk__trace(const chk_set *c) { return c->trace; }
+
+const chk_params *chk__params(const chk_set *c) { return &c->p; }
+
+int chk__last_fault(const chk_set *c, int64_t *t_us, uint64_t *idx) {
+  if (t_us) *t_us = c->last_fault_t;
+  if (idx) *idx = c->last_fault_idx;
+  return c->has_fault;
+}
+
+uint32_t chk__actor_life(chk_set *c, uint32_t actor) {
+  chk_actor *a = chk__actor(c, actor);
+  return a ? a->life : 0;
+}
+
+uint64_t chk__actor_last_death(chk_set *c, uint32_t actor) {
+  chk_actor *a = chk__actor(c, actor);
+  return a ? a->last_death_idx : CHK_NO_INDEX;
+}
+
+int chk__actor_running(chk_set *c, uint32_t actor) {
+  chk_actor *a = chk__actor(c, actor);
+  return a ? a->active : 0;
 }

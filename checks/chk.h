@@ -39,6 +39,12 @@ typedef enum chk_invariant {
 
 #define CHK_MAX_CHAIN 16
 
+/* Invariant numbers 0..CHK_INVARIANT_COUNT-1 are the built-in ones; user
+** invariants (Lua scripts, chk_lua.h) get the numbers above, up to
+** CHK_MAX_INVARIANTS - 1 (masks of invariants are 32 bits). */
+#define CHK_MAX_INVARIANTS 32
+#define CHK_NAME_MAX 48   /* bytes of an invariant name with its NUL */
+
 typedef struct chk_violation {
   chk_invariant inv;
   uint32_t actor;               /* RT_NO_ACTOR if none */
@@ -116,9 +122,20 @@ const chk_params *chk_params_of(const chk_set *c);
 ** first or stop appending). */
 void chk_free(chk_set *c);
 
-/* Stable name of an invariant ("no_wedge"), and the reverse (-1 if
-** unknown). */
+/* Stable name of an invariant ("no_wedge", or a user invariant's name),
+** "?" for an unknown number; and the reverse (-1 if unknown). */
 const char *chk_invariant_name(chk_invariant inv);
 int chk_invariant_parse(const char *name);
+
+/* The number of user invariant name (a Lua invariant): the same number for
+** the same name for the rest of the process (numbers are handed out in the
+** order names are first interned, from CHK_INVARIANT_COUNT). -1 with a
+** message in err when the name is not 1..47 of [A-Za-z0-9_.-], is a
+** built-in invariant's, or CHK_MAX_INVARIANTS would be passed. */
+int chk_invariant_intern(const char *name, char *err, size_t errlen);
+
+/* Built-in invariants plus the user ones interned so far: every valid
+** invariant number is below it. */
+int chk_invariant_count(void);
 
 #endif

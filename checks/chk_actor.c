@@ -14,21 +14,83 @@
 */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "checks/chk_internal.h"
+#include "checks/chk_reg.h"
+#include "runtime/rt_events.h"
+
+#define CA_MAX_ACTORS (1u << 20) /* records naming a larger index are ignored */
+
+/* What the two invariants keep per actor. */
+typedef struct ca_actor {
+  /* no_wedge: streak of failed startups / gate resets */
+  int streak;
+  uint64_t streak_idx[CHK_MAX_CHAIN];  /* ring of the last counted events */
+  int64_t streak_t0;                   /* time of the first one */
+  int streak_gate, streak_startup;     /* how many of each kind */
+  int streak_reported;
+  uint32_t attempt, counted_attempt;   /* one failure per startup attempt */
+  /* no_wedge liveness: first request after the last fault */
+  int arrived;
+  int64_t arrive_t;
+  uint64_t arrive_idx;
+  int served;
+  int64_t ok_t;
+  uint64_t ok_idx;
+  /* keepalive_holds */
+  int64_t refs;
+  uint64_t acquire_idx;             /* the last record that took a ref */
+  int64_t acquire_t;
+  uint64_t release_idx;             /* the last record that left refs at 0 */
+  int fire_streak;                  /* fires with refs 0 and nothing running */
+  int in_alarm;                     /* between an ALARM_FIRE and its ALARM_DONE */
+  int64_t fire_t0;
+  uint64_t fire_first_idx;
+  uint64_t fire_last_idx[4];
+  int fire_reported;
+} ca_actor;
+
+typedef struct ca_state {
+  ca_actor *v;
+  uint32_t n;
+} ca_state;
+
+/* Actor a's entry, grown on demand; NULL for RT_NO_ACTOR, huge indices or
+** OOM. Pointers stay valid until the next call. */
+static ca_actor *ca_get(chk_set *c, ca_state *s, uint32_t actor) {
+  if (actor == RT_NO_ACTOR || actor >= CA_MAX_ACTORS) return NULL;
+  if (actor >= s->n) {
+    uint32_t nc = s->n ? s->n : 4;
+    while (nc <= actor) nc *= 2;
+    ca_actor *nv = realloc(s->v, nc * sizeof *nv);
+    if (!nv) {
+      chk__oom(c);
+      return NULL;
+    }
+    memset(nv + s->n, 0, (nc - s->n) * sizeof *nv);
+    for (uint32_t i = s->n; i < nc; i++) {
+      ca_actor *a = &nv[i];
+      a->arrive_idx = a->ok_idx = a->acquire_idx = a->release_idx = a->fire_first_idx = CHK_NO_INDEX;
+      for (int k = 0; k < 4; k++) a->fire_last_idx[k] = CHK_NO_INDEX;
+    }
+    s->v = nv;
+    s->n = nc;
+  }
+  return &s->v[actor];
+}
 
 /* ---- no_wedge ----------------------------------------------------------- */
 
-void chk__actor_progress(chk_set *c, uint32_t actor) {
-  chk_actor *a = chk__actor(c, actor);
+static void actor_progress(chk_set *c, void *st, uint32_t actor) {
+  ca_actor *a = ca_get(c, st, actor);
   if (!a) return;
   a->streak = 0;
   a->streak_reported = 0;
   a->streak_gate = a->streak_startup = 0;
 }
 
-static void chk_wedge_failure(chk_set *c, chk_actor *a, const sim_rec *r,
+static void chk_wedge_failure(chk_set *c, ca_actor *a, const sim_rec *r,
                               uint64_t idx) {
   if (a->streak > 0 && a->counted_attempt == a->attempt) return;
   a->counted_attempt = a->attempt;
@@ -37,7 +99,7 @@ static void chk_wedge_failure(chk_set *c, chk_actor *a, const sim_rec *r,
   a->streak++;
   if (r->kind == RT_EV_GATE_TIMEOUT) a->streak_gate++;
   else a->streak_startup++;
-  if (a->streak < c->p.wedge_k || a->streak_reported) return;
+  if (a->streak < chk__params(c)->wedge_k || a->streak_reported) return;
   a->streak_reported = 1;
   uint64_t chain[CHK_MAX_CHAIN];
   int n = a->streak < CHK_MAX_CHAIN ? a->streak : CHK_MAX_CHAIN;
@@ -54,26 +116,27 @@ static void chk_wedge_failure(chk_set *c, chk_actor *a, const sim_rec *r,
 }
 
 /* A fault: the serve windows start again after it. */
-static void chk_serve_reset(chk_set *c) {
-  for (uint32_t i = 0; i < c->n_actors; i++) {
-    c->actors[i].arrived = 0;
-    c->actors[i].served = 0;
+static void chk_serve_reset(ca_state *s) {
+  for (uint32_t i = 0; i < s->n; i++) {
+    s->v[i].arrived = 0;
+    s->v[i].served = 0;
   }
 }
 
-static void chk_serve_finish(chk_set *c, uint32_t ai, int64_t end_us) {
-  chk_actor *a = &c->actors[ai];
-  int64_t bound = c->p.serve_bound_us;
+static void chk_serve_finish(chk_set *c, ca_state *s, uint32_t ai, int64_t end_us) {
+  ca_actor *a = &s->v[ai];
+  int64_t bound = chk__params(c)->serve_bound_us, fault_t;
+  uint64_t fault_idx, death_idx = chk__actor_last_death(c, ai);
+  int has_fault = chk__last_fault(c, &fault_t, &fault_idx);
   if (!a->arrived || end_us - a->arrive_t < bound) return;
   if (a->served && a->ok_t - a->arrive_t <= bound) return;
   char ta[32], tf[32], to[32], bd[32], fault[64] = "", tail[96];
-  uint64_t chain[4] = {c->has_fault ? c->last_fault_idx : CHK_NO_INDEX,
-                       a->arrive_idx, a->last_death_idx, a->ok_idx};
-  if (a->last_death_idx != CHK_NO_INDEX && a->last_death_idx < a->arrive_idx)
+  uint64_t chain[4] = {has_fault ? fault_idx : CHK_NO_INDEX, a->arrive_idx, death_idx, a->ok_idx};
+  if (death_idx != CHK_NO_INDEX && death_idx < a->arrive_idx)
     chain[2] = CHK_NO_INDEX;
-  if (c->has_fault)
+  if (has_fault)
     snprintf(fault, sizeof fault, " after the last fault (t=%ss)",
-             chk__secs(tf, sizeof tf, c->last_fault_t));
+             chk__secs(tf, sizeof tf, fault_t));
   if (a->served)
     snprintf(tail, sizeof tail, "the first success came only at t=%ss",
              chk__secs(to, sizeof to, a->ok_t));
@@ -91,12 +154,12 @@ static void chk_serve_finish(chk_set *c, uint32_t ai, int64_t end_us) {
 
 /* ---- keepalive_holds ---------------------------------------------------- */
 
-static void chk_fire_reset(chk_actor *a) {
+static void chk_fire_reset(ca_actor *a) {
   a->fire_streak = 0;
   a->fire_reported = 0;
 }
 
-static void chk_idle_death(chk_set *c, chk_actor *a, const sim_rec *r,
+static void chk_idle_death(chk_set *c, ca_actor *a, const sim_rec *r,
                            uint64_t idx) {
   if (r->a != RT_DEATH_IDLE) return;
   chk_fire_reset(a);  /* it did go idle */
@@ -114,9 +177,9 @@ static void chk_idle_death(chk_set *c, chk_actor *a, const sim_rec *r,
                    : chk__secs(t2, sizeof t2, a->acquire_t));
 }
 
-static void chk_alarm_fire(chk_set *c, chk_actor *a, const sim_rec *r,
+static void chk_alarm_fire(chk_set *c, ca_actor *a, const sim_rec *r,
                            uint64_t idx) {
-  if (a->refs > 0 || a->active > 0) {
+  if (a->refs > 0 || chk__actor_running(c, r->actor) > 0) {
     chk_fire_reset(a);
     return;
   }
@@ -126,7 +189,7 @@ static void chk_alarm_fire(chk_set *c, chk_actor *a, const sim_rec *r,
   }
   a->fire_last_idx[a->fire_streak % 4] = idx;
   a->fire_streak++;
-  if (a->fire_reported || r->t_us - a->fire_t0 <= c->p.keepalive_idle_us)
+  if (a->fire_reported || r->t_us - a->fire_t0 <= chk__params(c)->keepalive_idle_us)
     return;
   a->fire_reported = 1;
   char bd[32], t0[32], t1[32];
@@ -147,7 +210,7 @@ static void chk_alarm_fire(chk_set *c, chk_actor *a, const sim_rec *r,
 /* A lease taken by the alarm handler itself does not count as something
 ** else keeping the actor busy: re-taking it on every wake is how the
 ** heartbeat becomes perpetual (#1703/#1704). */
-static void chk_keepalive(chk_actor *a, const sim_rec *r, uint64_t idx) {
+static void chk_keepalive(ca_actor *a, const sim_rec *r, uint64_t idx) {
   a->refs = r->a;
   if (r->a > 0) {
     if (r->b > 0) {
@@ -161,17 +224,17 @@ static void chk_keepalive(chk_actor *a, const sim_rec *r, uint64_t idx) {
 }
 
 static int chk_user_callback(const chk_set *c, uint32_t s) {
-  return strncmp(sim_trace_str(c->trace, s), "_cf_", 4) != 0;
+  return strncmp(sim_trace_str(chk__trace(c), s), "_cf_", 4) != 0;
 }
 
 /* ---- records ------------------------------------------------------------ */
 
-void chk__actor_record(chk_set *c, const sim_rec *r, uint64_t idx) {
+static void actor_record(chk_set *c, void *st, const sim_rec *r, uint64_t idx) {
   if (r->kind == RT_EV_FAULT) {
-    chk_serve_reset(c);
+    chk_serve_reset(st);
     return;
   }
-  chk_actor *a = chk__actor(c, r->actor);
+  ca_actor *a = ca_get(c, st, r->actor);
   if (!a) return;
   switch (r->kind) {
     case RT_EV_ACTOR_WAKE:
@@ -182,7 +245,7 @@ void chk__actor_record(chk_set *c, const sim_rec *r, uint64_t idx) {
       a->attempt++;
       break;
     case RT_EV_STARTUP_OK:
-      chk__actor_progress(c, r->actor);
+      actor_progress(c, st, r->actor);
       break;
     case RT_EV_GATE_TIMEOUT:
     case RT_EV_STARTUP_FAIL:
@@ -229,6 +292,25 @@ void chk__actor_record(chk_set *c, const sim_rec *r, uint64_t idx) {
   }
 }
 
-void chk__actor_finish(chk_set *c, int64_t end_us) {
-  for (uint32_t i = 0; i < c->n_actors; i++) chk_serve_finish(c, i, end_us);
+static void actor_finish(chk_set *c, void *st, int64_t end_us) {
+  ca_state *s = st;
+  for (uint32_t i = 0; i < s->n; i++) chk_serve_finish(c, s, i, end_us);
 }
+
+static void *actor_make(chk_set *c) {
+  (void)c;
+  return calloc(1, sizeof(ca_state));
+}
+
+static void actor_free(void *st) {
+  ca_state *s = st;
+  if (s) free(s->v);
+  free(s);
+}
+
+const chk_class chk__actor_class = {.name = "actor",
+                                    .make = actor_make,
+                                    .on_progress = actor_progress,
+                                    .on_record = actor_record,
+                                    .on_finish = actor_finish,
+                                    .free = actor_free};

@@ -32,7 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checks/chk_internal.h"
+#include "checks/chk_reg.h"
+#include "runtime/rt_events.h"
 
 #define CC_NONE UINT32_MAX
 
@@ -117,13 +118,15 @@ struct chk_chat {
 
 /* ---- tables ------------------------------------------------------------- */
 
-static struct chk_chat *cc_state(chk_set *c) {
-  if (c->chat) return c->chat;
+extern const chk_class chk__chat_class;
+
+/* The chat checker's state in c. */
+#define CHAT(c) ((struct chk_chat *)chk_state((c), &chk__chat_class))
+
+static void *chat_make(chk_set *c) {
+  (void)c;
   struct chk_chat *s = calloc(1, sizeof *s);
-  if (!s) {
-    c->oom = 1;
-    return NULL;
-  }
+  if (!s) return NULL;
   s->qs.sz = sizeof(cc_q);
   s->users.sz = sizeof(cc_user);
   s->msgs.sz = sizeof(cc_msg);
@@ -131,7 +134,7 @@ static struct chk_chat *cc_state(chk_set *c) {
   s->reqs.sz = sizeof(cc_req);
   s->resps.sz = sizeof(cc_resp);
   s->fibers.sz = sizeof(cc_head);
-  return c->chat = s;
+  return s;
 }
 
 static void *cc_at(cc_tab *t, uint32_t i) { return (char *)t->v + (size_t)i * t->sz; }
@@ -148,14 +151,14 @@ static uint32_t cc_find(chk_set *c, cc_tab *t, uint32_t actor, int64_t key, int 
     size_t nc = t->cap ? t->cap * 2 : 16;
     void *nv = realloc(t->v, nc * t->sz);
     if (!nv) {
-      c->oom = 1;
+      chk__oom(c);
       return CC_NONE;
     }
     t->v = nv;
     t->cap = nc;
   }
   if (t->n >= UINT32_MAX - 1 || chk__map_put(&t->ix, k, (uint32_t)t->n) != 0) {
-    c->oom = 1;
+    chk__oom(c);
     return CC_NONE;
   }
   cc_head *h = cc_at(t, (uint32_t)t->n);
@@ -169,16 +172,17 @@ static cc_q *q_of(struct chk_chat *s, uint32_t i) {
 }
 
 static cc_turn *turn_of(chk_set *c, uint32_t actor, int64_t req) {
-  uint32_t i = cc_find(c, &c->chat->turns, actor, req, 0, NULL, 0);
-  return i == CC_NONE ? NULL : (cc_turn *)cc_at(&c->chat->turns, i);
+  struct chk_chat *s = CHAT(c);
+  uint32_t i = cc_find(c, &s->turns, actor, req, 0, NULL, 0);
+  return i == CC_NONE ? NULL : (cc_turn *)cc_at(&s->turns, i);
 }
 
-static const char *str(chk_set *c, uint32_t id) { return sim_trace_str(c->trace, id); }
+static const char *str(chk_set *c, uint32_t id) { return sim_trace_str(chk__trace(c), id); }
 
 /* ---- chat_no_lost_user_message ------------------------------------------- */
 
 static void cc_ack(chk_set *c, const sim_rec *r, uint64_t idx) {
-  struct chk_chat *s = c->chat;
+  struct chk_chat *s = CHAT(c);
   uint32_t ri = cc_find(c, &s->reqs, r->actor, r->a, 0, NULL, 0), ui;
   char t1[32];
   if (ri == CC_NONE) return;
@@ -211,21 +215,25 @@ static void cc_user_rollback(chk_set *c, cc_user *u, const sim_rec *r, uint64_t 
 
 static void cc_resolve_turn(chk_set *c, uint32_t actor, int64_t req) {
   cc_turn *t = turn_of(c, actor, req);
-  cc_q *q = t ? q_of(c->chat, t->q) : NULL;
+  cc_q *q = t ? q_of(CHAT(c), t->q) : NULL;
   if (q) q->resolved = 1;
 }
 
-void chk__chat_finish(chk_set *c, int64_t end_us) {
-  struct chk_chat *s = c->chat;
+static void chat_finish(chk_set *c, void *st, int64_t end_us) {
+  struct chk_chat *s = st;
   char t1[32], t2[32], bd[32];
+  int64_t fault_t;
+  uint64_t fault_idx;
+  int has_fault = chk__last_fault(c, &fault_t, &fault_idx);
+  int64_t bound = chk__params(c)->recovery_bound_us;
   for (size_t i = 0; s && i < s->users.n; i++) {
     cc_user *u = cc_at(&s->users, (uint32_t)i);
     cc_q *q = q_of(s, u->q);
-    int64_t from = c->has_fault && c->last_fault_t > u->commit_t ? c->last_fault_t : u->commit_t;
+    int64_t from = has_fault && fault_t > u->commit_t ? fault_t : u->commit_t;
     if (u->state != 1 || u->reported || !q || q->resolved ||
-        end_us - from < c->p.recovery_bound_us)
+        end_us - from < bound)
       continue;
-    uint64_t chain[3] = {u->h.idx, u->commit_idx, c->has_fault ? c->last_fault_idx : CHK_NO_INDEX};
+    uint64_t chain[3] = {u->h.idx, u->commit_idx, has_fault ? fault_idx : CHK_NO_INDEX};
     u->reported = 1;
     chk__violate(c, CHK_CHAT_NO_LOST_USER_MESSAGE, u->h.actor, end_us, u->h.key, CHK_NO_INDEX,
                  chain, 3,
@@ -233,7 +241,7 @@ void chk__chat_finish(chk_set *c, int64_t end_us) {
                  "never answered, told an error or taken over by t=%ss (bound %s)",
                  u->h.key, u->req, chk__secs(t1, sizeof t1, u->commit_t),
                  chk__secs(t2, sizeof t2, end_us),
-                 chk__dur(bd, sizeof bd, c->p.recovery_bound_us));
+                 chk__dur(bd, sizeof bd, bound));
   }
 }
 
@@ -318,8 +326,8 @@ static void cc_continue_target(chk_set *c, cc_turn *t, const sim_rec *r, uint64_
   chk__violate(c, CHK_CHAT_CONTINUATION_APPENDS, r->actor, r->t_us, t->target, idx, chain, 3,
                "continuation turn %" PRId64 " of interrupted turn %" PRId64 " (answering "
                "\"%.50s\") appends to message %" PRId64 ", which answers \"%.50s\"",
-               t->h.key, o->h.key, str(c, (uint32_t)q_of(c->chat, o->q)->h.key), t->target,
-               str(c, (uint32_t)q_of(c->chat, t->q)->h.key));
+               t->h.key, o->h.key, str(c, (uint32_t)q_of(CHAT(c), o->q)->h.key), t->target,
+               str(c, (uint32_t)q_of(CHAT(c), t->q)->h.key));
 }
 
 /* ---- chat_no_regeneration --------------------------------------------------- */
@@ -329,7 +337,7 @@ static void cc_pend_push(chk_set *c, const sim_rec *r, uint64_t idx, int is_user
 /* Generation p of user text q became retrievable (completed and its id
 ** durably stashed), at record idx. */
 static void cc_retrievable(chk_set *c, const cc_resp *p, const sim_rec *r, uint64_t idx) {
-  cc_q *q = q_of(c->chat, p->q);
+  cc_q *q = q_of(CHAT(c), p->q);
   if (!q || q->stored_done) return;
   q->stored_done = 1;
   q->stored_resp = p->h.key;
@@ -338,7 +346,7 @@ static void cc_retrievable(chk_set *c, const cc_resp *p, const sim_rec *r, uint6
 }
 
 static void cc_upstream(chk_set *c, const sim_rec *r, uint64_t idx) {
-  struct chk_chat *s = c->chat;
+  struct chk_chat *s = CHAT(c);
   uint32_t qi = cc_find(c, &s->qs, r->actor, r->s, 1, r, idx);
   uint32_t pi = cc_find(c, &s->resps, r->actor, r->a, 1, r, idx);
   cc_q *q = q_of(s, qi);
@@ -364,7 +372,7 @@ static void cc_upstream(chk_set *c, const sim_rec *r, uint64_t idx) {
 
 /* A chat fiber's stash (b: the response id) waits for its commit. */
 static void cc_stash(chk_set *c, const sim_rec *r, uint64_t idx) {
-  struct chk_chat *s = c->chat;
+  struct chk_chat *s = CHAT(c);
   uint32_t pi;
   if (r->b <= 0 || cc_find(c, &s->fibers, r->actor, r->a, 0, NULL, 0) == CC_NONE) return;
   if ((pi = cc_find(c, &s->resps, r->actor, r->b, 1, r, idx)) == CC_NONE) return;
@@ -377,12 +385,12 @@ static void cc_stash(chk_set *c, const sim_rec *r, uint64_t idx) {
 /* ---- transactions ------------------------------------------------------------ */
 
 static void cc_pend_push(chk_set *c, const sim_rec *r, uint64_t idx, int is_user, uint32_t i) {
-  struct chk_chat *s = c->chat;
+  struct chk_chat *s = CHAT(c);
   if (s->n_pend == s->cap_pend) {
     size_t nc = s->cap_pend ? s->cap_pend * 2 : 16;
     cc_pend *np = realloc(s->pend, nc * sizeof *np);
     if (!np) {
-      c->oom = 1;
+      chk__oom(c);
       return;
     }
     s->pend = np;
@@ -395,7 +403,7 @@ static void cc_pend_push(chk_set *c, const sim_rec *r, uint64_t idx, int is_user
 
 static void cc_apply_assistant(chk_set *c, const cc_pend *pd, const sim_rec *r,
                                uint64_t idx) {
-  struct chk_chat *s = c->chat;
+  struct chk_chat *s = CHAT(c);
   cc_msg *m = cc_at(&s->msgs, pd->i);
   cc_turn *t = turn_of(c, pd->actor, pd->writer);
   cc_q *q = q_of(s, pd->q);
@@ -410,7 +418,7 @@ static void cc_apply_assistant(chk_set *c, const cc_pend *pd, const sim_rec *r,
 
 /* Commits (commit = 1) or rolls back the chat writes of txn r->a. */
 static void cc_txn_end(chk_set *c, const sim_rec *r, uint64_t idx, int commit) {
-  struct chk_chat *s = c->chat;
+  struct chk_chat *s = CHAT(c);
   size_t keep = 0;
   for (size_t i = 0; i < s->n_pend; i++) {
     cc_pend pd = s->pend[i];
@@ -442,7 +450,7 @@ static void cc_txn_end(chk_set *c, const sim_rec *r, uint64_t idx, int commit) {
 /* ---- records ------------------------------------------------------------------- */
 
 static void cc_user_rec(chk_set *c, const sim_rec *r, uint64_t idx) {
-  struct chk_chat *s = c->chat;
+  struct chk_chat *s = CHAT(c);
   uint32_t qi = cc_find(c, &s->qs, r->actor, r->s, 1, r, idx);
   uint32_t ui = cc_find(c, &s->users, r->actor, r->a, 1, r, idx);
   uint32_t ri = cc_find(c, &s->reqs, r->actor, r->b, 1, r, idx);
@@ -455,7 +463,7 @@ static void cc_user_rec(chk_set *c, const sim_rec *r, uint64_t idx) {
 }
 
 static void cc_turn_rec(chk_set *c, const sim_rec *r, uint64_t idx) {
-  struct chk_chat *s = c->chat;
+  struct chk_chat *s = CHAT(c);
   uint32_t qi = cc_find(c, &s->qs, r->actor, r->s, 1, r, idx);
   uint32_t ti = cc_find(c, &s->turns, r->actor, r->a, 1, r, idx);
   if (ti == CC_NONE) return;
@@ -469,31 +477,29 @@ static void cc_turn_rec(chk_set *c, const sim_rec *r, uint64_t idx) {
 }
 
 static void cc_resume_rec(chk_set *c, const sim_rec *r, uint64_t idx) {
-  uint32_t ti = cc_find(c, &c->chat->turns, r->actor, r->a, 1, r, idx);
+  struct chk_chat *s = CHAT(c);
+  uint32_t ti = cc_find(c, &s->turns, r->actor, r->a, 1, r, idx);
   if (ti == CC_NONE) return;
-  cc_turn *t = cc_at(&c->chat->turns, ti);
+  cc_turn *t = cc_at(&s->turns, ti);
   t->origin = r->b;
   t->resume_idx = idx;
 }
 
 #define CHAT_FIBER "__cf_internal_chat_turn:"
 
-void chk__chat_record(chk_set *c, const sim_rec *r, uint64_t idx) {
+static void chat_record(chk_set *c, void *st, const sim_rec *r, uint64_t idx) {
   uint32_t i;
+  struct chk_chat *s = st;
   int chat_fiber = r->kind == RT_EV_FIBER_START &&
                    strncmp(str(c, r->s), CHAT_FIBER, sizeof CHAT_FIBER - 1) == 0;
-  if (((r->kind >= RT_EV_CHAT_TURN && r->kind <= RT_EV_CHAT_RECOVERY) || chat_fiber) &&
-      !cc_state(c))
-    return;
-  if (!c->chat) return;
   switch (r->kind) {
     case RT_EV_FIBER_START:
-      if (chat_fiber) cc_find(c, &c->chat->fibers, r->actor, r->a, 1, r, idx);
+      if (chat_fiber) cc_find(c, &s->fibers, r->actor, r->a, 1, r, idx);
       break;
     case RT_EV_STASH: cc_stash(c, r, idx); break;
     case RT_EV_CHAT_USER: cc_user_rec(c, r, idx); break;
     case RT_EV_CHAT_ASSISTANT:
-      if ((i = cc_find(c, &c->chat->msgs, r->actor, r->a, 1, r, idx)) != CC_NONE)
+      if ((i = cc_find(c, &s->msgs, r->actor, r->a, 1, r, idx)) != CC_NONE)
         cc_pend_push(c, r, idx, 0, i);
       break;
     case RT_EV_CHAT_TURN:
@@ -521,8 +527,8 @@ static void cc_tab_free(cc_tab *t) {
   chk__map_free(&t->ix);
 }
 
-void chk__chat_free(chk_set *c) {
-  struct chk_chat *s = c->chat;
+static void chat_free(void *st) {
+  struct chk_chat *s = st;
   if (!s) return;
   cc_tab_free(&s->qs);
   cc_tab_free(&s->users);
@@ -533,5 +539,10 @@ void chk__chat_free(chk_set *c) {
   cc_tab_free(&s->fibers);
   free(s->pend);
   free(s);
-  c->chat = NULL;
 }
+
+const chk_class chk__chat_class = {.name = "chat",
+                                   .make = chat_make,
+                                   .on_record = chat_record,
+                                   .on_finish = chat_finish,
+                                   .free = chat_free};

@@ -26,7 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checks/chk_internal.h"
+#include "checks/chk_reg.h"
+#include "runtime/rt_events.h"
 
 enum { R_MISSING = 1, R_MONO = 2, R_ORDER = 4, R_DUP = 8, R_STARTED = 16, R_ABORT = 32,
        R_CANCEL = 64 };
@@ -71,12 +72,10 @@ struct chk_exec {
   chk_map ix;
 };
 
+extern const chk_class chk__exec_class;
+
 static ce_turn *ce_get(chk_set *c, uint32_t actor, int64_t id) {
-  if (!c->exec && !(c->exec = calloc(1, sizeof *c->exec))) {
-    c->oom = 1;
-    return NULL;
-  }
-  struct chk_exec *x = c->exec;
+  struct chk_exec *x = chk_state(c, &chk__exec_class);
   uint64_t k[4] = {actor, (uint64_t)id, 2, 0};
   uint32_t i;
   if (chk__map_get(&x->ix, k, &i)) return &x->turns[i];
@@ -84,14 +83,14 @@ static ce_turn *ce_get(chk_set *c, uint32_t actor, int64_t id) {
     size_t nc = x->cap ? 2 * x->cap : 16;
     ce_turn *nt = realloc(x->turns, nc * sizeof *nt);
     if (!nt) {
-      c->oom = 1;
+      chk__oom(c);
       return NULL;
     }
     x->turns = nt;
     x->cap = nc;
   }
   if (chk__map_put(&x->ix, k, (uint32_t)x->n) != 0) {
-    c->oom = 1;
+    chk__oom(c);
     return NULL;
   }
   ce_turn *t = &x->turns[x->n++];
@@ -103,8 +102,13 @@ static ce_turn *ce_get(chk_set *c, uint32_t actor, int64_t id) {
   return t;
 }
 
-void chk__exec_free(chk_set *c) {
-  struct chk_exec *x = c->exec;
+static void *exec_make(chk_set *c) {
+  (void)c;
+  return calloc(1, sizeof(struct chk_exec));
+}
+
+static void exec_free(void *st) {
+  struct chk_exec *x = st;
   if (!x) return;
   for (size_t i = 0; i < x->n; i++) {
     free(x->turns[i].acked.v);
@@ -114,7 +118,6 @@ void chk__exec_free(chk_set *c) {
   free(x->turns);
   chk__map_free(&x->ix);
   free(x);
-  c->exec = NULL;
 }
 
 static const ce_tuple *ce_find(const ce_list *l, int64_t phase, int64_t ts) {
@@ -128,7 +131,7 @@ static void ce_add(chk_set *c, ce_list *l, const ce_tuple *tu) {
     size_t nc = l->cap ? 2 * l->cap : 8;
     ce_tuple *nv = realloc(l->v, nc * sizeof *nv);
     if (!nv) {
-      c->oom = 1;
+      chk__oom(c);
       return;
     }
     l->v = nv;
@@ -137,13 +140,10 @@ static void ce_add(chk_set *c, ce_list *l, const ce_tuple *tu) {
   l->v[l->n++] = *tu;
 }
 
-static uint32_t ce_life(chk_set *c, uint32_t actor) {
-  chk_actor *a = chk__actor(c, actor);
-  return a ? a->life : 0;
-}
+static uint32_t ce_life(chk_set *c, uint32_t actor) { return chk__actor_life(c, actor); }
 
 static const char *ce_name(const chk_set *c, const ce_tuple *tu) {
-  return sim_trace_str(c->trace, tu->name);
+  return sim_trace_str(chk__trace(c), tu->name);
 }
 
 /* Reports rule `bit` of turn t once. */
@@ -178,7 +178,7 @@ static void ce_after_failure(chk_set *c, ce_turn *t, const sim_rec *r, uint64_t 
 static void ce_call(chk_set *c, ce_turn *t, const sim_rec *r, uint64_t idx) {
   ce_tuple tu = {r->b, r->c, r->s, idx, r->t_us};
   char ph[96];
-  snprintf(ph, sizeof ph, "a %s checkpoint", sim_trace_str(c->trace, r->s));
+  snprintf(ph, sizeof ph, "a %s checkpoint", sim_trace_str(chk__trace(c), r->s));
   ce_after_failure(c, t, r, idx, ph);
   t->pend = tu;
   t->has_pend = 1;
@@ -188,7 +188,7 @@ static void ce_call(chk_set *c, ce_turn *t, const sim_rec *r, uint64_t idx) {
     chk__violate(c, CHK_CHECKPOINT_CONTRACT, r->actor, r->t_us, t->id, idx, ch, 2,
                  "turn %" PRId64 ": checkpoint %s has timestamp %" PRId64 " ms, not after "
                  "the turn's earlier %" PRId64 " ms: timestamps must be strictly monotonic "
-                 "per turn", t->id, sim_trace_str(c->trace, r->s), tu.ts, t->max_ts);
+                 "per turn", t->id, sim_trace_str(chk__trace(c), r->s), tu.ts, t->max_ts);
   }
   if (tu.ts > t->max_ts) {
     t->max_ts = tu.ts;
@@ -306,8 +306,7 @@ static void ce_restore(chk_set *c, ce_turn *t, const sim_rec *r, uint64_t idx) {
 }
 
 /* The in-memory adapter's checkpoints die with its actor's memory. */
-static void ce_death(chk_set *c, uint32_t actor) {
-  struct chk_exec *x = c->exec;
+static void ce_death(struct chk_exec *x, uint32_t actor) {
   for (size_t i = 0; x && i < x->n; i++)
     if (x->turns[i].actor == actor && x->turns[i].adapter == RT_EXEC_MEMORY) {
       x->turns[i].acked.n = 0;
@@ -315,10 +314,10 @@ static void ce_death(chk_set *c, uint32_t actor) {
     }
 }
 
-void chk__exec_record(chk_set *c, const sim_rec *r, uint64_t idx) {
+static void exec_record(chk_set *c, void *st, const sim_rec *r, uint64_t idx) {
   ce_turn *t;
   if (r->kind == RT_EV_ACTOR_DEATH) {
-    ce_death(c, r->actor);
+    ce_death(st, r->actor);
     return;
   }
   if (r->kind < RT_EV_EXEC_TURN || r->kind > RT_EV_EXEC_RESTORED) return;
@@ -332,3 +331,6 @@ void chk__exec_record(chk_set *c, const sim_rec *r, uint64_t idx) {
     default: break;
   }
 }
+
+const chk_class chk__exec_class = {
+    .name = "executor", .make = exec_make, .on_record = exec_record, .free = exec_free};

@@ -144,7 +144,8 @@ static void chk_fiber_done(chk_set *c, const sim_rec *r) {
   f->run_life = 0;
 }
 
-void chk__fiber_record(chk_set *c, const sim_rec *r, uint64_t idx) {
+static void fiber_record(chk_set *c, void *st, const sim_rec *r, uint64_t idx) {
+  (void)st;
   chk_fiber *f;
   chk_actor *a;
   switch (r->kind) {
@@ -212,8 +213,9 @@ static void chk_fiber_deleted(chk_set *c, chk_fiber *f,
                chk__secs(t2, sizeof t2, commit->t_us));
 }
 
-void chk__fiber_commit(chk_set *c, uint32_t actor, const chk_pending *pd,
-                       const sim_rec *commit, uint64_t commit_idx) {
+static void fiber_commit(chk_set *c, void *st, uint32_t actor, const chk_pending *pd,
+                         const sim_rec *commit, uint64_t commit_idx) {
+  (void)st;
   if (!pd->is_stash && pd->op != RT_W_FIBER_INSERT &&
       pd->op != RT_W_FIBER_DELETE)
     return;
@@ -238,3 +240,6 @@ void chk__fiber_commit(chk_set *c, uint32_t actor, const chk_pending *pd,
   chk__watch(c, a, 0, fi);
   if (!a->alive && !f->done) chk__stale_mark(c, 0, fi, commit->t_us, commit_idx);
 }
+
+const chk_class chk__fiber_class = {
+    .name = "fiber", .on_commit = fiber_commit, .on_record = fiber_record};

@@ -3,16 +3,21 @@
 **
 ** Not part of the public API. The core (chk.c) owns the set, the per-actor
 ** array, the fiber and tool-run tables, the transaction buffer and the
-** violation list; it hands each record to the invariant files:
+** violation list, and calls the registered checkers (chk_reg.h; the
+** built-in ones are listed in chk_builtin.c). Three of them share the
+** fiber, tool-run and actor tables declared here:
 **   chk_fiber.c    stash_durable, no_double_recovery, effects_once, and
 **                  the fiber rows of recovery_finishes (work lost)
 **   chk_toolrun.c  committed tool-run status, startup_snapshot,
 **                  toolrun_terminal_immutable
 **   chk_recovery.c recovery_finishes: stale work and its time windows
-**   chk_actor.c    no_wedge, keepalive_holds
+** The others keep their own state and include only chk_reg.h:
+**   chk_actor.c    no_wedge, keepalive_holds (its own per-actor table)
 **   chk_executor.c checkpoint_contract (seed 002; its own turn table)
 **   chk_thread.c   no_lost_update, versions_contiguous, run_state_scoped,
 **                  toolcall_state_scoped (seed 004; its own thread table)
+**   chk_chat.c     the chat turn invariants (seed 000 Layer 3)
+**   chk_lua.c      user invariants written in Lua (issue #13)
 ** Ordering rule: every decision is taken in record order, and every scan
 ** over many objects walks an array in a fixed order (actor index, then the
 ** order in which the object first appeared); hash tables only answer
@@ -25,25 +30,11 @@
 #include <stdint.h>
 
 #include "checks/chk.h"
+#include "checks/chk_reg.h"
 #include "runtime/rt_events.h"
 #include "sim/sim_trace.h"
 
-#define CHK_NO_INDEX UINT64_MAX
 #define CHK_MAX_ACTORS (1u << 20)  /* records naming a larger index are ignored */
-
-/* ---- look-up table: 4 x 64-bit key -> 32-bit value ---------------------- */
-
-typedef struct chk_map {
-  uint64_t *keys;  /* 4 per slot */
-  uint32_t *vals;  /* 0 = empty slot, else value + 1 */
-  size_t cap, n;
-} chk_map;
-
-/* 1 and *out set when key k is present, else 0. */
-int chk__map_get(const chk_map *m, const uint64_t k[4], uint32_t *out);
-/* Inserts or replaces. Returns 0, or -1 on OOM. */
-int chk__map_put(chk_map *m, const uint64_t k[4], uint32_t v);
-void chk__map_free(chk_map *m);
 
 /* ---- liveness window of one piece of interrupted work ------------------- */
 
@@ -116,16 +107,6 @@ typedef struct chk_run {
 
 /* ---- per actor ---------------------------------------------------------- */
 
-/* A durable write or stash waiting for its transaction. */
-typedef struct chk_pending {
-  int64_t txn;
-  int is_stash;        /* 1: RT_EV_STASH, 0: RT_EV_WRITE */
-  int op;              /* rt_write_op for writes */
-  int64_t key;         /* fiber/run id */
-  int64_t val;         /* stash value; tool-run status (0 = not known yet) */
-  uint64_t idx;
-} chk_pending;
-
 /* Work to watch for recovery (fibers and tool runs, first-seen order). */
 typedef struct chk_watch {
   int is_run;
@@ -148,20 +129,6 @@ typedef struct chk_actor {
   size_t n_watch, cap_watch;
   chk_life *lives;
   size_t n_lives, cap_lives;
-  /* no_wedge: streak of failed startups / gate resets */
-  int streak;
-  uint64_t streak_idx[CHK_MAX_CHAIN];  /* ring of the last counted events */
-  int64_t streak_t0;                   /* time of the first one */
-  int streak_gate, streak_startup;     /* how many of each kind */
-  int streak_reported;
-  uint32_t attempt, counted_attempt;   /* one failure per startup attempt */
-  /* no_wedge liveness: first request after the last fault */
-  int arrived;
-  int64_t arrive_t;
-  uint64_t arrive_idx;
-  int served;
-  int64_t ok_t;
-  uint64_t ok_idx;
   /* startup_snapshot */
   int64_t *snap;                    /* sorted run ids */
   size_t n_snap, cap_snap;
@@ -173,18 +140,7 @@ typedef struct chk_actor {
   uint32_t onstart_life;            /* life of the last ONSTART_BEGIN */
   uint64_t onstart_idx;
   int64_t onstart_t;
-  /* keepalive_holds */
-  int64_t refs;
-  uint64_t acquire_idx;             /* the last record that took a ref */
-  int64_t acquire_t;
-  uint64_t release_idx;             /* the last record that left refs at 0 */
-  int active;                       /* fibers running in this life */
-  int fire_streak;                  /* fires with refs 0 and nothing running */
-  int in_alarm;                     /* between an ALARM_FIRE and its ALARM_DONE */
-  int64_t fire_t0;
-  uint64_t fire_first_idx;
-  uint64_t fire_last_idx[4];
-  int fire_reported;
+  int active;                       /* fibers running in this life (chk_fiber.c) */
 } chk_actor;
 
 /* ---- effects_once ------------------------------------------------------- */
@@ -197,6 +153,12 @@ typedef struct chk_effect {
 } chk_effect;
 
 /* ---- the set ------------------------------------------------------------ */
+
+/* One registered checker (chk_register). */
+struct chk_reg {
+  const chk_class *k;
+  void *st;
+};
 
 struct chk_set {
   sim_trace *trace;
@@ -221,27 +183,11 @@ struct chk_set {
   int oom;                          /* an allocation failed: results partial */
   chk_violation_fn on_violation;
   void *on_violation_ctx;
-  struct chk_exec *exec;            /* chk_executor.c: turns (seed 002) */
-  struct chk_thr *thr;              /* chk_thread.c: threads (seed 004) */
-  struct chk_chat *chat;            /* chk_chat.c: chat turns (seed 000 Layer 3) */
+  struct chk_reg *reg;              /* the registered checkers, in order */
+  size_t n_reg, cap_reg;
   const char *const *names;         /* actor index -> name, for messages */
   uint32_t n_names;
 };
-
-/* The actor's name for a message ("parent"), or its index ("2") when no
-** name is known; written into buf (72 bytes are enough). */
-const char *chk__actor_label(const chk_set *c, uint32_t actor, char *buf, size_t n);
-
-/* Records a violation (if its invariant is enabled). chain: n record
-** indices in any order; they are sorted, de-duplicated and, past
-** CHK_MAX_CHAIN, the first one plus the latest ones are kept. */
-void chk__violate(chk_set *c, chk_invariant inv, uint32_t actor, int64_t t_us,
-                  int64_t subject, uint64_t at_index, const uint64_t *chain,
-                  int n, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 9, 10)))
-#endif
-    ;
 
 /* The actor's state, grown on demand; NULL for RT_NO_ACTOR, huge indices or
 ** OOM. */
@@ -260,33 +206,14 @@ chk_run *chk__run(chk_set *c, uint32_t actor, int64_t id, int create);
 /* Puts a fiber or run on its actor's watch list (once). */
 void chk__watch(chk_set *c, chk_actor *a, int is_run, uint32_t i);
 
-/* Formats a time as "95.000" (seconds, three decimals) into buf. */
-const char *chk__secs(char *buf, size_t n, int64_t t_us);
-/* Formats a duration as "10m", "30s", "1h30m", "1.500s". */
-const char *chk__dur(char *buf, size_t n, int64_t d_us);
+/* The built-in checker classes in registration order, NULL-terminated
+** (chk_builtin.c: the one place that names them). */
+extern const chk_class *const chk__builtin[];
 
-/* Per-file record handlers, called in this order for every record. */
-void chk__fiber_record(chk_set *c, const sim_rec *r, uint64_t idx);
-void chk__toolrun_record(chk_set *c, const sim_rec *r, uint64_t idx);
-void chk__actor_record(chk_set *c, const sim_rec *r, uint64_t idx);
-
-/* Applies one committed pending item (called by the core at commit). */
-void chk__fiber_commit(chk_set *c, uint32_t actor, const chk_pending *pd,
-                       const sim_rec *commit, uint64_t commit_idx);
-void chk__toolrun_commit(chk_set *c, uint32_t actor, const chk_pending *pd,
-                         const sim_rec *commit, uint64_t commit_idx);
-/* A write was rolled back. */
-void chk__toolrun_rollback(chk_set *c, uint32_t actor, const chk_pending *pd);
-/* A committed transaction on actor with at least one write. */
-void chk__actor_progress(chk_set *c, uint32_t actor);
-
-/* Window bookkeeping of the watch lists (chk_recovery.c): on a death, on a
-** wake, when work is resolved or becomes stale, and at the end. */
-void chk__stale_death(chk_set *c, uint32_t actor, const sim_rec *r,
-                      uint64_t idx);
-void chk__stale_wake(chk_set *c, uint32_t actor, const sim_rec *r,
-                     uint64_t idx);
-/* As chk__stale_resolve for a fiber given up explicitly (#1729
+/* Window bookkeeping of the watch lists (chk_recovery.c), for the fiber
+** and tool-run checkers: when work is given up, resolved or becomes
+** stale.
+** chk__stale_give_up: as chk__stale_resolve for a fiber given up explicitly (#1729
 ** max_age_exceeded): a late give-up is reported as a give-up, never as a
 ** recovery. */
 void chk__stale_give_up(chk_set *c, uint32_t i, int64_t t_us, uint64_t idx);
@@ -295,22 +222,4 @@ void chk__stale_resolve(chk_set *c, int is_run, uint32_t i, int64_t t_us,
                         uint64_t idx);
 void chk__stale_mark(chk_set *c, int is_run, uint32_t i, int64_t t_us,
                      uint64_t idx);
-void chk__stale_finish(chk_set *c, int64_t end_us);
-
-/* Liveness at the end (chk_actor.c). */
-void chk__actor_finish(chk_set *c, int64_t end_us);
-
-/* Checkpoint executor (chk_executor.c) and thread store (chk_thread.c):
-** their own record handlers (called after the ones above) and cleanup. */
-void chk__exec_record(chk_set *c, const sim_rec *r, uint64_t idx);
-void chk__exec_free(chk_set *c);
-void chk__thread_record(chk_set *c, const sim_rec *r, uint64_t idx);
-void chk__thread_free(chk_set *c);
-
-/* Chat turns (chk_chat.c): record handler (after the ones above), the
-** end-of-run check (unanswered user messages), cleanup. */
-void chk__chat_record(chk_set *c, const sim_rec *r, uint64_t idx);
-void chk__chat_finish(chk_set *c, int64_t end_us);
-void chk__chat_free(chk_set *c);
-
 #endif

@@ -142,8 +142,9 @@ static int chk_watch_interrupted(chk_set *c, const chk_watch *w) {
   return f->inserted && !f->deleted && !f->done;
 }
 
-void chk__stale_death(chk_set *c, uint32_t actor, const sim_rec *r,
-                      uint64_t idx) {
+static void recovery_death(chk_set *c, void *st_, const sim_rec *r, uint64_t idx) {
+  (void)st_;
+  uint32_t actor = r->actor;
   chk_actor *a = chk__actor(c, actor);
   if (!a) return;
   size_t keep = 0;
@@ -167,8 +168,9 @@ void chk__stale_death(chk_set *c, uint32_t actor, const sim_rec *r,
   a->n_watch = keep;
 }
 
-void chk__stale_wake(chk_set *c, uint32_t actor, const sim_rec *r,
-                     uint64_t idx) {
+static void recovery_wake(chk_set *c, void *st_, const sim_rec *r, uint64_t idx) {
+  (void)st_;
+  uint32_t actor = r->actor;
   chk_actor *a = chk__actor(c, actor);
   if (!a) return;
   for (size_t k = 0; k < a->n_watch; k++) {
@@ -194,7 +196,8 @@ static int chk_awake_after(const chk_actor *a, int64_t x, int64_t *w_t,
   return 0;
 }
 
-void chk__stale_finish(chk_set *c, int64_t end_us) {
+static void recovery_finish(chk_set *c, void *st_, int64_t end_us) {
+  (void)st_;
   int64_t bound = c->p.recovery_bound_us;
   for (uint32_t ai = 0; ai < c->n_actors; ai++) {
     chk_actor *a = &c->actors[ai];
@@ -216,3 +219,8 @@ void chk__stale_finish(chk_set *c, int64_t end_us) {
     }
   }
 }
+
+const chk_class chk__recovery_class = {.name = "recovery",
+                                       .on_wake = recovery_wake,
+                                       .on_death = recovery_death,
+                                       .on_finish = recovery_finish};

@@ -25,7 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checks/chk_internal.h"
+#include "checks/chk_reg.h"
+#include "runtime/rt_events.h"
 
 typedef struct ct_path {
   uint32_t path;            /* interned: equal content, equal id */
@@ -69,7 +70,7 @@ static int ct_grow(chk_set *c, void **arr, size_t *cap, size_t n, size_t sz) {
   size_t nc = *cap ? 2 * *cap : 8;
   void *na = realloc(*arr, nc * sz);
   if (!na) {
-    c->oom = 1;
+    chk__oom(c);
     return -1;
   }
   *arr = na;
@@ -77,18 +78,13 @@ static int ct_grow(chk_set *c, void **arr, size_t *cap, size_t n, size_t sz) {
   return 0;
 }
 
-static ct_thread *ct_get(chk_set *c, uint32_t actor, int64_t id) {
-  if (!c->thr && !(c->thr = calloc(1, sizeof *c->thr))) {
-    c->oom = 1;
-    return NULL;
-  }
-  struct chk_thr *x = c->thr;
+static ct_thread *ct_get(chk_set *c, struct chk_thr *x, uint32_t actor, int64_t id) {
   uint64_t k[4] = {actor, (uint64_t)id, 3, 0};
   uint32_t i;
   if (chk__map_get(&x->ix, k, &i)) return &x->v[i];
   if (ct_grow(c, (void **)&x->v, &x->cap, x->n, sizeof *x->v) ||
       chk__map_put(&x->ix, k, (uint32_t)x->n) != 0) {
-    c->oom = 1;
+    chk__oom(c);
     return NULL;
   }
   ct_thread *t = &x->v[x->n++];
@@ -99,8 +95,13 @@ static ct_thread *ct_get(chk_set *c, uint32_t actor, int64_t id) {
   return t;
 }
 
-void chk__thread_free(chk_set *c) {
-  struct chk_thr *x = c->thr;
+static void *thread_make(chk_set *c) {
+  (void)c;
+  return calloc(1, sizeof(struct chk_thr));
+}
+
+static void thread_free(void *st) {
+  struct chk_thr *x = st;
   if (!x) return;
   for (size_t i = 0; i < x->n; i++) {
     free(x->v[i].state);
@@ -111,7 +112,6 @@ void chk__thread_free(chk_set *c) {
   free(x->v);
   chk__map_free(&x->ix);
   free(x);
-  c->thr = NULL;
 }
 
 static int ct_once(ct_thread *t, chk_invariant inv) {
@@ -176,7 +176,7 @@ static void ct_run_scope(chk_set *c, ct_thread *t, const sim_rec *r, uint64_t id
                  "thread %" PRId64 ": run %" PRId64 " started (version %" PRId64 ") with "
                  "Run-scoped \"%s\" of run %" PRId64 " still in the thread state: prepare_run "
                  "must delete Run-scoped paths", t->id, r->c, r->b,
-                 sim_trace_str(c->trace, p->path), p->run);
+                 sim_trace_str(chk__trace(c), p->path), p->run);
     return;
   }
 }
@@ -193,7 +193,7 @@ static void ct_call_scope(chk_set *c, ct_thread *t, const sim_rec *r, uint64_t i
                    "thread %" PRId64 ": tool call %" PRId64 " resolved at version %" PRId64
                    " but \"%s\" is still in the thread state: ToolCall-scoped state is "
                    "cleaned when the call resolves", t->id, p->call, r->b,
-                   sim_trace_str(c->trace, p->path));
+                   sim_trace_str(chk__trace(c), p->path));
       return;
     }
 }
@@ -221,10 +221,10 @@ static void ct_patch(chk_set *c, ct_thread *t, const sim_rec *r, uint64_t idx) {
   op->p.idx = idx;
 }
 
-void chk__thread_record(chk_set *c, const sim_rec *r, uint64_t idx) {
+static void thread_record(chk_set *c, void *st, const sim_rec *r, uint64_t idx) {
   ct_thread *t;
   if (r->kind < RT_EV_THREAD_LOAD || r->kind > RT_EV_THREAD_RUN) return;
-  if (!(t = ct_get(c, r->actor, r->a))) return;
+  if (!(t = ct_get(c, st, r->actor, r->a))) return;
   switch (r->kind) {
     case RT_EV_THREAD_APPEND:
       t->open = 1;
@@ -244,3 +244,6 @@ void chk__thread_record(chk_set *c, const sim_rec *r, uint64_t idx) {
     default: break;
   }
 }
+
+const chk_class chk__thread_class = {
+    .name = "thread", .make = thread_make, .on_record = thread_record, .free = thread_free};

@@ -218,7 +218,8 @@ static void chk_tool_effect(chk_set *c, const sim_rec *r, uint64_t idx) {
                r->a, chk__secs(t2, sizeof t2, r->t_us));
 }
 
-void chk__toolrun_record(chk_set *c, const sim_rec *r, uint64_t idx) {
+static void toolrun_record(chk_set *c, void *st, const sim_rec *r, uint64_t idx) {
+  (void)st;
   chk_actor *a = chk__actor(c, r->actor);
   if (!a) return;
   switch (r->kind) {
@@ -269,8 +270,9 @@ static int chk_is_run_write(const chk_pending *pd) {
          (pd->op == RT_W_TOOLRUN_INSERT || pd->op == RT_W_TOOLRUN_STATUS);
 }
 
-void chk__toolrun_commit(chk_set *c, uint32_t actor, const chk_pending *pd,
-                         const sim_rec *commit, uint64_t commit_idx) {
+static void toolrun_commit(chk_set *c, void *st, uint32_t actor, const chk_pending *pd,
+                           const sim_rec *commit, uint64_t commit_idx) {
+  (void)st;
   if (!chk_is_run_write(pd)) return;
   chk_run *run = chk__run(c, actor, pd->key, 1);
   if (!run) return;
@@ -286,8 +288,14 @@ void chk__toolrun_commit(chk_set *c, uint32_t actor, const chk_pending *pd,
     chk_apply(c, run, RT_TR_STARTING, commit->t_us, commit_idx);
 }
 
-void chk__toolrun_rollback(chk_set *c, uint32_t actor, const chk_pending *pd) {
+static void toolrun_rollback(chk_set *c, void *st, uint32_t actor, const chk_pending *pd) {
+  (void)st;
   if (!chk_is_run_write(pd)) return;
   chk_run *run = chk__run(c, actor, pd->key, 0);
   if (run && run->uw_state == 1 && run->uw_txn == pd->txn) run->uw_state = 3;
 }
+
+const chk_class chk__toolrun_class = {.name = "toolrun",
+                                      .on_commit = toolrun_commit,
+                                      .on_rollback = toolrun_rollback,
+                                      .on_record = toolrun_record};

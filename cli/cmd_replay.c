@@ -100,6 +100,7 @@ static int replay(const replay_opts *o, const cJSON *doc, scn_scenario *sc) {
     fprintf(stderr, "%s\n", err);
     return 2;
   }
+  if (sc->note[0]) printf("note: %s\n", sc->note);
   int ci = find_case(sc, variant);
   scn_result res;
   if (ci < 0 || scn_run_case(sc, ci, seed, (sim_strategy)strat, &res)) {

@@ -272,6 +272,7 @@ static void record_free(run_record *rec) {
 }
 
 static uint32_t crash_check_mask(const scn_case *cs);
+static void add_error(run_state *st, const char *file, const char *msg);
 
 /* The progress line on a terminal (stderr) for a seed range, at most 5
 ** times a second. */
@@ -312,8 +313,9 @@ static int run_one(run_state *st, const scn_scenario *sc, int ci, uint64_t seed)
   int rc = scn_run_case_ex(sc, ci, seed, strat, &ro, &rec->res);
   size_t n_rec = rpt_recovery_stream_end(rs);
   ro.observer = NULL; /* a second run (--check-determinism) is not measured again */
-  if (rc) {
+  if (rc) { /* e.g. a Lua invariant's error: also in the JSON "errors" and JUnit */
     fprintf(stderr, "revenant: %s: %s\n", sc->file, rec->res.failure);
+    add_error(st, sc->file, rec->res.failure);
     record_free(rec);
     return -1;
   }
@@ -530,7 +532,10 @@ static int is_repro_file(const char *path) {
 static scn_scenario *load_one(run_state *st, const char *path) {
   char err[1024];
   scn_scenario *sc = calloc(1, sizeof *sc); /* large: off the stack */
-  if (sc && scn_load(path, sc, err, sizeof err) == 0) return sc;
+  if (sc && scn_load(path, sc, err, sizeof err) == 0) {
+    if (sc->note[0]) fprintf(stderr, "revenant: %s: note: %s\n", path, sc->note);
+    return sc;
+  }
   if (!sc) snprintf(err, sizeof err, "%s: out of memory", path);
   else if (is_repro_file(path))
     snprintf(err, sizeof err, "%s: this is a repro file, not a scenario: use revenant replay %s", path, path);

@@ -29,8 +29,9 @@ static const char shrink_usage[] =
     "                     or the first case whose expectation fails)\n"
     "  --seed N           the seed (default: the repro's or the file's)\n"
     "  --strategy S       fifo | random | pct (default: the repro's or the file's)\n"
-    "  --invariant NAME   the invariant to keep violated (default: the first\n"
-    "                     unexpected violation, else the first expected one)\n"
+    "  --invariant NAME   the invariant to keep violated, built-in or one the file's\n"
+    "                     Lua scripts register (default: the first unexpected\n"
+    "                     violation, else the first expected one)\n"
     "  -o FILE            where to write the result (default revenant-out/NAME-shrunk.json)\n"
     "  --time D           wall-time budget (default 60s); the best so far is kept\n"
     "  -h, --help         show this help\n"
@@ -40,6 +41,7 @@ static const char shrink_usage[] =
 
 typedef struct shrink_opts {
   const char *file, *only_case, *out;
+  const char *invariant_name;   /* --invariant: a Lua one is known only once FILE loads */
   int have_seed, strategy, invariant;
   uint64_t seed;
   int64_t time_us;
@@ -69,7 +71,7 @@ static int shrink_opt(shrink_opts *o, const char *a, const char *v) {
   } else if (!strcmp(a, "--strategy")) {
     if ((o->strategy = sim_strategy_parse(v)) < 0) return usage_error("unknown strategy (fifo, random, pct):", v);
   } else if (!strcmp(a, "--invariant")) {
-    if ((o->invariant = chk_invariant_parse(v)) < 0) return usage_error("unknown invariant:", v);
+    o->invariant_name = v;
   } else if (scn_parse_duration(v, &o->time_us) || o->time_us <= 0) {
     return usage_error("expected a duration such as 60s:", v);
   }
@@ -140,6 +142,7 @@ static int load_input(const shrink_opts *o, shrink_in *in) {
     in->st = in->sc.strategy;
   }
   cJSON_Delete(doc);
+  if (!rc && in->sc.note[0]) fprintf(stderr, "revenant shrink: note: %s\n", in->sc.note);
   if (rc) {
     fprintf(stderr, "%s\n", err);
     return 2;
@@ -211,7 +214,13 @@ static int shrink_main(const shrink_opts *o, shrink_in *in, scn_scenario *out) {
   char err[1024], path[1024], b1[400], b2[400];
   scn_shrink_stats st;
   double t0 = cli_wall_now(), deadline = t0 + (double)o->time_us / 1e6;
-  scn_shrink_opts so = {o->invariant, out_of_time, &deadline};
+  int inv = o->invariant_name ? chk_invariant_parse(o->invariant_name) : -1;
+  if (o->invariant_name && inv < 0) {
+    fprintf(stderr, "revenant shrink: unknown invariant: %s (neither built-in nor registered by %s's invariants)\n",
+            o->invariant_name, o->file);
+    return 2;
+  }
+  scn_shrink_opts so = {inv, out_of_time, &deadline};
   printf("shrink %s [%s] seed=0x%" PRIx64 " %s\n", in->sc.name, in->sc.cases[in->ci].label, in->seed,
          sim_strategy_name(in->st));
   if (scn_shrink(&in->sc, in->ci, in->seed, in->st, &so, out, &st, err, sizeof err)) {

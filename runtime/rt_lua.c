@@ -427,6 +427,8 @@ static int fail(rt_lua *x, rt_lua_co *co, int st) {
   lua_rawgeti(x->L, LUA_REGISTRYINDEX, co->ref);
   lua_pushinteger(x->L, kind);
   if (lua_pcall(x->L, 2, 1, 0) == LUA_OK) set_err(x, lua_tostring(x->L, -1));
+  else if (kind == RT_LUA_ERR_MEMORY) /* the message itself found no room (a huge identity map) */
+    snprintf(x->err, sizeof x->err, "memory cap of %zu bytes exceeded (no room left for a traceback)", x->cap);
   else snprintf(x->err, sizeof x->err, "error while reporting a Lua error (kind %d)", kind);
   lua_pop(x->L, 1);
   co->nres = 0;

@@ -16,6 +16,7 @@
 
 #include "checks/chk.h"
 #include "checks/chk_facts.h"
+#include "checks/chk_lua.h"
 #include "faults/flt.h"
 #include "runtime/rt.h"
 #include "sim/sim.h"
@@ -95,9 +96,9 @@ typedef struct scn_case {
 } scn_case;
 
 /* The Lua script of an actor (issue #13; docs/scripting.md). */
-#define SCN_MAX_SCRIPT_BYTES (256 * 1024)
+#define SCN_MAX_AGENT_SCRIPT_BYTES (256 * 1024)
 #define SCN_MAX_SCRIPT_FNS 32
-typedef struct scn_script {
+typedef struct scn_actor_script {
   char name[128];          /* the file name as written ("" = no script): errors say name:line */
   char path[512];          /* the file it was read from ("" when inline, e.g. a repro) */
   char dir[512];           /* the folder require/dofile read (the scenario's) */
@@ -106,6 +107,19 @@ typedef struct scn_script {
   uint64_t hash;           /* FNV-1a 64 of the text */
   char fns[SCN_MAX_SCRIPT_FNS][48]; /* the functions of the table it returns */
   int n_fns;
+} scn_actor_script;
+
+/* A Lua invariant script of the scenario ("invariants"). */
+typedef struct scn_script {
+  char path[256];          /* as the scenario names it ("charged_once.lua") */
+  char file[768];          /* where it was read: the scenario's folder + path
+                              (the name in Lua errors, "file:line: ...") */
+  char origin[1024];       /* its absolute path when read from disk ("" unknown) */
+  const char *text;        /* interned for the life of the process (never freed,
+                              so copies of a scenario share it freely) */
+  size_t len;
+  uint64_t hash;           /* FNV-1a 64 of the text */
+  int embedded;            /* 1: the text came from the scenario's "scripts" */
 } scn_script;
 
 typedef struct scn_scenario {
@@ -133,10 +147,19 @@ typedef struct scn_scenario {
   chk_fact facts[SCN_MAX_FACTS]; /* expect.facts, each with the cases it applies to */
   int n_facts;
   char *source;            /* the file's text (owned), for repro files; with
-                              scripts, scn_write's text (scripts inline) */
-  scn_script scripts[SCN_MAX_ACTORS]; /* per actor: its script (name "" none) */
-  int n_scripts;           /* actors with a script */
-  int scripts_borrowed;    /* 1 in a scn_copy: the texts belong to the source */
+                              "invariants", the "scripts" they name embedded;
+                              with agent scripts, scn_write's text (inline) */
+  scn_actor_script actor_scripts[SCN_MAX_ACTORS]; /* per actor: its agent script
+                              ("script" field; name "" none) */
+  int n_actor_scripts;     /* actors with a script */
+  int actor_scripts_borrowed; /* 1 in a scn_copy: the texts belong to the source */
+  scn_script scripts[CHK_LUA_MAX_SCRIPTS]; /* "invariants", in order */
+  int n_scripts;
+  char dir[512];           /* the scenario file's folder (require in scripts) */
+  int lua_inv[CHK_LUA_MAX_INVARIANTS]; /* the invariants the scripts register */
+  int n_lua_inv;
+  char note[640];          /* said to the user on load, e.g. an embedded script
+                              that differs from the file it came from ("" none) */
 } scn_scenario;
 
 /* Loads and validates a scenario file. On error returns -1 and writes
@@ -147,9 +170,6 @@ int scn_load(const char *path, scn_scenario *out, char *err, size_t errlen);
 /* Same, from text already in memory (path is used in messages). */
 int scn_load_text(const char *path, const char *text, size_t len,
                   scn_scenario *out, char *err, size_t errlen);
-
-/* FNV-1a 64 of a script's text (the "hash" of an embedded script). */
-uint64_t scn_script_hash(const char *text, size_t len);
 
 /* Frees what a loaded scenario owns. */
 void scn_free(scn_scenario *sc);
@@ -162,7 +182,7 @@ typedef struct scn_result {
   uint64_t events;
   int64_t end_us;
   int passed;
-  char failure[512];
+  char failure[1024];
   sim *s;                  /* owned: the kernel, with the kept trace (no
                               records after a lean run that passed) */
   chk_set *checks;         /* owned */

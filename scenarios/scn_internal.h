@@ -58,4 +58,26 @@ int scn__has_sigkill(const scn_scenario *sc);
 int scn__run_sigkill(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy strategy,
                      const scn_run_opts *o, scn_result *res);
 
+/* ---- Lua invariants (scn_load_scripts.c, scn_run.c) ---------------------- */
+
+/* FNV-1a 64 of a script text (the "hash" of an embedded script). */
+uint64_t scn__script_hash(const char *text, size_t len);
+
+/* The scenario's scripts as a "scripts" JSON object (a cJSON *, the caller
+** deletes it), or NULL on OOM. */
+void *scn__scripts_json(const scn_scenario *sc);
+
+/* The scenario text (len bytes) for repro files: with "invariants" read
+** from files, minified with "scripts" embedded as its first field; else a
+** copy. Malloc'd (NULL on OOM). */
+char *scn__embed_scripts(const scn_scenario *sc, const char *text, size_t len);
+
+/* Attaches the scenario's Lua invariants to c (nothing without
+** "invariants"). 0, or -1 with the reason in err. */
+int scn__attach_lua(const scn_scenario *sc, chk_set *c, char *err, size_t errlen);
+
+/* After chk_finish: fails res with the Lua invariants' error, if one
+** stopped them. Returns 1 then, else 0. */
+int scn__lua_failed(scn_result *res);
+
 #endif

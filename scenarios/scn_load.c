@@ -13,6 +13,7 @@
 ** their expectations (those last three in scn_load_work.c). Nothing here
 ** keeps global state.
 */
+#include "scenarios/scn_internal.h"
 #include "scenarios/scn_load_internal.h"
 
 #include <sys/stat.h>
@@ -301,7 +302,7 @@ int ld_get_program(ld *L, const cJSON *obj, const char *key, int *out) {
 static const char *const top_fields[] = {
     "name", "description", "seed", "duration", "strategy", "pct_depth", "profile",
     "runtime", "programs", "actors", "workload", "faults", "checks", "expect", "cases",
-    NULL};
+    "invariants", "scripts", NULL};
 
 /* "strategy" through sim_strategy_parse; default fifo. */
 static int load_strategy(ld *L) {
@@ -1055,6 +1056,7 @@ static void profile_faults(ld *L) {
 static int load_root(ld *L) {
   if (scn_check_fields(L->d, L->root, top_fields, L->err) < 0) return -1;
   if (load_header(L) < 0 || load_base(L) < 0 || load_checks(L) < 0) return -1;
+  if (ld_load_invariants(L) < 0) return -1;
   if (load_actor_ids(L) < 0 || load_programs(L) < 0 || load_actors(L) < 0) return -1;
   if (ld_load_workload(L) < 0 || ld_load_faults(L) < 0) return -1;
   profile_faults(L);
@@ -1089,14 +1091,12 @@ int scn_load_text(const char *path, const char *text, size_t len, scn_scenario *
   L.root = scn_doc_root(d);
   snprintf(out->file, sizeof out->file, "%s", path);
   rc = load_root(&L);
-  if (rc == 0 && out->n_scripts) {
-    /* repro files and shrink output carry the scripts inline */
+  if (rc == 0 && out->n_actor_scripts) {
+    /* agent scripts: repro files and shrink output carry them inline (and
+    ** scn_write embeds the invariants' scripts too) */
     if (!(out->source = scn_write_string(out))) rc = scn_errf(&e, d, NULL, "out of memory");
-  } else if (rc == 0 && !(out->source = malloc(len + 1))) {
+  } else if (rc == 0 && !(out->source = scn__embed_scripts(out, text, len))) {
     rc = scn_errf(&e, d, NULL, "out of memory");
-  } else if (rc == 0) {
-    if (len) memcpy(out->source, text, len);
-    out->source[len] = '\0';
   }
   scn_doc_free(d);
   if (rc == 0) return 0;
@@ -1168,7 +1168,7 @@ int scn_load(const char *path, scn_scenario *out, char *err, size_t errlen) {
 
 void scn_free(scn_scenario *sc) {
   if (!sc) return;
-  scn__scripts_free(sc);
+  scn__actor_scripts_free(sc);
   free(sc->source);
   sc->source = NULL;
 }

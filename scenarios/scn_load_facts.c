@@ -441,7 +441,7 @@ static int end_table(ld *L, const cJSON *o, chk_fact *f) {
   chk_fact_end *e = &f->end;
   if (need_string(L, tn, "\"table\"") < 0) return -1;
   int ti = rt_schema_table(tn->valuestring);
-  if (ti < 0 && L->sc->n_scripts && user_table_name(tn->valuestring))
+  if (ti < 0 && L->sc->n_actor_scripts && user_table_name(tn->valuestring))
     return end_user_table(L, o, f); /* a script's own table (issue #13) */
   if (ti < 0) {
     int i = 0;

@@ -14,6 +14,7 @@
 #include <libgen.h>
 
 #include "runtime/rt_lua.h"
+#include "scenarios/scn_internal.h"
 #include "scenarios/scn_load_internal.h"
 
 /* The SDK callbacks a script may define, and those it may not yet (the
@@ -24,11 +25,6 @@ static const char *const sdk_callbacks[] = {
     "onConnect", "onMessage",        "onClose",        "onError",           "onAlarm",
     "onEmail",   "onStateUpdate",    "onFiberComplete", NULL};
 
-uint64_t scn_script_hash(const char *text, size_t len) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)text[i]) * 0x100000001b3ULL;
-  return h;
-}
 
 static int in_list(const char *s, const char *const *l) {
   for (; *l; l++)
@@ -39,10 +35,10 @@ static int in_list(const char *s, const char *const *l) {
 static int read_script(const char *path, char **text, size_t *len) {
   FILE *f = fopen(path, "rb");
   if (!f) return -1;
-  char *buf = malloc(SCN_MAX_SCRIPT_BYTES + 1);
-  size_t n = buf ? fread(buf, 1, SCN_MAX_SCRIPT_BYTES + 1, f) : 0;
+  char *buf = malloc(SCN_MAX_AGENT_SCRIPT_BYTES + 1);
+  size_t n = buf ? fread(buf, 1, SCN_MAX_AGENT_SCRIPT_BYTES + 1, f) : 0;
   fclose(f);
-  if (!buf || n > SCN_MAX_SCRIPT_BYTES) {
+  if (!buf || n > SCN_MAX_AGENT_SCRIPT_BYTES) {
     free(buf);
     errno = buf ? EFBIG : ENOMEM;
     return -1;
@@ -58,7 +54,7 @@ static int cmp_str(const void *a, const void *b) {
 }
 
 /* Compiles and runs the chunk of s in a throwaway state; fills s->fns. */
-static int check_script(ld *L, const cJSON *node, scn_script *s) {
+static int check_script(ld *L, const cJSON *node, scn_actor_script *s) {
   char err[512];
   sim_rng rng;
   sim_rng_stream(&rng, 1, "scn.script.check");
@@ -126,7 +122,7 @@ static void dir_of(const char *file, char *out, size_t n) {
 
 int ld_actor_script(ld *L, const cJSON *a, uint32_t i) {
   const cJSON *v = ld_get(a, "script");
-  scn_script *s = &L->sc->scripts[i];
+  scn_actor_script *s = &L->sc->actor_scripts[i];
   if (!v) return 0;
   dir_of(L->sc->file, s->dir, sizeof s->dir);
   if (cJSON_IsString(v)) {
@@ -158,12 +154,12 @@ int ld_actor_script(ld *L, const cJSON *a, uint32_t i) {
       return -1;
     snprintf(s->name, sizeof s->name, "%s", name);
     s->len = strlen(text);
-    if (s->len > SCN_MAX_SCRIPT_BYTES || !(s->text = malloc(s->len + 1)))
+    if (s->len > SCN_MAX_AGENT_SCRIPT_BYTES || !(s->text = malloc(s->len + 1)))
       return scn_errf(L->err, L->d, v, "\"script\": text larger than 256 KiB");
     memcpy(s->text, text, s->len + 1);
     if (hash) {
       char want[24];
-      snprintf(want, sizeof want, "%016" PRIx64, scn_script_hash(s->text, s->len));
+      snprintf(want, sizeof want, "%016" PRIx64, scn__script_hash(s->text, s->len));
       if (strcmp(want, hash))
         return scn_errf(L->err, L->d, ld_get(v, "hash"), "\"hash\": the text's hash is %s, not %s "
                         "(the embedded script was edited)", want, hash);
@@ -171,7 +167,7 @@ int ld_actor_script(ld *L, const cJSON *a, uint32_t i) {
     if (file) { /* a repro: say when the script it came from has changed */
       char *cur = NULL;
       size_t n = 0;
-      if (read_script(file, &cur, &n) == 0 && scn_script_hash(cur, n) != scn_script_hash(s->text, s->len))
+      if (read_script(file, &cur, &n) == 0 && scn__script_hash(cur, n) != scn__script_hash(s->text, s->len))
         fprintf(stderr, "revenant: note: %s has changed since this file was written; the "
                         "embedded copy of %s runs\n", file, s->name);
       free(cur);
@@ -180,13 +176,13 @@ int ld_actor_script(ld *L, const cJSON *a, uint32_t i) {
     return scn_errf(L->err, L->d, v, "\"script\": expected a file name (\"agent.lua\") or an "
                     "object {\"name\", \"text\"}");
   }
-  s->hash = scn_script_hash(s->text, s->len);
-  L->sc->n_scripts++;
+  s->hash = scn__script_hash(s->text, s->len);
+  L->sc->n_actor_scripts++;
   return check_script(L, v, s);
 }
 
 int ld_check_invoke(ld *L, const cJSON *node, uint32_t actor, const char *method) {
-  const scn_script *s = &L->sc->scripts[actor];
+  const scn_actor_script *s = &L->sc->actor_scripts[actor];
   const char *names[SCN_MAX_SCRIPT_FNS + 1];
   if (!s->name[0])
     return scn_errf(L->err, L->d, node, "actor \"%s\" has no script (give it \"script\": \"agent.lua\")",
@@ -203,10 +199,10 @@ int ld_check_invoke(ld *L, const cJSON *node, uint32_t actor, const char *method
   return scn_errf(L->err, L->d, node, "script %s has no function \"%s\"", s->name, method);
 }
 
-void scn__scripts_free(scn_scenario *sc) {
-  if (sc->scripts_borrowed) return;
+void scn__actor_scripts_free(scn_scenario *sc) {
+  if (sc->actor_scripts_borrowed) return;
   for (int i = 0; i < SCN_MAX_ACTORS; i++) {
-    free(sc->scripts[i].text);
-    sc->scripts[i].text = NULL;
+    free(sc->actor_scripts[i].text);
+    sc->actor_scripts[i].text = NULL;
   }
 }

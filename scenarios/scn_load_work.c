@@ -503,18 +503,25 @@ static int one_invariant(ld *L, const cJSON *n, const char *key, uint32_t other,
                          uint32_t *mask) {
   list l = {{0}, 0, 0};
   char q[96];
-  int v = chk_invariant_parse(n->valuestring), k;
+  int v = chk_invariant_parse(n->valuestring), k, m = 0;
+  if (v >= CHK_INVARIANT_COUNT) { /* a user invariant: only this scenario's scripts' */
+    int mine = 0;
+    for (k = 0; k < L->sc->n_lua_inv; k++) mine |= L->sc->lua_inv[k] == v;
+    if (!mine) v = -1;
+  }
   if (v < 0) {
-    const char *names[CHK_INVARIANT_COUNT + 1];
-    for (k = 0; k < CHK_INVARIANT_COUNT; k++) names[k] = chk_invariant_name((chk_invariant)k);
-    names[CHK_INVARIANT_COUNT] = NULL;
+    const char *names[CHK_INVARIANT_COUNT + CHK_LUA_MAX_INVARIANTS + 1];
+    for (k = 0; k < CHK_INVARIANT_COUNT; k++) names[m++] = chk_invariant_name((chk_invariant)k);
+    for (k = 0; k < L->sc->n_lua_inv; k++) names[m++] = chk_invariant_name((chk_invariant)L->sc->lua_inv[k]);
+    names[m] = NULL;
     const char *best = scn_suggest(n->valuestring, names);
     if (best)
       return scn_errf(L->err, L->d, n, "unknown invariant \"%s\"; did you mean \"%s\"?",
                       ld_quote(q, sizeof q, n->valuestring), best);
-    for (k = 0; k < CHK_INVARIANT_COUNT; k++) ld_list_add(&l, chk_invariant_name((chk_invariant)k));
-    return scn_errf(L->err, L->d, n, "unknown invariant \"%s\"; expected one of: %s",
-                    ld_quote(q, sizeof q, n->valuestring), l.s);
+    for (k = 0; k < m; k++) ld_list_add(&l, names[k]);
+    return scn_errf(L->err, L->d, n, "unknown invariant \"%s\"; expected one of: %s%s",
+                    ld_quote(q, sizeof q, n->valuestring), l.s,
+                    L->sc->n_scripts ? "" : " (a Lua invariant needs its script in \"invariants\")");
   }
   if (*mask & (1u << v))
     return scn_errf(L->err, L->d, n, "invariant \"%s\" is listed twice in \"%s\"",

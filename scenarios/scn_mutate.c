@@ -23,7 +23,7 @@ void scn_copy(scn_scenario *dst, const scn_scenario *src) {
   memcpy(dst, src, sizeof *dst);
   for (int i = 0; i < SCN_MAX_PROGRAMS; i++) dst->programs[i].steps = dst->steps[i];
   dst->source = NULL;
-  dst->scripts_borrowed = 1; /* the script texts stay the source's */
+  dst->actor_scripts_borrowed = 1; /* the agent script texts stay the source's */
 }
 
 void scn_truncate(scn_scenario *s, int64_t d) {
@@ -310,7 +310,7 @@ char *scn_signature(const scn_scenario *sc, int ci, const scn_result *res, char 
     snprintf(buf, cap, "%s/%s/%s", chk_invariant_name(v->inv), cls, waits);
     return buf;
   }
-  for (int inv = 0; inv < CHK_INVARIANT_COUNT; inv++)
+  for (int inv = 0; inv < chk_invariant_count(); inv++)
     if ((cs->violate_mask & ~seen) & (1u << inv)) {
       snprintf(buf, cap, "missing:%s/-/-", chk_invariant_name((chk_invariant)inv));
       return buf;

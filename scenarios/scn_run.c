@@ -20,7 +20,7 @@ int scn__add_actors(const scn_scenario *sc, rt_world *w, scn_result *res) {
     if (rt_program_register(w, &sc->programs[i]) < 0) return -1;
   for (uint32_t i = 0; i < sc->n_actors; i++) {
     if (rt_actor_add(w, &sc->actors[i]) != i) return -1;
-    const scn_script *s = &sc->scripts[i];
+    const scn_actor_script *s = &sc->actor_scripts[i];
     if (s->name[0] && rt_actor_script(w, i, s->name, s->text, s->len, s->dir) < 0) return -1;
     res->actor_names[i] = strdup(sc->actors[i].id);
     if (!res->actor_names[i]) return -1;
@@ -218,7 +218,7 @@ void scn__judge(const scn_case *cs, const scn_run_opts *o, scn_result *res) {
   for (size_t i = 0; i < chk_violation_count(res->checks); i++)
     seen |= 1u << chk_violation_at(res->checks, i)->inv;
   res->passed = 1;
-  for (int inv = 0; inv < CHK_INVARIANT_COUNT; inv++) {
+  for (int inv = 0; inv < chk_invariant_count(); inv++) {
     uint32_t bit = 1u << inv;
     char msg[200];
     if ((hold & bit) && (seen & bit)) {
@@ -256,6 +256,11 @@ static int assemble(const scn_scenario *sc, int ci, const scn_run_opts *o, rt_wo
   chk_params p = sc->params;
   p.enabled_mask = 0xffffffffu;
   res->checks = chk_new(&res->s->trace, &p);
+  char lerr[1024];
+  if (res->checks && scn__attach_lua(sc, res->checks, lerr, sizeof lerr)) {
+    scn__set_failure(res, lerr);
+    return -1;
+  }
   if (!res->checks || scn__facts_begin(sc, ci, o, res) || scn__probes_begin(res) ||
       (o->observer && scn__observe(o, res)) ||
       scn__add_actors(sc, w, res) || scn__seed_stale(sc, w) || scn__plan_workload(sc, w, 0) ||
@@ -339,6 +344,7 @@ static int run_once(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy 
   res->writes = rt_write_count(w);
   rt_world_free(w);
   flt_reset();
+  if (scn__lua_failed(res)) return -1;
   res->trace_hash = res->s->trace.hash;
   res->events = res->s->trace.count;
   res->end_us = res->s->now_us;
@@ -361,4 +367,23 @@ void scn_result_free(scn_result *res) {
   for (uint32_t i = 0; res->actor_names && i < res->n_actors; i++) free(res->actor_names[i]);
   free(res->actor_names);
   memset(res, 0, sizeof *res);
+}
+
+/* ---- Lua invariants ------------------------------------------------------ */
+
+int scn__attach_lua(const scn_scenario *sc, chk_set *c, char *err, size_t errlen) {
+  if (!sc->n_scripts) return 0;
+  chk_lua_script ls[CHK_LUA_MAX_SCRIPTS];
+  for (int i = 0; i < sc->n_scripts; i++)
+    ls[i] = (chk_lua_script){sc->scripts[i].file, sc->scripts[i].text, sc->scripts[i].len};
+  chk_lua_opts o = {.dir = sc->dir[0] ? sc->dir : NULL};
+  return chk_lua_attach(c, ls, sc->n_scripts, &o, err, errlen);
+}
+
+int scn__lua_failed(scn_result *res) {
+  const char *e = res->checks ? chk_lua_error(res->checks) : "";
+  if (!e[0]) return 0;
+  res->passed = 0;
+  scn__set_failure(res, e);
+  return 1;
 }

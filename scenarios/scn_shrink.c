@@ -316,10 +316,10 @@ static int pass_moves(shr *sh) {
 
 /* Chooses the invariant to keep from the original run's violations. */
 static int choose_invariant(const scn_case *cs, uint32_t seen, int first_seen) {
-  for (int k = 0; k < CHK_INVARIANT_COUNT; k++)
+  for (int k = 0; k < chk_invariant_count(); k++)
     if (seen & cs->hold_mask & (1u << k)) return k;
   if (seen & cs->violate_mask & (1u << first_seen)) return first_seen;
-  for (int k = 0; k < CHK_INVARIANT_COUNT; k++)
+  for (int k = 0; k < chk_invariant_count(); k++)
     if (seen & cs->violate_mask & (1u << k)) return k;
   return first_seen;
 }
@@ -330,7 +330,7 @@ static void expect_text(scn_case *c) {
   for (int l = 0; l < 2; l++) {
     uint32_t m = l ? c->violate_mask : c->hold_mask;
     int first = 1;
-    for (int k = 0; k < CHK_INVARIANT_COUNT && o < cap; k++) {
+    for (int k = 0; k < chk_invariant_count() && o < cap; k++) {
       if (!(m & (1u << k))) continue;
       o += (size_t)snprintf(c->expect_text + o, cap - o, "%s%s %s", first && o ? "; " : "",
                             first ? (l ? "violate:" : "hold:") : ",", chk_invariant_name((chk_invariant)k));
@@ -344,7 +344,7 @@ static int shrink_setup(shr *sh, const scn_case *cs, int want_inv, char *err, si
   scn_result r;
   uint32_t seen = 0;
   int first = -1;
-  int64_t first_t[CHK_INVARIANT_COUNT];
+  int64_t first_t[CHK_MAX_INVARIANTS];
   sh->stats->runs++;
   if (scn_run_case(sh->cur, 0, sh->seed, sh->st, &r) != 0) {
     snprintf(err, errlen, "cannot run case \"%s\": %s", cs->label, r.failure);

@@ -297,6 +297,11 @@ int scn__run_sigkill(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy
   for (uint32_t i = 0; i < res->n_actors; i++) res->actor_names[i] = strdup(sc->actors[i].id);
   if (res->checks)
     chk_set_actor_names(res->checks, (const char *const *)res->actor_names, res->n_actors);
+  char lerr[1024];
+  if (res->checks && scn__attach_lua(sc, res->checks, lerr, sizeof lerr)) {
+    scn__set_failure(res, lerr);
+    return -1;
+  }
   if (res->checks && (scn__facts_begin(sc, ci, o, res) || scn__probes_begin(res) ||
                       (o->observer && scn__observe(o, res)))) {
     scn__set_failure(res, "out of memory");
@@ -308,6 +313,7 @@ int scn__run_sigkill(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy
   res->s->now_us = sc->duration_us;
   chk_finish(res->checks, res->s->now_us);
   scn__facts_end(NULL, res); /* no end-state facts in sigkill runs (the loader refuses them) */
+  if (scn__lua_failed(res)) return -1;
   res->trace_hash = res->s->trace.hash;
   res->events = res->s->trace.count;
   res->end_us = res->s->now_us;

@@ -14,7 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cJSON.h>
+
 #include "scenarios/scn.h"
+#include "scenarios/scn_internal.h"
 
 #define US_PER_S 1000000LL
 #define DAY_US (86400LL * US_PER_S)
@@ -457,8 +460,8 @@ static void put_actor(FILE *f, const scn_scenario *sc, uint32_t ai) {
   }
   put_policies(&o, a);
   if (a->chat.set) put_chat_policy(&o, "provider", &a->chat);
-  if (sc->scripts[ai].name[0]) { /* inline, so the file runs from any folder */
-    const scn_script *s = &sc->scripts[ai];
+  if (sc->actor_scripts[ai].name[0]) { /* inline, so the file runs from any folder */
+    const scn_actor_script *s = &sc->actor_scripts[ai];
     char h[24];
     key(&o, "script");
     fputc('{', f);
@@ -644,12 +647,31 @@ static void put_checks(wobj *top, const scn_scenario *sc) {
   fputc('}', top->f);
 }
 
+/* "invariants" and the texts they ran with ("scripts"), so that the file
+** runs the same from any folder (scn_load_scripts.c). */
+static void put_scripts(wobj *top, const scn_scenario *sc) {
+  if (!sc->n_scripts) return;
+  top_key(top, "invariants");
+  fputc('[', top->f);
+  wobj arr = {top->f, 0};
+  for (int i = 0; i < sc->n_scripts; i++) m_str(&arr, NULL, sc->scripts[i].path);
+  fputc(']', top->f);
+  cJSON *o = scn__scripts_json(sc);
+  char *js = o ? cJSON_PrintUnformatted(o) : NULL;
+  if (js) {
+    top_key(top, "scripts");
+    fputs(js, top->f);
+  }
+  free(js);
+  cJSON_Delete(o);
+}
+
 static void put_inv_list(wobj *o, const char *k, uint32_t mask) {
   if (!mask) return;
   key(o, k);
   fputc('[', o->f);
   wobj arr = {o->f, 0};
-  for (int i = 0; i < CHK_INVARIANT_COUNT; i++)
+  for (int i = 0; i < chk_invariant_count(); i++)
     if (mask & (1u << i)) m_str(&arr, NULL, chk_invariant_name((chk_invariant)i));
   fputc(']', o->f);
 }
@@ -818,6 +840,7 @@ int scn_write(FILE *f, const scn_scenario *sc) {
   put_items(&top, "workload", sc->n_work, sc, item_work);
   put_items(&top, "faults", sc->n_faults, sc, item_fault);
   put_checks(&top, sc);
+  put_scripts(&top, sc);
   put_cases(&top, sc, &base);
   fputs("\n}\n", f);
   return ferror(f) ? -1 : 0;
