@@ -1,109 +1,82 @@
 /*
-** rt_agent.c: the Agents SDK layer over the actor host.
+** rt_agent.c: the Agents SDK core over the actor host.
 **
 ** Follows seed 000 ("Forever": keepAlive, runFiber, stash, onFiberRecovered,
 ** _checkRunFibers) and reference/agents-sdk.md A.2–A.8 at PR #1604:
-**   startup (inside the gate): _checkRunFibers → tool-run snapshot (or the
-**   pre-fix gated reconcile) → user onStart → release → background tool-run
-**   recovery → resumed fibers start (workerd-observed.md item 4);
+**   startup (inside the gate): _checkRunFibers → the extensions' gated
+**   steps (legacy fibers' check; tool-run snapshot or the pre-fix gated
+**   reconcile) → user onStart → release → the extensions' early steps
+**   (background tool-run recovery) → resumed fibers start
+**   (workerd-observed.md item 4) → the extensions' late steps;
 **   keepAlive: ref-counted, 0→1 arms the alarm at now+interval (A.3), the
 **   disposer leaves the alarm alone (@1604) or reschedules (#1707);
 **   heartbeat as an interval schedule every 10 s (seed 001) as a variant;
-**   alarm(): due schedules → housekeeping _checkRunFibers → reschedule.
+**   alarm(): onAlarm's lease, due schedules → housekeeping _checkRunFibers →
+**   reschedule.
+**
+** This file is the host's actor class (rt_actor_class, at the end). Models
+** plug in as extensions (rt_agent_ext, registered by rt_models.c) and are
+** never named here; user code is called through rt_usercode.h: onStart,
+** onRequest, fiber bodies, onFiberRecovered and onAlarm are continuations
+** whose yielded commands (work, sleep, call) this file carries out.
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/rt_internal.h"
+#include "runtime/rt_agent.h"
 
 #define HEARTBEAT_CB "_cf_fiberHeartbeat"
 
-int rt__prog_find(rt_world *w, const char *name) {
-  for (int i = 0; i < w->n_progs; i++)
-    if (strcmp(w->progs[i].name, name) == 0) return i;
-  return -1;
-}
+/* ---- extensions (models registered on the core) ------------------------- */
 
-static const rt_recovery_policy *policy_for(const rt_actor_spec *sp, const char *name) {
-  static const rt_recovery_policy dflt = {.action = RT_RECOVER_RESUME};
-  for (int i = 0; i < sp->n_policies; i++)
-    if (!sp->policies[i].fiber_name[0] || !strcmp(sp->policies[i].fiber_name, name))
-      return &sp->policies[i];
-  return &dflt;
-}
+static rt_agent_ext *exts[RT_EXT_MAX];
+static int n_exts;
+static rt_agent_ext *by_kind[MSG_KINDS];
+static rt_agent_ext *by_purpose[CALL_PURPOSES];
+static rt_agent_ext *fiber_model; /* the extension whose fibers set rt_fiber.legacy */
 
-/* ---- alarms (platform) ------------------------------------------------ */
-
-static void alarm_fire(sim *s, void *ctx, uint64_t arg) {
-  rt_world *w = ctx;
-  uint32_t a = (uint32_t)arg;
-  rt_actor *ac = &w->actors[a];
-  (void)s;
-  ac->alarm_ev = 0;
-  if (ac->alarm_at < 0) return;
-  if (w->alarm_delay_us > 0 && !(arg >> 32)) { /* alarm_delay: delivered late */
-    ac->alarm_ev = sim_after(w->s, w->alarm_delay_us, 0, alarm_fire, w, a | (1ULL << 32));
-    return;
-  }
-  rt_msg m = {0};
-  m.kind = MSG_ALARM;
-  m.entry = RT_ENTRY_ALARM;
-  m.alarm_at = ac->alarm_at;
-  m.id = rt__new_id(w);
-  rt__emit(w, RT_EV_ALARM_FIRE, a, ac->alarm_at, ac->alarm_retries, 0, NULL);
-  rt__deliver(w, a, &m, 0);
-}
-
-static void alarm_arm(rt_world *w, uint32_t a, int64_t at_us) {
-  rt_actor *ac = &w->actors[a];
-  sim_cancel(w->s, ac->alarm_ev);
-  ac->alarm_ev = 0;
-  ac->alarm_at = at_us;
-  if (at_us >= 0) ac->alarm_ev = sim_at(w->s, at_us, 0, alarm_fire, w, a);
-}
-
-void rt__alarm_set(rt_world *w, uint32_t a, int64_t at_us) {
-  if (w->actors[a].alarm_at == at_us) return;
-  rt__w_alarm(w, a, at_us);
-  alarm_arm(w, a, at_us);
-  rt__emit(w, RT_EV_ALARM_SET, a, at_us, 0, 0, NULL);
-}
-
-void rt__alarm_clear(rt_world *w, uint32_t a) {
-  if (w->actors[a].alarm_at < 0) return;
-  rt__w_alarm(w, a, -1);
-  alarm_arm(w, a, -1);
-  rt__emit(w, RT_EV_ALARM_DELETE, a, 0, 0, 0, NULL);
-}
-
-void rt__alarm_sync(rt_world *w, uint32_t a) {
-  int64_t stored = rt__stored_alarm(w, a);
-  if (stored != w->actors[a].alarm_at) alarm_arm(w, a, stored);
-}
-
-int rt_alarm_preset(rt_world *w, uint32_t a, int64_t at_us) {
-  if (a >= w->n_actors || rt__w_alarm(w, a, at_us)) return -1;
-  alarm_arm(w, a, at_us);
-  rt__emit(w, RT_EV_ALARM_SET, a, at_us, 0, 0, NULL);
+int rt__agent_register(rt_agent_ext *e) {
+  for (int i = 0; i < n_exts; i++)
+    if (exts[i] == e) return 0;
+  if (n_exts == RT_EXT_MAX || rt__store_register(&rt__agent_store) ||
+      (e->store && rt__store_register(e->store)))
+    return -1;
+  for (int i = 0; i < e->n_kinds; i++)
+    if (e->kinds[i] < RT_MSG_CLASS_FIRST || e->kinds[i] >= MSG_KINDS || by_kind[e->kinds[i]])
+      return -1;
+  for (int i = 0; i < e->n_purposes; i++)
+    if (e->purposes[i] <= 0 || e->purposes[i] >= CALL_PURPOSES || by_purpose[e->purposes[i]])
+      return -1;
+  for (int i = 0; i < e->n_kinds; i++) by_kind[e->kinds[i]] = e;
+  for (int i = 0; i < e->n_purposes; i++) by_purpose[e->purposes[i]] = e;
+  if (e->fiber_end) fiber_model = e;
+  e->slot = n_exts;
+  exts[n_exts++] = e;
   return 0;
 }
 
-void rt__alarm_failed(rt_world *w, uint32_t a, const rt_msg *m) {
-  rt_actor *ac = &w->actors[a];
-  (void)m;
-  if (ac->mem) ac->mem->alarm_active = 0;
-  rt__emit(w, RT_EV_ALARM_DONE, a, 0, 0, 0, NULL);
-  if (ac->alarm_retries >= w->cfg.alarm_retry_max) {
-    RT_PROBE(w, a, RT_PROBE_ALARM_RETRIES_EXHAUSTED);
-    ac->alarm_retries = 0;
-    alarm_arm(w, a, -1);
-    return;
-  }
-  int64_t next = w->s->now_us + (w->cfg.alarm_retry_base_us << ac->alarm_retries);
-  ac->alarm_retries++;
-  rt__emit(w, RT_EV_ALARM_RETRY, a, next, ac->alarm_retries, 0, NULL);
-  alarm_arm(w, a, next);
+static rt_agent_ext *fiber_ext(const rt_fiber *f) {
+  (void)f;
+  return fiber_model;
+}
+
+static int ext_recover_orphan(rt_world *w, uint32_t a, const rt_orphan *o) {
+  for (int i = 0; i < n_exts; i++)
+    if (exts[i]->recover_orphan && exts[i]->recover_orphan(w, a, o) == 0) return 0;
+  return -1;
+}
+
+/* The extensions' steps after startup, while incarnation m lives. */
+static void ext_startup_late(rt_world *w, uint32_t a, rt_mem *m, int ok) {
+  for (int i = 0; i < n_exts && RT_MEM(w, a) == m; i++)
+    if (exts[i]->startup_late) exts[i]->startup_late(w, a, ok);
+}
+
+int rt__prog_find(rt_world *w, const char *name) {
+  for (int i = 0; i < RT_AW(w)->n_progs; i++)
+    if (strcmp(RT_AW(w)->progs[i].name, name) == 0) return i;
+  return -1;
 }
 
 /* #1729 follow-up alarm delay: min(FIBER_RECOVERY_MAX_BACKOFF_MS,
@@ -118,7 +91,7 @@ int64_t rt__recovery_backoff_us(const rt_world *w, int no_progress) {
 
 /* _scheduleNextAlarm's decision: the alarm time, or INT64_MAX for none. */
 static int64_t next_alarm_time(rt_world *w, uint32_t a) {
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   int64_t now = w->s->now_us, next = INT64_MAX;
   int64_t t = rt__next_schedule_time(w, a);
   if (t >= 0) next = t * 1000000 > now + 1000 ? t * 1000000 : now + 1000;
@@ -153,35 +126,35 @@ void rt__schedule_next_alarm(rt_world *w, uint32_t a) {
 static void deferred_apply(sim *s, void *ctx, uint64_t arg) {
   rt_world *w = ctx;
   uint32_t a = (uint32_t)(arg & 0xffffffffu);
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   (void)s;
   if (!m) return;
   alarm_apply(w, a, m->deferred_next);
-  m->waituntil--;
-  rt__emit(w, RT_EV_WAITUNTIL, a, m->waituntil, -1, 0, NULL);
+  m->inc.waituntil--;
+  rt__emit(w, RT_EV_WAITUNTIL, a, m->inc.waituntil, -1, 0, NULL);
 }
 
 static void deferred_decide(sim *s, void *ctx, uint64_t arg) {
   rt_world *w = ctx;
   uint32_t a = (uint32_t)arg;
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   (void)s;
   if (!m) return;
   m->deferred_next = next_alarm_time(w, a);
-  sim_after(w->s, 0, m->dom, deferred_apply, w, a);
+  sim_after(w->s, 0, m->inc.dom, deferred_apply, w, a);
 }
 
 static void deferred_reschedule(rt_world *w, uint32_t a) {
-  rt_mem *m = w->actors[a].mem;
-  m->waituntil++;
-  rt__emit(w, RT_EV_WAITUNTIL, a, m->waituntil, 1, 0, NULL);
-  sim_after(w->s, 0, m->dom, deferred_decide, w, a);
+  rt_mem *m = RT_MEM(w, a);
+  m->inc.waituntil++;
+  rt__emit(w, RT_EV_WAITUNTIL, a, m->inc.waituntil, 1, 0, NULL);
+  sim_after(w->s, 0, m->inc.dom, deferred_decide, w, a);
 }
 
 /* ---- keepAlive (A.3; seed 001 for the schedule design) ---------------- */
 
 void rt__keepalive_acquire(rt_world *w, uint32_t a) {
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   m->refs++;
   rt__emit(w, RT_EV_KEEPALIVE, a, m->refs, 1, 0, NULL);
   if (m->refs != 1) return;
@@ -196,7 +169,7 @@ void rt__keepalive_acquire(rt_world *w, uint32_t a) {
 }
 
 void rt__keepalive_release(rt_world *w, uint32_t a) {
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   if (m->refs == 0) return;
   m->refs--;
   rt__emit(w, RT_EV_KEEPALIVE, a, m->refs, -1, 0, NULL);
@@ -214,15 +187,16 @@ void rt__keepalive_release(rt_world *w, uint32_t a) {
 
 /* keepAlive() with its disposer kept by name, and a call of that disposer:
 ** `if (disposed) return; disposed = true;` (index.ts, Agent.keepAlive). */
-void rt__keepalive_lease_request(rt_world *w, uint32_t a, const rt_msg *msg) {
-  rt_mem *m = w->actors[a].mem;
+int rt__keepalive_lease(rt_world *w, uint32_t a, uint32_t lease, int acquire) {
+  rt_mem *m = RT_MEM(w, a);
   int i;
-  for (i = 0; i < m->n_leases && m->leases[i].lease != msg->str; i++)
+  if (!m) return -1;
+  for (i = 0; i < m->n_leases && m->leases[i].lease != lease; i++)
     ;
-  if (msg->kind == MSG_KEEPALIVE_ACQUIRE) {
+  if (acquire) {
     if (i == m->n_leases && m->n_leases < 16) m->n_leases++;
     if (i < 16) {
-      m->leases[i].lease = msg->str;
+      m->leases[i].lease = lease;
       m->leases[i].disposed = 0;
     }
     rt__keepalive_acquire(w, a);
@@ -232,10 +206,15 @@ void rt__keepalive_lease_request(rt_world *w, uint32_t a, const rt_msg *msg) {
       m->leases[i].disposed = 1;
       rt__keepalive_release(w, a);
     }
-    if (w->actors[a].mem == m)
-      sim_emit(w->s, RT_EV_KEEPALIVE_DISPOSE, a, live, m->refs, 0, msg->str, 0);
+    if (RT_MEM(w, a) == m) sim_emit(w->s, RT_EV_KEEPALIVE_DISPOSE, a, live, m->refs, 0, lease, 0);
   }
-  if (w->actors[a].mem == m) rt__request_done(w, a, msg, 1, NULL);
+  return 0;
+}
+
+static void keepalive_lease_request(rt_world *w, uint32_t a, const rt_msg *msg) {
+  rt_mem *m = RT_MEM(w, a);
+  rt__keepalive_lease(w, a, msg->str, msg->kind == MSG_KEEPALIVE_ACQUIRE);
+  if (RT_MEM(w, a) == m) rt__request_done(w, a, msg, 1, NULL);
 }
 
 /* ---- fibers (A.6) ----------------------------------------------------- */
@@ -251,12 +230,12 @@ static int fiber_active(rt_mem *m, int64_t id) { return fiber_find(m, id) != NUL
 /* The body ended: ok with `result` (JSON text, NULL: undefined) or thrown
 ** with the error message `result`. */
 static void fiber_end_with(rt_world *w, uint32_t a, rt_fiber *f, int ok, const char *result) {
-  if (f->legacy) { /* legacy fibers: completion, retry or failure (rt_legacy.c) */
-    rt__legacy_end(w, a, f, ok);
+  if (f->legacy) { /* a model's fiber (legacy: completion, retry or failure) */
+    fiber_ext(f)->fiber_end(w, a, f, ok);
     return;
   }
   int64_t id = f->id, req = f->await_req;
-  const char *name = w->progs[f->prog].name;
+  const char *name = RT_AW(w)->progs[f->prog].name;
   rt_msg m;
   f->live = 0;
   rt__w_fiber_delete(w, a, id);
@@ -264,9 +243,9 @@ static void fiber_end_with(rt_world *w, uint32_t a, rt_fiber *f, int ok, const c
            result ? rt__str(w, result) : 0);
   rt__keepalive_release(w, a);
   /* awaited runFiber: the caller gets the return value or sees the error */
-  if (req && w->actors[a].mem && rt__pop_serving(w->actors[a].mem, req, &m))
+  if (req && RT_MEM(w, a) && rt__pop_serving(&RT_MEM(w, a)->inc, req, &m))
     rt__request_result(w, a, &m, ok, ok ? NULL : result, ok ? result : NULL);
-  if (w->actors[a].mem && w->actors[a].mem->lua) /* scripts awaiting it (rt_luaagent.c) */
+  if (RT_MEM(w, a) && RT_EXT_MEM(RT_MEM(w, a), &rt__lua_ext)) /* scripts awaiting it */
     rt__lg_fiber_ended(w, a, id, ok, result);
 }
 
@@ -274,14 +253,10 @@ void rt__fiber_end(rt_world *w, uint32_t a, rt_fiber *f, int ok, const char *res
   fiber_end_with(w, a, f, ok, result);
 }
 
-static void fiber_end(rt_world *w, uint32_t a, rt_fiber *f, int ok) {
-  fiber_end_with(w, a, f, ok, ok ? NULL : "fiber body threw");
-}
-
 /* The resume point of a stash at step index i (the step after it is i+1):
 ** a stash commits with its whole turn, so resume after that turn, at the
 ** next step that ends a turn (work, call) or at the end. */
-static int turn_end(const rt_program *p, int from) {
+int rt__turn_end(const rt_program *p, int from) {
   int j = from;
   while (j < p->n_steps && p->steps[j].kind != RT_STEP_WORK && p->steps[j].kind != RT_STEP_CALL)
     j++;
@@ -295,93 +270,138 @@ static int resume_pc(const rt_program *p, int snap_pc, const char *snap) {
   for (int k = p->n_steps - 1; snap && k >= 0; k--)
     if (p->steps[k].kind == RT_STEP_STASH && p->steps[k].has_value &&
         strcmp(p->steps[k].name, snap) == 0)
-      return turn_end(p, k + 1);
+      return rt__turn_end(p, k + 1);
   return 0;
 }
 
 static void fiber_wake(sim *s, void *ctx, uint64_t arg);
 
-/* Runs steps from f->pc until a step waits (work, call) or the body ends. */
+/* The user code of fiber f (rt_usercode.h): its body starts (resume 0) or
+** continues after the command it waited for (ok: how that ended); runs
+** until it waits again, returns or throws. */
+static void fiber_step(rt_world *w, uint32_t a, rt_fiber *f, int resume, int ok) {
+  rt_mem *m = RT_MEM(w, a);
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  rt_uc_out out;
+  rt_uc_status how;
+  int64_t id = f->id;
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  memset(&out, 0, sizeof out);
+  self.fiber = id;
+  if (!uc) {
+    fiber_end_with(w, a, f, 0, err ? err : "user code failed to load");
+    return;
+  }
+  if (!resume) {
+    f->fr = (rt_uc_frame){.hook = RT_UC_FIBER_BODY, .key = id};
+    how = uc->fiber_body ? uc->fiber_body(st, &self, RT_AW(w)->progs[f->prog].name, "null",
+                                          &f->fr, &out)
+                         : RT_UC_ABSENT;
+  } else {
+    rt_uc_in in = {ok, NULL};
+    how = uc->resume(st, &self, &f->fr, &in, &out);
+  }
+  if (RT_MEM(w, a) != m || !(f = fiber_find(m, id))) return; /* died, or the fiber ended */
+  switch (how) {
+    case RT_UC_YIELD:
+      switch (out.cmd.kind) {
+        case RT_UC_CMD_WORK:
+        case RT_UC_CMD_SLEEP: {
+          int64_t d = out.cmd.kind == RT_UC_CMD_WORK && out.cmd.max_us > out.cmd.min_us
+                          ? sim_rng_range(&RT_AW(w)->rng_work, out.cmd.min_us, out.cmd.max_us)
+                          : out.cmd.min_us;
+          if (d >= 0)
+            sim_after(w->s, d, m->inc.dom, fiber_wake, w, ((uint64_t)a << 40) | (uint64_t)id);
+          return;
+        }
+        case RT_UC_CMD_CALL: {
+          rt_call *c = rt__new_call(w, a, CALL_FIBER_STEP, id, out.cmd.target);
+          if (c)
+            rt__send_call(w, a, out.cmd.target, MSG_CALL_PLAIN,
+                          out.cmd.method[0] ? out.cmd.method : "rpc", RT_ENTRY_RPC, c, 0, 0);
+          return;
+        }
+        default: /* commands a fiber cannot wait for yet */
+          snprintf(out.value, sizeof out.value, "runFiber: unsupported command %d",
+                   (int)out.cmd.kind);
+          fiber_end_with(w, a, f, 0, out.value);
+          return;
+      }
+    case RT_UC_THREW: fiber_end_with(w, a, f, 0, out.value); return;
+    default: fiber_end_with(w, a, f, 1, out.value[0] ? out.value : NULL); return;
+  }
+}
+
 static void fiber_run(rt_world *w, uint32_t a, rt_fiber *f) {
-  const rt_program *p = &w->progs[f->prog];
   if (f->lua) { /* a script's body (rt_luaagent.c) */
     rt__lg_fiber_begin(w, a, f->id);
     return;
   }
-  while (f->pc < p->n_steps) {
-    const rt_step *st = &p->steps[f->pc];
-    switch (st->kind) {
-      case RT_STEP_WORK: {
-        int64_t d = st->max_us > st->min_us ? sim_rng_range(&w->rng_work, st->min_us, st->max_us)
-                                            : st->min_us;
-        f->pc++;
-        sim_after(w->s, d, w->actors[a].mem->dom, fiber_wake, w,
-                  ((uint64_t)a << 40) | (uint64_t)f->id);
-        return;
-      }
-      case RT_STEP_STASH:
-        f->pc++;
-        if (f->legacy) /* legacy fibers: stashFiber (rt_legacy.c) */
-          rt__legacy_stash(w, a, f->id, f->pc);
-        else if (st->has_value)
-          rt__w_stash_value(w, a, f->id, st->name, st->via_this);
-        else
-          rt__w_stash(w, a, f->id, turn_end(p, f->pc));
-        if (!w->actors[a].mem) return; /* a failed immediate commit killed the actor */
-        break;
-      case RT_STEP_READ: { /* ctx.snapshot / this.stash read back: the row's value */
-        char snap[128];
-        rt__fiber_snapshot(w, a, f->id, snap, sizeof snap);
-        sim_emit(w->s, RT_EV_FIBER_READ, a, f->id, f->pc, 0, rt__str(w, snap), 0);
-        f->pc++;
-        break;
-      }
-      case RT_STEP_RETURN:
-        fiber_end_with(w, a, f, 1, st->name);
-        return;
-      case RT_STEP_EFFECT:
-        rt__emit(w, RT_EV_EFFECT, a, f->id, f->pc, 0, st->name);
-        f->pc++;
-        break;
-      case RT_STEP_CALL: {
-        rt_call *c = rt__new_call(w, a, CALL_FIBER_STEP, f->id, st->target);
-        f->pc++;
-        if (c) rt__send_call(w, a, st->target, MSG_CALL_PLAIN, c, 0, 0);
-        return;
-      }
-      case RT_STEP_FAIL:
-        fiber_end_with(w, a, f, 0, st->name[0] ? st->name : "fiber body threw");
-        return;
-    }
-  }
-  fiber_end(w, a, f, 1);
+  fiber_step(w, a, f, 0, 1);
 }
 
-void rt__fiber_run(rt_world *w, uint32_t a, rt_fiber *f) { fiber_run(w, a, f); } /* legacy */
+void rt__fiber_run(rt_world *w, uint32_t a, rt_fiber *f) { fiber_run(w, a, f); }
 
-static void fiber_wake(sim *s, void *ctx, uint64_t arg) {
+rt_fiber *rt__fiber_find(rt_mem *m, int64_t id) { return m ? fiber_find(m, id) : NULL; }
+
+static void fiber_begin(sim *s, void *ctx, uint64_t arg) {
   rt_world *w = ctx;
   uint32_t a = (uint32_t)(arg >> 40);
-  rt_fiber *f = fiber_find(w->actors[a].mem, (int64_t)(arg & ((1ULL << 40) - 1)));
+  rt_fiber *f = fiber_find(RT_MEM(w, a), (int64_t)(arg & ((1ULL << 40) - 1)));
   (void)s;
   if (f) fiber_run(w, a, f);
 }
 
-void rt__fiber_reply(rt_world *w, uint32_t a, rt_call *c, int ok) {
-  rt_fiber *f = fiber_find(w->actors[a].mem, c->key);
+static int prog_add(rt_world *w, const rt_program *p);
+static rt_fiber *fiber_create(rt_world *w, uint32_t a, int prog, int pc, int64_t recovered_from,
+                              const char *carry);
+
+int64_t rt__fiber_spawn(rt_world *w, uint32_t a, const char *name, const char *snapshot) {
+  rt_mem *m = RT_MEM(w, a);
+  int prog = m ? rt__prog_find(w, name) : -1;
+  if (m && prog < 0) { /* a body the user code brings: a program without steps names it */
+    rt_program p = {.n_steps = 0};
+    snprintf(p.name, sizeof p.name, "%s", name);
+    prog = prog_add(w, &p);
+  }
+  if (prog < 0) return -1;
+  rt_fiber *f =
+      fiber_create(w, a, prog, 0, 0, snapshot && strcmp(snapshot, "null") ? snapshot : NULL);
+  if (!f || RT_MEM(w, a) != m) return -1;
+  int64_t id = f->id;
+  sim_after(w->s, 0, m->inc.dom, fiber_begin, w, ((uint64_t)a << 40) | (uint64_t)id);
+  return id;
+}
+
+int rt__fiber_stash(rt_world *w, uint32_t a, int64_t id, int next_pc, int resume_pc,
+                    const char *value, int via_this) {
+  rt_fiber *f = rt__fiber_find(RT_MEM(w, a), id);
+  if (f && f->legacy) return fiber_ext(f)->fiber_stash(w, a, id, next_pc);
+  if (value) return rt__w_stash_value(w, a, id, value, via_this);
+  return rt__w_stash(w, a, id, resume_pc);
+}
+
+static void fiber_wake(sim *s, void *ctx, uint64_t arg) {
+  rt_world *w = ctx;
+  uint32_t a = (uint32_t)(arg >> 40);
+  rt_fiber *f = fiber_find(RT_MEM(w, a), (int64_t)(arg & ((1ULL << 40) - 1)));
+  (void)s;
+  if (f) fiber_step(w, a, f, 1, 1);
+}
+
+static void fiber_reply(rt_world *w, uint32_t a, rt_call *c, int ok) {
+  rt_fiber *f = fiber_find(RT_MEM(w, a), c->key);
   c->live = 0;
-  if (!f) return;
-  if (ok)
-    fiber_run(w, a, f);
-  else
-    fiber_end(w, a, f, 0);
+  if (f) fiber_step(w, a, f, 1, ok);
 }
 
 /* runFiber up to the body: row, initial snapshot, keepAlive. Returns the
 ** fiber, or NULL on OOM. */
 static rt_fiber *fiber_create(rt_world *w, uint32_t a, int prog, int pc, int64_t recovered_from,
                               const char *carry) {
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   rt_fiber f = {.id = rt__new_id(w), .prog = prog, .pc = pc, .recovered_from = recovered_from, .live = 1};
   rt_fiber *slot = NULL;
   for (int i = 0; i < m->n_fibers && !slot; i++)
@@ -397,7 +417,7 @@ static rt_fiber *fiber_create(rt_world *w, uint32_t a, int prog, int pc, int64_t
     slot = &m->fibers[m->n_fibers++];
   }
   *slot = f;
-  const char *name = w->progs[prog].name;
+  const char *name = RT_AW(w)->progs[prog].name;
   rt__emit(w, RT_EV_FIBER_START, a, f.id, recovered_from, pc, name);
   rt__w_fiber_insert(w, a, f.id, name);
   if (carry) /* resumed from a value snapshot: the new fiber starts with it */
@@ -415,7 +435,7 @@ rt_fiber *rt__fiber_create_named(rt_world *w, uint32_t a, const char *name,
     rt_step none = {0};
     rt_program p = {.steps = &none, .n_steps = 0};
     snprintf(p.name, sizeof p.name, "%s", name);
-    prog = rt__prog_add(w, &p);
+    prog = prog_add(w, &p);
     if (prog < 0) return NULL;
   }
   return fiber_create(w, a, prog, 0, recovered_from, NULL);
@@ -433,17 +453,17 @@ void rt__fiber_start_awaited(rt_world *w, uint32_t a, int prog, const rt_msg *m)
     return;
   }
   f->await_req = m->id;
-  rt__push_serving(w->actors[a].mem, m);
+  rt__push_serving(&RT_MEM(w, a)->inc, m);
   fiber_run(w, a, f);
 }
 
 /* Runs the bodies of fibers that recovery hooks started during startup
 ** (workerd-observed.md item 4: they start after the user onStart). */
 static void run_parked(rt_world *w, uint32_t a) {
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   int n = m->n_pending_resume;
   m->n_pending_resume = 0;
-  for (int i = 0; i < n && w->actors[a].mem == m; i++) {
+  for (int i = 0; i < n && RT_MEM(w, a) == m; i++) {
     rt_fiber *f = fiber_find(m, m->pending_resume[i]);
     if (f) fiber_run(w, a, f);
   }
@@ -457,13 +477,13 @@ static void alarm_after_housekeeping(rt_world *w, uint32_t a);
 /* RT_EV_HOOK_END for the running hook of orphan o. */
 static void hook_end(rt_world *w, uint32_t a, const rt_orphan *o, rt_cb_outcome how,
                      const char *err) {
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   int64_t began = m ? m->hook_began : w->s->now_us;
   sim_emit(w->s, RT_EV_HOOK_END, a, o->id, how, w->s->now_us - began, rt__str(w, o->name),
            err ? rt__str(w, err) : 0);
 }
 
-void rt__hook_cut(rt_world *w, uint32_t a, rt_mem *m, rt_cb_outcome how) {
+static void hook_cut(rt_world *w, uint32_t a, rt_mem *m, rt_cb_outcome how) {
   if (!m->recovery_in_progress || m->orphan_idx >= m->n_orphans) return;
   if (how == RT_CB_TIMED_OUT) RT_PROBE(w, a, RT_PROBE_GATE_RESET_IN_HOOK);
   const rt_orphan *o = &m->orphans[m->orphan_idx];
@@ -474,62 +494,33 @@ void rt__hook_cut(rt_world *w, uint32_t a, rt_mem *m, rt_cb_outcome how) {
 /* How many times the hook has been called for orphan (a, id), this call
 ** included (the scenario's oracle for hooks that vary per call; it lives in
 ** the world, so it survives the actor's deaths). */
-static int hook_call_count(rt_world *w, uint32_t a, int64_t id) {
-  for (int i = 0; i < w->n_hook_calls; i++)
-    if (w->hook_calls[i].actor == a && w->hook_calls[i].id == id) return ++w->hook_calls[i].calls;
-  if (w->n_hook_calls == w->cap_hook_calls) {
-    int nc = w->cap_hook_calls ? w->cap_hook_calls * 2 : 16;
-    struct rt_hook_calls *n = realloc(w->hook_calls, (size_t)nc * sizeof *n);
+int rt__hook_call_count(rt_world *w, uint32_t a, int64_t id) {
+  for (int i = 0; i < RT_AW(w)->n_hook_calls; i++)
+    if (RT_AW(w)->hook_calls[i].actor == a && RT_AW(w)->hook_calls[i].id == id) return ++RT_AW(w)->hook_calls[i].calls;
+  if (RT_AW(w)->n_hook_calls == RT_AW(w)->cap_hook_calls) {
+    int nc = RT_AW(w)->cap_hook_calls ? RT_AW(w)->cap_hook_calls * 2 : 16;
+    struct rt_hook_calls *n = realloc(RT_AW(w)->hook_calls, (size_t)nc * sizeof *n);
     if (!n) return 1;
-    w->hook_calls = n;
-    w->cap_hook_calls = nc;
+    RT_AW(w)->hook_calls = n;
+    RT_AW(w)->cap_hook_calls = nc;
   }
-  w->hook_calls[w->n_hook_calls++] = (struct rt_hook_calls){a, id, 1};
+  RT_AW(w)->hook_calls[RT_AW(w)->n_hook_calls++] = (struct rt_hook_calls){a, id, 1};
   return 1;
 }
 
-/* 1 if JSON text `snap` is an object with a top-level member `field`. */
-static int snap_has_field(const char *snap, const char *field) {
-  if (!snap) return 0;
-  size_t fl = strlen(field);
-  int depth = 0, expect_key = 0;
-  for (const char *p = snap; *p; p++) {
-    if (*p == '"') {
-      const char *q = p + 1;
-      while (*q && *q != '"') q += (*q == '\\' && q[1]) ? 2 : 1;
-      if (depth == 1 && expect_key && (size_t)(q - p - 1) == fl && !strncmp(p + 1, field, fl))
-        return 1;
-      expect_key = 0;
-      if (!*q) return 0;
-      p = q;
-    } else if (*p == '{' || *p == '[') {
-      depth++;
-      expect_key = *p == '{' && depth == 1;
-    } else if (*p == '}' || *p == ']') {
-      depth--;
-    } else if (*p == ',' && depth == 1) {
-      expect_key = 1;
-    }
-  }
+/* How many calls of the hook for orphan (a, id) have decided so far. */
+static int hook_calls_so_far(rt_world *w, uint32_t a, int64_t id) {
+  for (int i = 0; i < RT_AW(w)->n_hook_calls; i++)
+    if (RT_AW(w)->hook_calls[i].actor == a && RT_AW(w)->hook_calls[i].id == id)
+      return RT_AW(w)->hook_calls[i].calls;
   return 0;
-}
-
-/* The action of the hook for orphan o on this call (throws, require_field). */
-static rt_recover_action hook_action(rt_world *w, uint32_t a, const rt_orphan *o,
-                                     const rt_recovery_policy *p, const char *snap) {
-  int calls = hook_call_count(w, a, o->id);
-  if (calls <= p->throws) return RT_RECOVER_THROW;
-  if (p->action == RT_RECOVER_RESUME && p->require_field[0] &&
-      !snap_has_field(snap, p->require_field))
-    return RT_RECOVER_DROP;
-  return p->action;
 }
 
 /* The row of a hook that threw: deleted (@1604), or kept for a retry on a
 ** follow-up alarm until older than fiberRecoveryMaxAgeMs, then dropped with
 ** max_age_exceeded (#1729, index.ts _checkRunFibers). */
 static void hook_threw_row(rt_world *w, uint32_t a, const rt_orphan *o) {
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   int64_t age = w->s->now_us - o->created_ms * 1000;
   if (w->cfg.retain != RT_RETAIN_1729) {
     rt__w_fiber_delete(w, a, o->id); /* @1604: deleted even when the hook threw */
@@ -542,25 +533,22 @@ static void hook_threw_row(rt_world *w, uint32_t a, const rt_orphan *o) {
     m->scan_progress = 1;
     return;
   }
-  int calls = 0;
-  for (int i = 0; i < w->n_hook_calls; i++)
-    if (w->hook_calls[i].actor == a && w->hook_calls[i].id == o->id) calls = w->hook_calls[i].calls;
+  int calls = hook_calls_so_far(w, a, o->id);
   sim_emit(w->s, RT_EV_FIBER_RETAINED, a, o->id, age, calls, rt__str(w, o->name), 0);
 }
 
 static void hook_done(sim *s, void *ctx, uint64_t arg) {
   rt_world *w = ctx;
   uint32_t a = (uint32_t)arg;
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   rt_orphan *o = &m->orphans[m->orphan_idx];
-  const rt_recovery_policy *p = policy_for(&w->actors[a].spec, o->name);
   uint32_t snap = rt__orphan_snapshot(w, a, o->id); /* read before the hook's writes */
   /* a copy: interning more strings may move the trace's string table */
   char *snap_text = strdup(sim_trace_str(&w->s->trace, snap));
   (void)s;
   if (!snap_text) snap_text = strdup("null");
-  if (rt__chat_recover(w, a, o) == 0) {
-    /* a chat turn: _handleInternalFiberRecovery took it (rt_chat.c, A.7 step 4) */
+  if (ext_recover_orphan(w, a, o) == 0) {
+    /* an internal fiber (a chat turn): _handleInternalFiberRecovery took it (A.7 step 4) */
     hook_end(w, a, o, RT_CB_RETURNED, NULL);
     rt__w_fiber_delete(w, a, o->id);
     m->scan_progress = 1;
@@ -569,16 +557,37 @@ static void hook_done(sim *s, void *ctx, uint64_t arg) {
     hook_next(w, a);
     return;
   }
-  if (rt__lg_scripted(w, a) && rt__lg_has(w, a, "onFiberRecovered")) {
-    /* the script's hook; it ends in rt__hook_finish (rt_luaagent.c) */
-    hook_call_count(w, a, o->id);
-    rt__lg_hook(w, a, o, snap_text);
+  /* the user's onFiberRecovered continues after its work (rt_usercode.h) */
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  rt_uc_out out;
+  rt_uc_in in = {1, snap_text};
+  rt_uc_status how;
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  memset(&out, 0, sizeof out);
+  if (!uc) {
+    how = RT_UC_THREW;
+    snprintf(out.value, sizeof out.value, "%s", err ? err : "user code failed to load");
+  } else if (m->hook_status == RT_UC_YIELD) {
+    how = uc->resume(st, &self, &m->hook_fr, &in, &out);
+  } else if (m->hook_status == RT_UC_ABSENT) {
+    how = RT_UC_DONE; /* no onFiberRecovered: the SDK resumes the fiber */
+    out.action = RT_RECOVER_RESUME;
+  } else {
+    how = (rt_uc_status)m->hook_status;
+    out = m->hook_out;
+  }
+  if (RT_MEM(w, a) != m) {
     free(snap_text);
     return;
   }
-  rt_recover_action act = hook_action(w, a, o, p, snap_text);
+  int act = how == RT_UC_THREW ? RT_RECOVER_THROW
+            : out.action == RT_UC_ACTED ? RT_RECOVER_DROP /* it ran its own runFiber */
+                                         : out.action;
   if (act == RT_RECOVER_THROW) {
-    hook_end(w, a, o, RT_CB_THREW, "onFiberRecovered threw");
+    hook_end(w, a, o, RT_CB_THREW, out.value[0] ? out.value : "onFiberRecovered threw");
+
     sim_emit(w->s, RT_EV_FIBER_HOOK_THREW, a, o->id, o->snapshot, 0, rt__str(w, o->name), snap);
     hook_threw_row(w, a, o);
   } else {
@@ -588,7 +597,7 @@ static void hook_done(sim *s, void *ctx, uint64_t arg) {
     if (prog >= 0 && act != RT_RECOVER_DROP && m->n_pending_resume < RT_MAX_ORPHANS) {
       /* the hook calls runFiber: the new row is written in the hook's turn */
       int resume = act == RT_RECOVER_RESUME;
-      int pc = resume ? resume_pc(&w->progs[prog], o->snapshot, snap_text) : 0;
+      int pc = resume ? resume_pc(&RT_AW(w)->progs[prog], o->snapshot, snap_text) : 0;
       const char *carry =
           resume && o->snapshot < 0 && strcmp(snap_text, "null") ? snap_text : NULL;
       rt_fiber *f = fiber_create(w, a, prog, pc, o->id, carry);
@@ -605,8 +614,46 @@ static void hook_done(sim *s, void *ctx, uint64_t arg) {
   hook_next(w, a);
 }
 
+/* Calls the user's onFiberRecovered for orphan o; hook_done follows when
+** the work it yields is over (the hook runs inside the gate at startup). */
+static void hook_call(rt_world *w, uint32_t a, const rt_orphan *o, uint32_t snap) {
+  rt_mem *m = RT_MEM(w, a);
+  if (rt__lg_scripted(w, a) && rt__lg_has(w, a, "onFiberRecovered")) {
+    /* a script's hook (rt_luaagent.c); it ends in rt__hook_finish */
+    char *snap_text = strdup(sim_trace_str(&w->s->trace, snap));
+    rt__hook_call_count(w, a, o->id);
+    rt__lg_hook(w, a, o, snap_text ? snap_text : "null");
+    free(snap_text);
+    return;
+  }
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  rt_uc_out out;
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  rt_uc_recovery ctx = {o->id, o->name, sim_trace_str(&w->s->trace, snap), o->created_ms,
+                        hook_calls_so_far(w, a, o->id) + 1};
+  memset(&out, 0, sizeof out);
+  m->hook_fr = (rt_uc_frame){.key = o->id};
+  m->hook_status = RT_UC_ABSENT; /* no hook, or no user code: the SDK's default */
+  if (uc && uc->on_fiber_recovered) {
+    m->hook_fr.hook = RT_UC_ON_FIBER_RECOVERED;
+    m->hook_status = uc->on_fiber_recovered(st, &self, &ctx, &m->hook_fr, &out);
+  }
+  if (RT_MEM(w, a) != m) return;
+  if (m->hook_status != RT_UC_YIELD) { /* decided at once: applied by hook_done */
+    m->hook_out = out;
+    out.cmd.kind = RT_UC_CMD_SLEEP;
+    out.cmd.min_us = 0;
+  }
+  int64_t d = out.cmd.kind == RT_UC_CMD_WORK && out.cmd.max_us > out.cmd.min_us
+                  ? sim_rng_range(&RT_AW(w)->rng_work, out.cmd.min_us, out.cmd.max_us)
+                  : out.cmd.min_us;
+  if (d >= 0) sim_after(w->s, d, m->inc.dom, hook_done, w, a);
+}
+
 void rt__hook_finish(rt_world *w, uint32_t a, int ok, const char *err, int resumed) {
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   if (!m || !m->recovery_in_progress || m->orphan_idx >= m->n_orphans) return;
   rt_orphan *o = &m->orphans[m->orphan_idx];
   uint32_t snap = rt__orphan_snapshot(w, a, o->id);
@@ -621,20 +668,20 @@ void rt__hook_finish(rt_world *w, uint32_t a, int ok, const char *err, int resum
     rt__w_fiber_delete(w, a, o->id);
     m->scan_progress = 1;
   }
-  if (w->actors[a].mem != m) return;
+  if (RT_MEM(w, a) != m) return;
   m->orphan_idx++;
   hook_next(w, a);
 }
 
 static void hook_next(rt_world *w, uint32_t a) {
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   if (m->orphan_idx < m->n_orphans) {
     const rt_orphan *o = &m->orphans[m->orphan_idx];
-    int64_t t = policy_for(&w->actors[a].spec, o->name)->hook_us;
+    uint32_t snap = rt__orphan_snapshot(w, a, o->id);
     m->hook_began = w->s->now_us;
     sim_emit(w->s, RT_EV_HOOK_BEGIN, a, o->id, o->snapshot, o->created_ms * 1000,
-             rt__str(w, o->name), rt__orphan_snapshot(w, a, o->id));
-    sim_after(w->s, t, m->dom, hook_done, w, a);
+             rt__str(w, o->name), snap);
+    hook_call(w, a, o, snap);
     return;
   }
   m->recovery_in_progress = 0;
@@ -652,7 +699,7 @@ static void hook_next(rt_world *w, uint32_t a) {
 /* Returns 1 if hooks were started (a continuation follows), 0 if nothing
 ** to recover, -1 if the re-entrancy guard dropped the call. */
 int rt__check_run_fibers(rt_world *w, uint32_t a, int source) {
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   rt_orphan rows[RT_MAX_ORPHANS];
   if (m->recovery_in_progress) {
     RT_PROBE(w, a, RT_PROBE_RECOVERY_REENTRY);
@@ -680,112 +727,61 @@ static void onstart_done(sim *s, void *ctx, uint64_t arg) {
   rt__startup_continue((rt_world *)ctx, (uint32_t)arg);
 }
 
-static void startup_fail(rt_world *w, uint32_t a, const char *err) {
-  rt_mem *m = w->actors[a].mem;
-  rt__emit(w, RT_EV_STARTUP_FAIL, a, w->s->now_us - m->startup_began, 0, 0, err);
-  m->status = 0;
-  m->phase = SU_NONE;
-  rt__gate_release(w, a);
-  run_parked(w, a); /* the hooks' runFiber promises run on regardless */
-  rt__legacy_resume_pending(w, a); /* legacy fibers recovered in the gate, likewise */
-  int n = m->n_waiters;
-  rt_msg *held = m->waiters;
-  m->waiters = NULL;
-  m->n_waiters = m->cap_waiters = 0;
-  for (int i = 0; i < n; i++) {
-    if (rt__needs_init(held[i].entry))
-      rt__fail_msg(w, a, &held[i], err);
-    else
-      rt__handle(w, a, &held[i]);
+static void startup_fail(rt_world *w, uint32_t a, const char *err);
+static void startup_ok(rt_world *w, uint32_t a);
+
+/* The user's onStart (rt_usercode.h): started (resume 0) or resumed after
+** the command it waited for (resume 1); ends the startup when it returns
+** or throws. */
+static void onstart_call(rt_world *w, uint32_t a, int resume) {
+  rt_mem *m = RT_MEM(w, a);
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  rt_uc_out out;
+  rt_uc_status how;
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  memset(&out, 0, sizeof out);
+  if (!uc) {
+    how = RT_UC_THREW;
+    snprintf(out.value, sizeof out.value, "%s", err ? err : "user code failed to load");
+  } else if (resume) {
+    rt_uc_in in = {1, NULL};
+    how = uc->resume(st, &self, &m->onstart, &in, &out);
+  } else if (rt__lg_scripted(w, a) && rt__lg_onstart(w, a)) {
+    return; /* a script's onStart (rt_luaagent.c): it ends in rt__onstart_finish */
+  } else {
+    if (RT_MEM(w, a) != m) return;
+    m->onstart = (rt_uc_frame){.hook = RT_UC_ON_START};
+    how = uc->on_start ? uc->on_start(st, &self, &m->onstart, &out) : RT_UC_ABSENT;
   }
-  free(held);
-}
-
-static void startup_ok(rt_world *w, uint32_t a) {
-  rt_mem *m = w->actors[a].mem;
-  rt__emit(w, RT_EV_STARTUP_OK, a, w->s->now_us - m->startup_began, 0, 0, NULL);
-  m->status = 2;
-  m->phase = SU_DONE;
-  rt__gate_release(w, a);
-  rt__toolrun_started(w, a); /* rt_toolrun.c: recovery, or gated finish hooks */
-  run_parked(w, a);
-  rt__legacy_resume_pending(w, a); /* legacy fibers recovered in the gate */
-  if (w->actors[a].mem == m) rt__exec_on_start(w, a); /* executor: restore, resume (seed 002) */
-  if (w->actors[a].mem == m) rt__drain_waiters(w, a);
-}
-
-/* The user onStart throws: always (the actor's nature), or the next N
-** calls after an onstart_throw fault. */
-static int onstart_throws(rt_world *w, uint32_t a) {
-  if (w->onstart_throws_left && a < w->n_actors && w->onstart_throws_left[a] > 0) {
-    w->onstart_throws_left[a]--;
-    return 1;
+  if (RT_MEM(w, a) != m) return;
+  if (how == RT_UC_YIELD && (out.cmd.kind == RT_UC_CMD_SLEEP || out.cmd.kind == RT_UC_CMD_WORK)) {
+    int64_t d = out.cmd.kind == RT_UC_CMD_WORK && out.cmd.max_us > out.cmd.min_us
+                    ? sim_rng_range(&RT_AW(w)->rng_work, out.cmd.min_us, out.cmd.max_us)
+                    : out.cmd.min_us;
+    if (d >= 0) sim_after(w->s, d, m->inc.dom, onstart_done, w, a);
+    return; /* d < 0: an onStart that never settles (the gate resets) */
   }
-  return w->actors[a].spec.on_start_throws == RT_THROW_ALWAYS;
-}
-
-#define RT_MSG_NO_NAME "Agent could not determine its Durable Object name"
-
-void rt__startup_begin(rt_world *w, uint32_t a, rt_entry entry) {
-  rt_mem *m = w->actors[a].mem;
-  m->status = 1;
-  m->startup_began = w->s->now_us;
-  m->startup_entry = entry;
-  m->phase = SU_CHECK_FIBERS;
-  rt__emit(w, RT_EV_STARTUP_BEGIN, a, entry, 0, 0, NULL);
-  rt__gate_acquire(w, a, "startup");
-  if (w->actors[a].poisoned) { /* workerd #6850: the SDK throws before recovery */
-    RT_PROBE(w, a, RT_PROBE_STARTUP_POISONED);
-    startup_fail(w, a, RT_MSG_NO_NAME);
-    return;
+  if (how == RT_UC_YIELD) { /* commands onStart cannot wait for yet */
+    how = RT_UC_THREW;
+    snprintf(out.value, sizeof out.value, "onStart: unsupported command %d", (int)out.cmd.kind);
   }
-  if (rt__check_run_fibers(w, a, 1) != 1) rt__startup_continue(w, a);
-}
-
-void rt__callbacks_cut(rt_world *w, uint32_t a, rt_mem *m, rt_death_cause cause) {
-  rt_cb_outcome how = cause == RT_DEATH_GATE_RESET ? RT_CB_TIMED_OUT : RT_CB_CUT;
-  if (m->phase == SU_ONSTART && how == RT_CB_TIMED_OUT) RT_PROBE(w, a, RT_PROBE_GATE_RESET_IN_ONSTART);
-  if (m->phase == SU_ONSTART)
-    rt__emit(w, RT_EV_ONSTART_END, a, how, w->s->now_us - m->onstart_began, 0, NULL);
-  rt__hook_cut(w, a, m, how);
-}
-
-void rt__startup_continue(rt_world *w, uint32_t a) {
-  rt_actor *ac = &w->actors[a];
-  rt_mem *m = ac->mem;
-  switch (m->phase) {
-    case SU_CHECK_FIBERS:
-      if (rt__legacy_check(w, a, 1)) return; /* legacy fibers: _checkInterruptedFibers */
-      if (w->cfg.toolrun == RT_TOOLRUN_GATED) {
-        m->phase = SU_GATED_RECONCILE;
-        m->n_rows = rt__load_open_toolruns(w, a, m->rows, RT_MAX_ROWS);
-        m->row_idx = 0;
-        rt__toolrun_gated_next(w, a);
-        return;
-      }
-      if (w->cfg.toolrun == RT_TOOLRUN_DEFERRED) rt__toolrun_snapshot(w, a);
-      /* fall through */
-    case SU_GATED_RECONCILE:
-      m->phase = SU_ONSTART;
-      m->onstart_began = w->s->now_us;
-      rt__emit(w, RT_EV_ONSTART_BEGIN, a, 0, 0, 0, NULL);
-      if (ac->spec.on_start_tool_run) /* the user onStart calls runAgentTool */
-        rt__toolrun_start(w, a, ac->spec.on_start_child, ac->spec.on_start_work_us);
-      if (ac->spec.stuck != RT_STUCK_STARTUP && rt__lg_scripted(w, a) && rt__lg_onstart(w, a))
-        return; /* the script's onStart ends in rt__onstart_finish */
-      if (w->actors[a].mem != m) return;
-      if (ac->spec.stuck != RT_STUCK_STARTUP)
-        sim_after(w->s, ac->spec.on_start_us, m->dom, onstart_done, w, a);
-      return;
-    case SU_ONSTART: rt__onstart_finish(w, a, 1, NULL); return;
-    default: return;
+  if (how == RT_UC_THREW) {
+    rt__emit(w, RT_EV_ONSTART_END, a, RT_CB_THREW, w->s->now_us - m->onstart_began, 0, out.value);
+    startup_fail(w, a, out.value);
+  } else {
+    rt__emit(w, RT_EV_ONSTART_END, a, RT_CB_RETURNED, w->s->now_us - m->onstart_began, 0, NULL);
+    startup_ok(w, a);
   }
 }
 
 void rt__onstart_finish(rt_world *w, uint32_t a, int ok, const char *err) {
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   if (!m || m->phase != SU_ONSTART) return;
-  if (ok && onstart_throws(w, a)) {
+  int *left = RT_AW(w)->onstart_throws_left;
+  if (ok && left && left[a] > 0) { /* the onstart_throw fault */
+    left[a]--;
     ok = 0;
     err = "onStart threw";
   }
@@ -799,45 +795,99 @@ void rt__onstart_finish(rt_world *w, uint32_t a, int ok, const char *err) {
   }
 }
 
-/* ---- alarm() (A.5) ---------------------------------------------------- */
-
-static void alarm_after_housekeeping(rt_world *w, uint32_t a) {
-  rt_actor *ac = &w->actors[a];
-  rt_mem *m = ac->mem;
-  if (!m->alarm_active) return; /* the handler was cut at its time limit */
-  sim_cancel(w->s, m->alarm_cut);
-  int64_t fired = m->current_alarm.alarm_at;
-  if (ac->alarm_at == fired) alarm_arm(w, a, -1); /* consumed */
-  rt__schedule_next_alarm(w, a);
-  if (ac->alarm_at < 0 && rt__stored_alarm(w, a) >= 0) rt__w_alarm(w, a, -1);
-  m->alarm_active = 0;
-  ac->alarm_retries = 0;
-  rt__emit(w, RT_EV_ALARM_DONE, a, 1, 0, 0, NULL);
+static void startup_fail(rt_world *w, uint32_t a, const char *err) {
+  rt_mem *m = RT_MEM(w, a);
+  rt__emit(w, RT_EV_STARTUP_FAIL, a, w->s->now_us - m->startup_began, 0, 0, err);
+  m->inc.status = 0;
+  m->phase = SU_NONE;
+  rt__gate_release(w, a);
+  run_parked(w, a); /* the hooks' runFiber promises run on regardless */
+  ext_startup_late(w, a, m, 0); /* legacy fibers recovered in the gate, likewise */
+  int n = m->inc.n_waiters;
+  rt_msg *held = m->inc.waiters;
+  m->inc.waiters = NULL;
+  m->inc.n_waiters = m->inc.cap_waiters = 0;
+  for (int i = 0; i < n; i++) {
+    if (rt__needs_init(held[i].entry))
+      rt__fail_msg(w, a, &held[i], err);
+    else
+      rt__handle(w, a, &held[i]);
+  }
+  free(held);
 }
 
-/* The platform cuts an alarm handler after 15 minutes (A.0): the
-** invocation fails and the alarm is retried. */
-static void alarm_cut(sim *s, void *ctx, uint64_t arg) {
-  rt_world *w = ctx;
-  uint32_t a = (uint32_t)arg;
-  rt_mem *m = w->actors[a].mem;
-  rt_msg held;
-  (void)s;
-  if (m->alarm_active && m->current_alarm.id == m->cut_alarm_id) {
-    rt__emit(w, RT_EV_FAULT, a, w->cfg.alarm_limit_us, 0, 0, "alarm_limit");
-    rt__alarm_failed(w, a, &m->current_alarm);
-  } else if (rt__take_waiter(m, m->cut_alarm_id, &held)) { /* still in startup */
-    rt__emit(w, RT_EV_FAULT, a, w->cfg.alarm_limit_us, 0, 0, "alarm_limit");
-    rt__alarm_failed(w, a, &held);
+static void startup_ok(rt_world *w, uint32_t a) {
+  rt_mem *m = RT_MEM(w, a);
+  rt__emit(w, RT_EV_STARTUP_OK, a, w->s->now_us - m->startup_began, 0, 0, NULL);
+  m->inc.status = 2;
+  m->phase = SU_DONE;
+  rt__gate_release(w, a);
+  for (int i = 0; i < n_exts; i++) /* tool runs: recovery, or gated finish hooks */
+    if (exts[i]->startup_early) exts[i]->startup_early(w, a);
+  run_parked(w, a);
+  ext_startup_late(w, a, m, 1); /* legacy fibers recovered in the gate; executor restore */
+  if (RT_MEM(w, a) == m) rt__drain_waiters(w, a);
+}
+
+#define RT_MSG_NO_NAME "Agent could not determine its Durable Object name"
+
+static void class_start(rt_world *w, uint32_t a, rt_entry entry) {
+  rt_mem *m = RT_MEM(w, a);
+  m->inc.status = 1;
+  m->startup_began = w->s->now_us;
+  m->startup_entry = entry;
+  m->phase = SU_CHECK_FIBERS;
+  rt__emit(w, RT_EV_STARTUP_BEGIN, a, entry, 0, 0, NULL);
+  rt__gate_acquire(w, a, "startup");
+  if (w->actors[a].poisoned) { /* workerd #6850: the SDK throws before recovery */
+    RT_PROBE(w, a, RT_PROBE_STARTUP_POISONED);
+    startup_fail(w, a, RT_MSG_NO_NAME);
+    return;
+  }
+  if (rt__check_run_fibers(w, a, 1) != 1) rt__startup_continue(w, a);
+}
+
+/* The actor is dying with memory m: ONSTART_END / HOOK_END records for a
+** user onStart or recovery hook that was running (timed_out on a gate
+** reset, cut otherwise), before the ACTOR_DEATH record. */
+static void class_dying(rt_world *w, uint32_t a, rt_inc *inc, rt_death_cause cause) {
+  rt_mem *m = (rt_mem *)inc;
+  rt_cb_outcome how = cause == RT_DEATH_GATE_RESET ? RT_CB_TIMED_OUT : RT_CB_CUT;
+  if (m->phase == SU_ONSTART && how == RT_CB_TIMED_OUT) RT_PROBE(w, a, RT_PROBE_GATE_RESET_IN_ONSTART);
+  if (m->phase == SU_ONSTART)
+    rt__emit(w, RT_EV_ONSTART_END, a, how, w->s->now_us - m->onstart_began, 0, NULL);
+  hook_cut(w, a, m, how);
+}
+
+void rt__startup_continue(rt_world *w, uint32_t a) {
+  rt_actor *ac = &w->actors[a];
+  rt_mem *m = ((rt_mem *)ac->mem);
+  switch (m->phase) {
+    case SU_CHECK_FIBERS:
+      m->phase = SU_EXTS;
+      m->ext_idx = 0;
+      /* fall through */
+    case SU_EXTS: /* legacy: _checkInterruptedFibers; tool runs: reconcile or snapshot */
+      while (m->ext_idx < n_exts) {
+        rt_agent_ext *e = exts[m->ext_idx++];
+        if (e->startup_gated && e->startup_gated(w, a)) return; /* continues later, or died */
+      }
+      m->phase = SU_ONSTART;
+      m->onstart_began = w->s->now_us;
+      rt__emit(w, RT_EV_ONSTART_BEGIN, a, 0, 0, 0, NULL);
+      onstart_call(w, a, 0);
+      return;
+    case SU_ONSTART: onstart_call(w, a, 1); return;
+    default: return;
   }
 }
 
-/* The limit covers the whole invocation, startup included. */
-void rt__alarm_arrived(rt_world *w, uint32_t a, const rt_msg *msg) {
-  rt_mem *m = w->actors[a].mem;
-  sim_cancel(w->s, m->alarm_cut);
-  m->cut_alarm_id = msg->id;
-  m->alarm_cut = sim_after(w->s, w->cfg.alarm_limit_us, m->dom, alarm_cut, w, a);
+/* ---- alarm() (A.5) ---------------------------------------------------- */
+
+static void alarm_after_housekeeping(rt_world *w, uint32_t a) {
+  if (!rt__alarm_handler_returned(w, a)) return; /* the handler was cut at its time limit */
+  rt__schedule_next_alarm(w, a);
+  rt__alarm_handler_done(w, a);
 }
 
 static void onalarm_release(sim *s, void *ctx, uint64_t arg) {
@@ -845,16 +895,26 @@ static void onalarm_release(sim *s, void *ctx, uint64_t arg) {
   rt__keepalive_release((rt_world *)ctx, (uint32_t)arg); /* keepAliveWhile's finally */
 }
 
-void rt__alarm_handle(rt_world *w, uint32_t a, const rt_msg *msg) {
-  rt_mem *m = w->actors[a].mem;
+static void alarm_handle(rt_world *w, uint32_t a, const rt_msg *msg) {
+  rt_mem *m = RT_MEM(w, a);
   int64_t ids[16], iv[16];
   char names[16][48];
-  m->alarm_active = 1;
-  m->current_alarm = *msg;
-  int64_t hold = w->actors[a].spec.on_alarm_keepalive_us;
+  m->inc.alarm_active = 1;
+  m->inc.current_alarm = *msg;
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  rt_uc_frame fr = {.hook = RT_UC_ON_ALARM, .key = msg->id};
+  rt_uc_out out;
+  memset(&out, 0, sizeof out);
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  if (uc && uc->on_alarm && uc->on_alarm(st, &self, &fr, &out) != RT_UC_DONE)
+    out.hold_us = 0; /* waiting or throwing onAlarm handlers: not modelled yet */
+  if (RT_MEM(w, a) != m) return;
+  int64_t hold = out.hold_us;
   if (hold > 0) { /* the user's onAlarm takes a lease (#1703/#1704) */
     rt__keepalive_acquire(w, a);
-    sim_after(w->s, hold, m->dom, onalarm_release, w, a);
+    sim_after(w->s, hold, m->inc.dom, onalarm_release, w, a);
   }
   int n = rt__due_schedules(w, a, w->s->now_us / 1000000, ids, iv, names, 16);
   for (int i = 0; i < n; i++) {
@@ -863,12 +923,11 @@ void rt__alarm_handle(rt_world *w, uint32_t a, const rt_msg *msg) {
       rt__w_schedule_time(w, a, ids[i], w->s->now_us / 1000000 + iv[i], iv[i], names[i]);
     else
       rt__w_schedule_delete(w, a, ids[i], names[i]);
-    rt__chat_callback(w, a, ids[i], names[i]); /* chat recovery callbacks (rt_chat.c) */
-    if (w->actors[a].mem != m) return;
-    if (rt__lg_scripted(w, a)) rt__lg_schedule(w, a, ids[i], names[i]); /* a script's callback */
-    if (w->actors[a].mem != m) return;
+    for (int k = 0; k < n_exts; k++) /* chat recovery callbacks */
+      if (exts[k]->schedule_ran) exts[k]->schedule_ran(w, a, ids[i], names[i]);
   }
-  if (rt__legacy_check(w, a, 2)) return; /* legacy fibers: heartbeat callback + alarm() */
+  for (int k = 0; k < n_exts; k++) /* legacy fibers: heartbeat callback + alarm() */
+    if (exts[k]->alarm && exts[k]->alarm(w, a)) return;
   if (rt__check_run_fibers(w, a, 2) != 1) alarm_after_housekeeping(w, a);
 }
 
@@ -879,7 +938,7 @@ static void keepalive_while_done(sim *s, void *ctx, uint64_t arg) {
   uint32_t a = (uint32_t)(arg >> 40);
   rt_msg m;
   (void)s;
-  if (!rt__pop_serving(w->actors[a].mem, (int64_t)(arg & ((1ULL << 40) - 1)), &m)) return;
+  if (!rt__pop_serving(&RT_MEM(w, a)->inc, (int64_t)(arg & ((1ULL << 40) - 1)), &m)) return;
   rt__keepalive_release(w, a); /* the finally of keepAliveWhile */
   if (m.arg2) /* fn threw: the error propagates to the caller */
     rt__request_done(w, a, &m, 0, sim_trace_str(&w->s->trace, m.str));
@@ -899,39 +958,410 @@ int64_t rt__schedule_add(rt_world *w, uint32_t a, const char *cb, int64_t delay_
   } else {
     rt__w_schedule_insert(w, a, id = rt__new_id(w), cb, (w->s->now_us + delay_us) / 1000000, 0);
   }
-  if (w->actors[a].mem) rt__schedule_next_alarm(w, a);
+  rt__schedule_next_alarm(w, a);
   return id;
 }
 
-int rt__schedule_cancel(rt_world *w, uint32_t a, const char *cb, int64_t id) {
-  if (id < 0 && !rt__schedule_find(w, a, cb, &id)) return 0;
+int rt__schedule_cancel(rt_world *w, uint32_t a, const char *cb) {
+  int64_t id;
+  if (!rt__schedule_find(w, a, cb, &id)) return 0;
   rt__w_schedule_delete(w, a, id, cb);
-  if (w->actors[a].mem) rt__schedule_next_alarm(w, a);
+  rt__schedule_next_alarm(w, a);
   return 1;
 }
 
-static void schedule_add(rt_world *w, uint32_t a, const rt_msg *m) {
-  char cb[64];
-  snprintf(cb, sizeof cb, "%s", sim_trace_str(&w->s->trace, m->str));
-  rt__schedule_add(w, a, cb, m->arg, m->arg2);
-}
-
-void rt__schedule_request(rt_world *w, uint32_t a, const rt_msg *m) {
-  int64_t id;
+static void schedule_request(rt_world *w, uint32_t a, const rt_msg *m) {
   switch (m->kind) {
-    case MSG_SCHEDULE: schedule_add(w, a, m); break;
-    case MSG_CANCEL_SCHEDULE:
-      if (rt__schedule_find(w, a, sim_trace_str(&w->s->trace, m->str), &id)) {
-        rt__w_schedule_delete(w, a, id, sim_trace_str(&w->s->trace, m->str));
-        rt__schedule_next_alarm(w, a);
-      }
+    case MSG_SCHEDULE:
+      rt__schedule_add(w, a, sim_trace_str(&w->s->trace, m->str), m->arg, m->arg2);
       break;
+    case MSG_CANCEL_SCHEDULE: rt__schedule_cancel(w, a, sim_trace_str(&w->s->trace, m->str)); break;
     default: /* MSG_KEEPALIVE_WHILE: answered when fn returns */
       rt__keepalive_acquire(w, a);
-      rt__push_serving(w->actors[a].mem, m);
-      sim_after(w->s, m->arg, w->actors[a].mem->dom, keepalive_while_done, w,
+      rt__push_serving(&RT_MEM(w, a)->inc, m);
+      sim_after(w->s, m->arg, RT_MEM(w, a)->inc.dom, keepalive_while_done, w,
                 ((uint64_t)a << 40) | (uint64_t)m->id);
       return;
   }
   rt__request_done(w, a, m, 1, NULL);
+}
+
+/* ---- configuration ----------------------------------------------------------- */
+
+void rt_config_default(rt_config *c) {
+  memset(c, 0, sizeof *c);
+  c->gate_ceiling_us = 30 * 1000000LL;
+  c->keepalive_interval_us = 30 * 1000000LL;
+  c->heartbeat_schedule_us = 10 * 1000000LL;
+  c->idle_min_us = 70 * 1000000LL;
+  c->idle_max_us = 140 * 1000000LL;
+  c->alarm_retry_base_us = 2 * 1000000LL;
+  c->alarm_retry_max = 6;
+  c->alarm_limit_us = 15 * 60 * 1000000LL;
+  c->commit_window_us = 2000;
+  c->rpc_latency_us = 1000;
+  c->inspect_timeout_us = 2 * 1000000LL;
+  c->inspect_total_us = 0;
+  c->heartbeat = RT_HB_ALARM;
+  c->dispose = RT_DISPOSE_SDK1604;
+  c->toolrun = RT_TOOLRUN_DEFERRED;
+  c->reattach_budget_us = 120 * 1000000LL; /* #1640: no-progress budget 120_000 ms */
+  c->commit = RT_COMMIT_TURN;
+  c->fiber_max_age_us = 24LL * 3600 * 1000000;  /* fiberRecoveryMaxAgeMs: 24 h */
+  c->recovery_backoff_max_us = 5LL * 60 * 1000000; /* FIBER_RECOVERY_MAX_BACKOFF_MS */
+  c->retain = RT_RETAIN_NONE;
+}
+
+/* ---- request handlers (onRequest) ------------------------------------------ */
+
+static void request_wake(sim *s, void *ctx, uint64_t arg);
+
+/* The user's handler of request m (rt_usercode.h): called (fr NULL) or
+** resumed after the work it yielded; answers the request when it returns
+** or throws. */
+static void request_call(rt_world *w, uint32_t a, const rt_msg *m, rt_uc_frame *fr) {
+  rt_mem *mem = RT_MEM(w, a);
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  rt_uc_out out;
+  rt_uc_status how;
+  rt_uc_frame f = {.hook = RT_UC_ON_REQUEST, .key = m->id};
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  memset(&out, 0, sizeof out);
+  if (!uc) {
+    how = RT_UC_THREW;
+    snprintf(out.value, sizeof out.value, "%s", err ? err : "user code failed to load");
+  } else if (fr) {
+    rt_uc_in in = {1, NULL};
+    f = *fr;
+    how = uc->resume(st, &self, &f, &in, &out);
+  } else {
+    how = uc->on_request ? uc->on_request(st, &self, "", NULL, &f, &out) : RT_UC_ABSENT;
+  }
+  if (RT_MEM(w, a) != mem) return;
+  if (how == RT_UC_YIELD && (out.cmd.kind == RT_UC_CMD_SLEEP || out.cmd.kind == RT_UC_CMD_WORK)) {
+    int64_t d = out.cmd.kind == RT_UC_CMD_WORK && out.cmd.max_us > out.cmd.min_us
+                    ? sim_rng_range(&RT_AW(w)->rng_work, out.cmd.min_us, out.cmd.max_us)
+                    : out.cmd.min_us;
+    if (mem->n_req_fr == mem->cap_req_fr) {
+      int nc = mem->cap_req_fr ? mem->cap_req_fr * 2 : 4;
+      rt_uc_frame *n = realloc(mem->req_fr, (size_t)nc * sizeof *n);
+      if (!n) {
+        rt__request_done(w, a, m, 0, "out of memory");
+        return;
+      }
+      mem->req_fr = n;
+      mem->cap_req_fr = nc;
+    }
+    mem->req_fr[mem->n_req_fr++] = f;
+    rt__push_serving(&mem->inc, m);
+    if (d >= 0)
+      sim_after(w->s, d, mem->inc.dom, request_wake, w, ((uint64_t)a << 40) | (uint64_t)m->id);
+    return;
+  }
+  if (how == RT_UC_YIELD) {
+    how = RT_UC_THREW;
+    snprintf(out.value, sizeof out.value, "onRequest: unsupported command %d", (int)out.cmd.kind);
+  }
+  if (how == RT_UC_THREW)
+    rt__request_done(w, a, m, 0, out.value);
+  else
+    rt__request_result(w, a, m, 1, NULL, out.value[0] ? out.value : NULL);
+}
+
+static void request_wake(sim *s, void *ctx, uint64_t arg) {
+  rt_world *w = ctx;
+  uint32_t a = (uint32_t)(arg >> 40);
+  int64_t id = (int64_t)(arg & ((1ULL << 40) - 1));
+  rt_mem *mem = RT_MEM(w, a);
+  rt_msg m;
+  (void)s;
+  if (!rt__pop_serving(&mem->inc, id, &m)) return;
+  for (int i = 0; i < mem->n_req_fr; i++) {
+    if (mem->req_fr[i].key != id) continue;
+    rt_uc_frame f = mem->req_fr[i];
+    mem->req_fr[i] = mem->req_fr[--mem->n_req_fr];
+    request_call(w, a, &m, &f);
+    return;
+  }
+}
+
+/* ---- the host's entry points (rt_actor_class) ----------------------------- */
+
+static void class_message(rt_world *w, uint32_t a, const rt_msg *m) {
+  switch (m->kind) {
+    case MSG_REQUEST: request_call(w, a, m, NULL); break;
+    case MSG_FIBER:
+      if (m->arg2) { /* awaited: answered when the body ends (rt_agent.c) */
+        rt__fiber_start_awaited(w, a, (int)m->arg, m);
+        break;
+      }
+      rt__fiber_start(w, a, (int)m->arg, 0, 0);
+      rt__request_done(w, a, m, 1, NULL);
+      break;
+    case MSG_KEEPALIVE_ACQUIRE:
+    case MSG_KEEPALIVE_DISPOSE: keepalive_lease_request(w, a, m); break;
+    case MSG_STASH_OUTSIDE: /* SDK Agent.stash(): no fiber in the async context */
+      rt__request_done(w, a, m, 0, RT_MSG_STASH_OUTSIDE);
+      break;
+    case MSG_SCHEDULE:
+    case MSG_CANCEL_SCHEDULE:
+    case MSG_KEEPALIVE_WHILE: schedule_request(w, a, m); break;
+    case MSG_ALARM: alarm_handle(w, a, m); break;
+    default: /* a model's kind (tool runs, legacy, executor, thread store, chat) */
+      if (m->kind >= 0 && m->kind < MSG_KINDS && by_kind[m->kind]) by_kind[m->kind]->message(w, a, m);
+      break;
+  }
+}
+
+
+static void class_notify(rt_world *w, uint32_t a, const rt_msg *m) {
+  for (int i = 0; i < n_exts; i++)
+    if (exts[i]->notify) exts[i]->notify(w, a, m);
+}
+
+static void class_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t value) {
+  if (c->purpose == CALL_FIBER_STEP)
+    fiber_reply(w, a, c, ok);
+  else if (c->purpose > 0 && c->purpose < CALL_PURPOSES && by_purpose[c->purpose])
+    by_purpose[c->purpose]->reply(w, a, c, ok, value);
+}
+
+static void class_mem_free(rt_world *w, rt_inc *inc) {
+  rt_mem *m = (rt_mem *)inc;
+  for (int i = 0; i < n_exts; i++)
+    if (exts[i]->mem_free) exts[i]->mem_free(w, m);
+  if (m->uc_opened && m->uc && m->uc->close) m->uc->close(m->uc_state);
+  free(m->fibers);
+  free(m->req_fr);
+}
+
+static void class_world_free(rt_world *w) {
+  rt_agent_world *aw = RT_AW(w);
+  for (int i = 0; i < n_exts; i++) /* executor, thread store, chat */
+    if (exts[i]->world_free) exts[i]->world_free(w);
+  for (int i = 0; i < aw->n_progs; i++) free(aw->progs[i].steps);
+  free(aw->progs);
+  free(aw->hook_calls);
+  free(aw->onstart_throws_left);
+  free(aw->uc_actor);
+  free(aw->user_rng);
+  free(aw->user_rng_made);
+  free(aw);
+}
+
+static const rt_actor_class agent_class = {
+    .name = "Agent",
+    .mem_size = sizeof(rt_mem),
+    .start = class_start,
+    .message = class_message,
+    .notify = class_notify,
+    .reply = class_reply,
+    .dying = class_dying,
+    .mem_free = class_mem_free,
+    .world_free = class_world_free,
+};
+
+rt_world *rt__agent_world_new(sim *s, const rt_config *cfg, const rt_usercode *uc) {
+  rt_agent_world *aw = calloc(1, sizeof *aw);
+  if (!aw || rt__store_register(&rt__agent_store)) {
+    free(aw);
+    return NULL;
+  }
+  aw->uc_default = uc;
+  sim_rng_stream(&aw->rng_work, s->seed, "runtime.work");
+  rt_world *w = rt__host_new(s, cfg, &agent_class, aw);
+  if (!w) free(aw);
+  return w;
+}
+
+int rt__usercode_set(rt_world *w, uint32_t a, const rt_usercode *uc) {
+  rt_agent_world *aw = RT_AW(w);
+  if (a >= w->n_actors || !uc) return -1;
+  if (a >= aw->n_uc_actor) {
+    const rt_usercode **n = realloc(aw->uc_actor, w->n_actors * sizeof *n);
+    if (!n) return -1;
+    for (uint32_t i = aw->n_uc_actor; i < w->n_actors; i++) n[i] = NULL;
+    aw->uc_actor = n;
+    aw->n_uc_actor = w->n_actors;
+  }
+  aw->uc_actor[a] = uc;
+  return 0;
+}
+
+const rt_usercode *rt__uc_enter(rt_world *w, uint32_t a, rt_sdk_actor *self, void **st,
+                                const char **err) {
+  rt_mem *m = RT_MEM(w, a);
+  rt_agent_world *aw = RT_AW(w);
+  *self = (rt_sdk_actor){w, a, m, 0};
+  *st = NULL;
+  if (!m) return NULL;
+  if (!m->uc) m->uc = a < aw->n_uc_actor && aw->uc_actor[a] ? aw->uc_actor[a] : aw->uc_default;
+  if (!m->uc_opened) {
+    m->uc_opened = 1;
+    m->uc_state = m->uc->open ? m->uc->open(m->uc, self, err) : NULL;
+    if (m->uc->open && !m->uc_state) {
+      m->uc_opened = 0;
+      return NULL;
+    }
+  }
+  *st = m->uc_state;
+  return m->uc;
+}
+
+const rt_usercode *rt_usercode_of(rt_sdk_actor *self) {
+  rt_agent_world *aw = RT_AW(self->w);
+  if (self->m && self->m->uc) return self->m->uc;
+  return self->a < aw->n_uc_actor && aw->uc_actor[self->a] ? aw->uc_actor[self->a]
+                                                          : aw->uc_default;
+}
+
+/* ---- workload entry points of the SDK (rt.h) ------------------------------ */
+
+int rt_keepalive_refs(const rt_world *w, uint32_t a) {
+  return rt_actor_alive(w, a) ? RT_MEM(w, a)->refs : 0;
+}
+
+
+static int prog_add(rt_world *w, const rt_program *p) {
+  int found = rt__prog_find(w, p->name);
+  if (found >= 0) return found;
+  if (RT_AW(w)->n_progs == RT_AW(w)->cap_progs) {
+    int nc = RT_AW(w)->cap_progs ? RT_AW(w)->cap_progs * 2 : 8;
+    rt_program *np = realloc(RT_AW(w)->progs, (size_t)nc * sizeof *np);
+    if (!np) return -1;
+    RT_AW(w)->progs = np;
+    RT_AW(w)->cap_progs = nc;
+  }
+  rt_program *c = &RT_AW(w)->progs[RT_AW(w)->n_progs];
+  *c = *p;
+  c->steps = malloc((size_t)(p->n_steps ? p->n_steps : 1) * sizeof *p->steps);
+  if (!c->steps) return -1;
+  memcpy(c->steps, p->steps, (size_t)p->n_steps * sizeof *p->steps);
+  return RT_AW(w)->n_progs++;
+}
+
+int rt_fiber_at(rt_world *w, uint32_t a, const rt_program *prog, int64_t at_us) {
+  int idx = prog_add(w, prog);
+  if (idx < 0) return -1;
+  rt_msg m = {0};
+  m.kind = MSG_FIBER;
+  m.entry = RT_ENTRY_FETCH;
+  m.arg = idx;
+  return rt__deliver_at(w, a, &m, at_us);
+}
+
+void rt_onstart_throws(rt_world *w, uint32_t a, int count) {
+  if (!RT_AW(w)->onstart_throws_left) {
+    RT_AW(w)->onstart_throws_left = calloc(w->n_actors ? w->n_actors : 1, sizeof(int));
+    if (!RT_AW(w)->onstart_throws_left) return;
+  }
+  for (uint32_t i = 0; i < w->n_actors; i++)
+    if (a == RT_NO_ACTOR || a == i) RT_AW(w)->onstart_throws_left[i] = count;
+}
+
+int rt_fiber_awaited_at(rt_world *w, uint32_t a, const rt_program *prog, int64_t at_us) {
+  int idx = prog_add(w, prog);
+  if (idx < 0) return -1;
+  rt_msg m = {0};
+  m.kind = MSG_FIBER;
+  m.entry = RT_ENTRY_FETCH;
+  m.arg = idx;
+  m.arg2 = 1;
+  return rt__deliver_at(w, a, &m, at_us);
+}
+
+int rt_stash_outside_at(rt_world *w, uint32_t a, int64_t at_us) {
+  rt_msg m = {0};
+  m.kind = MSG_STASH_OUTSIDE;
+  m.entry = RT_ENTRY_FETCH;
+  return rt__deliver_at(w, a, &m, at_us);
+}
+
+int rt_schedule_at(rt_world *w, uint32_t a, const char *callback, int64_t delay_us,
+                   int64_t interval_us, int64_t at_us) {
+  rt_msg m = {0};
+  m.kind = MSG_SCHEDULE;
+  m.entry = RT_ENTRY_FETCH;
+  m.arg = delay_us;
+  m.arg2 = interval_us;
+  m.str = rt__str(w, callback);
+  return m.str ? rt__deliver_at(w, a, &m, at_us) : -1;
+}
+
+int rt_cancel_schedule_at(rt_world *w, uint32_t a, const char *callback, int64_t at_us) {
+  rt_msg m = {0};
+  m.kind = MSG_CANCEL_SCHEDULE;
+  m.entry = RT_ENTRY_FETCH;
+  m.str = rt__str(w, callback);
+  return m.str ? rt__deliver_at(w, a, &m, at_us) : -1;
+}
+
+int rt_keepalive_while_at(rt_world *w, uint32_t a, int64_t hold_us, int64_t at_us) {
+  rt_msg m = {0};
+  m.kind = MSG_KEEPALIVE_WHILE;
+  m.entry = RT_ENTRY_FETCH;
+  m.arg = hold_us;
+  return rt__deliver_at(w, a, &m, at_us);
+}
+
+static int lease_at(rt_world *w, uint32_t a, int kind, const char *lease,
+                    int64_t at_us) {
+  rt_msg m = {0};
+  if (!lease || !*lease) return -1;
+  m.kind = kind;
+  m.entry = RT_ENTRY_FETCH;
+  m.str = rt__str(w, lease);
+  return rt__deliver_at(w, a, &m, at_us);
+}
+
+int rt_keepalive_acquire_at(rt_world *w, uint32_t a, const char *lease, int64_t at_us) {
+  return lease_at(w, a, MSG_KEEPALIVE_ACQUIRE, lease, at_us);
+}
+
+int rt_keepalive_dispose_at(rt_world *w, uint32_t a, const char *lease, int64_t at_us) {
+  return lease_at(w, a, MSG_KEEPALIVE_DISPOSE, lease, at_us);
+}
+
+int rt_keepalive_while_throws_at(rt_world *w, uint32_t a, int64_t hold_us, const char *message,
+                                 int64_t at_us) {
+  rt_msg m = {0};
+  m.kind = MSG_KEEPALIVE_WHILE;
+  m.entry = RT_ENTRY_FETCH;
+  m.arg = hold_us;
+  m.arg2 = 1; /* fn throws */
+  m.str = rt__str(w, message && *message ? message : "keepAliveWhile fn threw");
+  return rt__deliver_at(w, a, &m, at_us);
+}
+
+int64_t rt_seed_orphan_fiber(rt_world *w, uint32_t a, const rt_program *prog,
+                             int snapshot_pc) {
+  int idx = prog_add(w, prog);
+  int64_t id = rt__new_id(w);
+  if (idx < 0 || a >= w->n_actors || rt__w_fiber_insert(w, a, id, prog->name)) return -1;
+  rt__emit(w, RT_EV_FIBER_START, a, id, 0, 0, prog->name);
+  if (snapshot_pc >= 0 && rt__w_stash(w, a, id, snapshot_pc)) return -1;
+  return id;
+}
+
+int rt_count_fiber_rows(rt_world *w, uint32_t a) {
+  return a < w->n_actors ? rt__count_runs(w, a) : -1;
+}
+
+
+int rt__prog_add(rt_world *w, const rt_program *p) { return prog_add(w, p); } /* for models */
+
+int rt_program_register(rt_world *w, const rt_program *prog) { return prog_add(w, prog); }
+
+/* ---- fault doors on user code (rt.h) -------------------------------------- */
+
+void rt_set_stuck(rt_world *w, uint32_t a, rt_stuck mode, int64_t delay_us) {
+  if (a >= w->n_actors) return;
+  w->actors[a].spec.stuck = mode;
+  w->actors[a].spec.stuck_delay_us = delay_us;
+}
+
+void rt_set_onstart_us(rt_world *w, uint32_t a, int64_t us) {
+  if (a < w->n_actors) w->actors[a].spec.on_start_us = us;
 }

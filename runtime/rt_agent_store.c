@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/rt_internal.h"
+#include "runtime/rt_agent.h"
 
 enum {
   ST_RUN_INSERT, ST_RUN_STASH, ST_RUN_DELETE, ST_RUN_SELECT, ST_RUN_SNAP, ST_RUN_COUNT,
@@ -116,7 +116,7 @@ void rt__fiber_snapshot(rt_world *w, uint32_t a, int64_t id, char *buf, size_t n
 
 int rt__pending_fiber_recovery(rt_world *w, uint32_t a) {
   rt_orphan rows[8];
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   int n = rt__load_orphans(w, a, rows, 8);
   for (int i = 0; i < n; i++) {
     int active = 0;

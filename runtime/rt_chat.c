@@ -42,7 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/rt_internal.h"
+#include "runtime/rt_models.h"
 
 #define CHAT_PREFIX "__cf_internal_chat_turn:"
 #define CB_CONTINUE "_chatRecoveryContinue"
@@ -166,7 +166,7 @@ static const char *const csql[C_NSTMT] = {
 /* seed 000 Layer 3; seed 001 "Integration with existing AIChatAgent
 ** streaming"; reference A.12. Chat writes name their own record (no
 ** table in the WRITE record). */
-rt_store_module rt__chat_store = {
+static rt_store_module rt__chat_store = {
     .name = "chat",
     .schema =
         "CREATE TABLE IF NOT EXISTS cf_ai_chat_agent_messages(id INTEGER PRIMARY KEY,"
@@ -403,37 +403,49 @@ static int w_snapshot(rt_world *w, uint32_t a, const chat_turn *t, const char *b
 
 /* ---- memory ------------------------------------------------------------------ */
 
+/* The extension's slots: world state and this incarnation's state. */
+static struct rt_chat_world *chat_w(rt_world *w) { return RT_EXT_WORLD(w, &rt__chat_ext); }
+static struct rt_chat_mem *chat_m(rt_mem *m) { return RT_EXT_MEM(m, &rt__chat_ext); }
+
 static struct rt_chat_world *chat_world(rt_world *w) {
-  if (!w->chat && (w->chat = calloc(1, sizeof *w->chat)) != NULL)
-    sim_rng_stream(&w->chat->rng, w->s->seed, "runtime.chat");
-  return w->chat;
+  struct rt_chat_world *cw = RT_EXT_WORLD(w, &rt__chat_ext);
+  if (!cw && (cw = calloc(1, sizeof *cw)) != NULL) {
+    sim_rng_stream(&cw->rng, w->s->seed, "runtime.chat");
+    RT_EXT_WORLD(w, &rt__chat_ext) = cw;
+  }
+  return cw;
 }
 
 /* This incarnation's chat memory; the constructor restores lastBody and
 ** lastClientTools from cf_ai_chat_request_context. */
 static struct rt_chat_mem *chat_mem(rt_world *w, uint32_t a) {
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   if (!m) return NULL;
-  if (!m->chat && (m->chat = calloc(1, sizeof *m->chat)) != NULL) {
-    ctx_get(w, a, "lastBody", m->chat->last_body, sizeof m->chat->last_body);
-    ctx_get(w, a, "lastClientTools", m->chat->last_tools, sizeof m->chat->last_tools);
+  struct rt_chat_mem *cm = RT_EXT_MEM(m, &rt__chat_ext);
+  if (!cm && (cm = calloc(1, sizeof *cm)) != NULL) {
+    RT_EXT_MEM(m, &rt__chat_ext) = cm;
+    ctx_get(w, a, "lastBody", cm->last_body, sizeof cm->last_body);
+    ctx_get(w, a, "lastClientTools", cm->last_tools, sizeof cm->last_tools);
   }
-  return m->chat;
+  return cm;
 }
 
-void rt__chat_mem_free(rt_mem *m) {
-  if (!m || !m->chat) return;
-  free(m->chat->queue);
-  free(m->chat);
-  m->chat = NULL;
+static void rt__chat_mem_free(rt_world *w, rt_mem *m) {
+  struct rt_chat_mem *cm = m ? RT_EXT_MEM(m, &rt__chat_ext) : NULL;
+  (void)w;
+  if (!cm) return;
+  free(cm->queue);
+  free(cm);
+  RT_EXT_MEM(m, &rt__chat_ext) = NULL;
 }
 
-void rt__chat_world_free(rt_world *w) {
-  if (!w || !w->chat) return;
-  free(w->chat->ups);
-  free(w->chat->last);
-  free(w->chat);
-  w->chat = NULL;
+static void rt__chat_world_free(rt_world *w) {
+  struct rt_chat_world *cw = w ? RT_EXT_WORLD(w, &rt__chat_ext) : NULL;
+  if (!cw) return;
+  free(cw->ups);
+  free(cw->last);
+  free(cw);
+  RT_EXT_WORLD(w, &rt__chat_ext) = NULL;
 }
 
 static const rt_chat_policy *policy_of(const rt_world *w, uint32_t a) {
@@ -502,15 +514,15 @@ static void up_emit(rt_world *w, const chat_up *u, int phase) {
 /* The live turn reading generation u, or NULL once its connection is gone
 ** (the incarnation that opened it died, or the turn ended). */
 static chat_turn *up_turn(rt_world *w, const chat_up *u) {
-  rt_mem *m = w->actors[u->actor].mem;
-  if (!m || m->incarnation != u->incarnation || !m->chat) return NULL;
-  chat_turn *t = &m->chat->turn;
+  rt_mem *m = RT_MEM(w, u->actor);
+  if (!m || m->inc.incarnation != u->incarnation || !chat_m(m)) return NULL;
+  chat_turn *t = &chat_m(m)->turn;
   return t->live && t->up == u->id ? t : NULL;
 }
 
 static void up_tick(sim *s, void *ctx, uint64_t idx) {
   rt_world *w = ctx;
-  struct rt_chat_world *cw = w->chat;
+  struct rt_chat_world *cw = chat_w(w);
   chat_up *u = &cw->ups[idx];
   (void)s;
   if (u->attached && !up_turn(w, u)) {
@@ -543,7 +555,7 @@ static int up_start(rt_world *w, uint32_t a, chat_turn *t, int total, int64_t ev
     cw->cap_ups = nc;
   }
   chat_up *u = &cw->ups[cw->n_ups];
-  *u = (chat_up){.id = rt__new_id(w), .incarnation = w->actors[a].mem->incarnation,
+  *u = (chat_up){.id = rt__new_id(w), .incarnation = RT_MEM(w, a)->inc.incarnation,
                  .req = t->req, .actor = a, .answers_s = rt__str(w, answered),
                  .total = total > 0 ? total : 1, .attached = 1, .every_us = every,
                  .provider = (int)policy_of(w, a)->provider};
@@ -556,15 +568,15 @@ static int up_start(rt_world *w, uint32_t a, chat_turn *t, int total, int64_t ev
 }
 
 static chat_up *up_find(rt_world *w, uint32_t a, int64_t id) {
-  for (int i = 0; w->chat && i < w->chat->n_ups; i++)
-    if (w->chat->ups[i].id == id && w->chat->ups[i].actor == a) return &w->chat->ups[i];
+  for (int i = 0; chat_w(w) && i < chat_w(w)->n_ups; i++)
+    if (chat_w(w)->ups[i].id == id && chat_w(w)->ups[i].actor == a) return &chat_w(w)->ups[i];
   return NULL;
 }
 
 void rt_cut_stream(rt_world *w, uint32_t actor) {
-  int n = w && w->chat ? w->chat->n_ups : 0;
+  int n = w && chat_w(w) ? chat_w(w)->n_ups : 0;
   for (int i = 0; i < n; i++) {
-    chat_up *u = &w->chat->ups[i];
+    chat_up *u = &chat_w(w)->ups[i];
     if (!u->attached || (actor != RT_NO_ACTOR && u->actor != actor)) continue;
     uint32_t a = u->actor;
     chat_turn *t = up_turn(w, u);
@@ -580,8 +592,8 @@ void rt_cut_stream(rt_world *w, uint32_t actor) {
 ** the run row, the initial snapshot, keepAlive, the stream metadata and its
 ** start chunk, then the upstream request. */
 static int turn_begin(rt_world *w, uint32_t a, const turn_spec *sp) {
-  rt_mem *m = w->actors[a].mem;
-  struct rt_chat_mem *cm = m->chat;
+  rt_mem *m = RT_MEM(w, a);
+  struct rt_chat_mem *cm = chat_m(m);
   chat_turn *t = &cm->turn;
   char name[80], q[256], body[96];
   chat_row target;
@@ -619,7 +631,7 @@ static int turn_begin(rt_world *w, uint32_t a, const turn_spec *sp) {
     t->up_chunks = sp->chunks;
     t->up_every = sp->every;
     t->tool_run = rt__toolrun_call(w, a, child, work, t->answers, &stored);
-    if (w->actors[a].mem != m || !t->live) return 0;
+    if (RT_MEM(w, a) != m || !t->live) return 0;
     if (t->tool_run >= 0 && stored < 0) {
       t->tool_wait = 1; /* the stream starts when the run ends */
       return 0;
@@ -628,9 +640,9 @@ static int turn_begin(rt_world *w, uint32_t a, const turn_spec *sp) {
   return up_start(w, a, t, sp->chunks, sp->every, q);
 }
 
-void rt__chat_tool_done(rt_world *w, uint32_t a, int64_t run, int status) {
-  rt_mem *m = w->actors[a].mem;
-  chat_turn *t = m && m->chat ? &m->chat->turn : NULL;
+static void rt__chat_tool_done(rt_world *w, uint32_t a, int64_t run, int status) {
+  rt_mem *m = RT_MEM(w, a);
+  chat_turn *t = m && chat_m(m) ? &chat_m(m)->turn : NULL;
   char q[256];
   (void)status;
   if (!t || !t->live || !t->tool_wait || t->tool_run != run) return;
@@ -642,7 +654,7 @@ void rt__chat_tool_done(rt_world *w, uint32_t a, int64_t run, int status) {
 /* One text-delta chunk arrives: persisted at once (cf_ai_chat_stream_chunks);
 ** the first one carries the provider's response id, which the user stashes. */
 static void turn_chunk(rt_world *w, uint32_t a, int64_t up, int k, int last) {
-  struct rt_chat_mem *cm = w->actors[a].mem->chat;
+  struct rt_chat_mem *cm = chat_m(RT_MEM(w, a));
   chat_turn *t = &cm->turn;
   char tok[48], body[112];
   snprintf(tok, sizeof tok, "r%lld.%d ", (long long)up, k);
@@ -663,8 +675,8 @@ static void resume(rt_world *w, uint32_t a, const chat_cb *cb, const turn_spec *
 ** stream closed, the run row deleted, keepAlive disposed; then the next
 ** queued request gets its turn. */
 static void turn_finish(rt_world *w, uint32_t a, int status) {
-  rt_mem *m = w->actors[a].mem;
-  struct rt_chat_mem *cm = m->chat;
+  rt_mem *m = RT_MEM(w, a);
+  struct rt_chat_mem *cm = chat_m(m);
   chat_turn *t = &cm->turn;
   chat_row ex;
   char name[80];
@@ -677,7 +689,7 @@ static void turn_finish(rt_world *w, uint32_t a, int status) {
   rt__emit(w, RT_EV_FIBER_DONE, a, t->fiber, 1, 0, name);
   t->live = 0;
   rt__keepalive_release(w, a);
-  if (w->actors[a].mem != m) return;
+  if (RT_MEM(w, a) != m) return;
   if (cm->n_queue == 0) {
     run_waiting(w, a); /* the queue is idle: waitUntilStable resolves */
     return;
@@ -711,7 +723,7 @@ static void ack_cb(sim *s, void *ctx, uint64_t arg) {
   uint32_t a = (uint32_t)(arg >> 40);
   rt_msg m;
   (void)s;
-  if (w->actors[a].mem && rt__pop_serving(w->actors[a].mem, (int64_t)(arg & ((1ULL << 40) - 1)), &m))
+  if (RT_MEM(w, a) && rt__pop_serving(&RT_MEM(w, a)->inc, (int64_t)(arg & ((1ULL << 40) - 1)), &m))
     rt__request_done(w, a, &m, 1, NULL);
 }
 
@@ -722,13 +734,13 @@ static void ack(rt_world *w, uint32_t a, int64_t id) {
   if (w->cfg.chat_bug == RT_CHAT_BUG_EARLY_ACK || w->cfg.commit != RT_COMMIT_TURN)
     ack_cb(w->s, w, key);
   else
-    sim_after(w->s, w->cfg.commit_window_us + 1, w->actors[a].mem->dom, ack_cb, w, key);
+    sim_after(w->s, w->cfg.commit_window_us + 1, RT_MEM(w, a)->inc.dom, ack_cb, w, key);
 }
 
 /* onMessage: saveMessages (the user message), the request context, then the
 ** turn. */
 static void start_user_turn(rt_world *w, uint32_t a, const rt_msg *msg) {
-  struct rt_chat_mem *cm = w->actors[a].mem->chat;
+  struct rt_chat_mem *cm = chat_m(RT_MEM(w, a));
   int64_t uid = rt__new_id(w);
   char text[64];
   if (msg->str) /* a tool call: the child's index + 1 in str, its work in alarm_at */
@@ -748,10 +760,10 @@ static void start_user_turn(rt_world *w, uint32_t a, const rt_msg *msg) {
   ack(w, a, msg->id);
 }
 
-void rt__chat_request(rt_world *w, uint32_t a, const rt_msg *m) {
-  rt_mem *mem = w->actors[a].mem;
+static void rt__chat_request(rt_world *w, uint32_t a, const rt_msg *m) {
+  rt_mem *mem = RT_MEM(w, a);
   struct rt_chat_mem *cm = chat_mem(w, a);
-  if (!cm || rt__push_serving(mem, m)) {
+  if (!cm || rt__push_serving(&mem->inc, m)) {
     rt__request_done(w, a, m, 0, "out of memory");
     return;
   }
@@ -761,7 +773,7 @@ void rt__chat_request(rt_world *w, uint32_t a, const rt_msg *m) {
   }
   chat_job j = {.user = 1, .msg = *m};
   rt_msg dropped;
-  if (queue_push(cm, &j) && rt__pop_serving(mem, m->id, &dropped)) /* one turn at a time */
+  if (queue_push(cm, &j) && rt__pop_serving(&mem->inc, m->id, &dropped)) /* one turn at a time */
     rt__request_done(w, a, m, 0, "out of memory");
 }
 
@@ -909,8 +921,17 @@ static int retrieve(rt_world *w, uint32_t a, rec_state *r) {
 ** provider"); the actor's configured options otherwise. */
 static void on_chat_recovery(rt_world *w, uint32_t a, rec_state *r) {
   const rt_chat_policy *p = policy_of(w, a);
-  r->persist = !p->no_persist;
-  r->cont = !p->no_continue;
+  rt_uc_chat_opts opts = {1, 1, NULL}; /* the SDK's defaults */
+  rt_uc_chat_ctx ctx = {r->stream, r->req, r->created_ms, r->text, r->response};
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  if (uc && uc->on_chat_recovery && /* the user's options (rt_usercode.h) */
+      uc->on_chat_recovery(st, &self, &ctx, &opts) == RT_UC_THREW)
+    opts = (rt_uc_chat_opts){1, 1, NULL};
+  r->persist = opts.persist;
+  r->cont = opts.cont;
   if (p->provider == RT_CHAT_RETRIEVE && w->cfg.chat_bug != RT_CHAT_BUG_REGENERATE &&
       retrieve(w, a, r)) {
     r->persist = r->cont = 0;
@@ -971,7 +992,7 @@ static const char *options_text(const rec_state *r) {
 
 static void save_info(rt_world *w, uint32_t a, const rec_state *r) {
   struct rt_chat_world *cw = chat_world(w);
-  struct rt_chat_mem *cm = w->actors[a].mem->chat;
+  struct rt_chat_mem *cm = chat_m(RT_MEM(w, a));
   if (!cw) return;
   if (a >= cw->n_last) {
     rt_chat_recovery_info *nl = realloc(cw->last, (size_t)(a + 1) * sizeof *nl);
@@ -992,7 +1013,7 @@ static void save_info(rt_world *w, uint32_t a, const rec_state *r) {
   snprintf(in->arm, sizeof in->arm, "%s", r->arm);
 }
 
-int rt__chat_recover(rt_world *w, uint32_t a, const rt_orphan *o) {
+static int rt__chat_recover(rt_world *w, uint32_t a, const rt_orphan *o) {
   size_t n = strlen(CHAT_PREFIX);
   rec_state *r;
   if (strncmp(o->name, CHAT_PREFIX, n) != 0) return -1;
@@ -1047,7 +1068,7 @@ static void resume(rt_world *w, uint32_t a, const chat_cb *cb, const turn_spec *
 /* continueLastTurn / saveMessages go through the turn queue: the turn runs
 ** now if the queue is idle, else after the turns ahead of it. */
 static void submit(rt_world *w, uint32_t a, const chat_cb *cb, const turn_spec *sp) {
-  struct rt_chat_mem *cm = w->actors[a].mem->chat;
+  struct rt_chat_mem *cm = chat_m(RT_MEM(w, a));
   chat_job j = {.user = 0, .cb = *cb, .sp = *sp};
   if (stable(cm))
     resume(w, a, cb, sp);
@@ -1068,7 +1089,7 @@ static void resend_user(rt_world *w, uint32_t a, const chat_cb *cb, int64_t answ
 /* continueLastTurn: appends to the last assistant message (skipped if there
 ** is none, or if it is no longer the target the recovery named). */
 static void run_continue(rt_world *w, uint32_t a, const chat_cb *cb) {
-  struct rt_chat_mem *cm = w->actors[a].mem->chat;
+  struct rt_chat_mem *cm = chat_m(RT_MEM(w, a));
   chat_row last;
   int n;
   int64_t every;
@@ -1092,7 +1113,7 @@ static void run_retry(rt_world *w, uint32_t a, const chat_cb *cb) {
   chat_row u;
   int n;
   int64_t every;
-  body_params(w->actors[a].mem->chat, &n, &every);
+  body_params(chat_m(RT_MEM(w, a)), &n, &every);
   if (msg_get(w, a, cb->target, &u) || u.role != 1 ||
       one_int(w, a, C_MSG_ANSWERED, cb->target) > 0) {
     skipped(w, a, cb);
@@ -1108,7 +1129,7 @@ static void run_synthetic(rt_world *w, uint32_t a, const chat_cb *cb) {
   chat_row t;
   int n;
   int64_t every, uid = rt__new_id(w), req = rt__new_id(w);
-  body_params(w->actors[a].mem->chat, &n, &every);
+  body_params(chat_m(RT_MEM(w, a)), &n, &every);
   int left = n - (msg_get(w, a, cb->target, &t) == 0 ? count_tokens(t.text) : 0);
   turn_spec sp = {RT_CM_SYNTHETIC, req, uid, 0, left > 0 ? left : 1, every, 0, ""};
   snprintf(sp.user, sizeof sp.user, "Continue where you left off (turn %lld)",
@@ -1154,12 +1175,12 @@ static void run_cb(rt_world *w, uint32_t a, const chat_cb *cb) {
 /* The turn queue went idle: every callback in waitUntilStable resolves, in
 ** order; the first turn starts, the others queue behind it. */
 static void run_waiting(rt_world *w, uint32_t a) {
-  struct rt_chat_mem *cm = w->actors[a].mem->chat;
+  struct rt_chat_mem *cm = chat_m(RT_MEM(w, a));
   int n = cm->n_waiting;
   int64_t sids[MAX_WAITING];
   memcpy(sids, cm->waiting, (size_t)n * sizeof sids[0]);
   cm->n_waiting = 0;
-  for (int i = 0; i < n && w->actors[a].mem && w->actors[a].mem->chat == cm; i++) {
+  for (int i = 0; i < n && RT_MEM(w, a) && chat_m(RT_MEM(w, a)) == cm; i++) {
     chat_cb cb = {.sid = sids[i], .held = 1};
     if (pay_read(w, a, &cb) == 0) run_cb(w, a, &cb);
   }
@@ -1195,7 +1216,7 @@ static int requeue_row(rt_world *w, uint32_t a, struct rt_chat_mem *cm, int64_t 
 ** run it if the turn queue is idle; else wait for that (up to 10 s in this
 ** incarnation, behind a new row; that row firing while this incarnation
 ** still waits means the wait timed out). */
-void rt__chat_callback(rt_world *w, uint32_t a, int64_t sid, const char *name) {
+static void rt__chat_callback(rt_world *w, uint32_t a, int64_t sid, const char *name) {
   chat_cb cb = {.sid = sid};
   struct rt_chat_mem *cm;
   if (cb_kind(&cb, name) || !(cm = chat_mem(w, a)) || requeue_row(w, a, cm, sid) ||
@@ -1237,7 +1258,26 @@ int rt_chat_messages(rt_world *w, uint32_t actor, rt_chat_message *out, int cap)
 }
 
 int rt_chat_last_recovery(rt_world *w, uint32_t actor, rt_chat_recovery_info *out) {
-  if (!w || !w->chat || actor >= w->chat->n_last || !w->chat->last[actor].arm[0]) return -1;
-  *out = w->chat->last[actor];
+  if (!w || !chat_w(w) || actor >= chat_w(w)->n_last || !chat_w(w)->last[actor].arm[0]) return -1;
+  *out = chat_w(w)->last[actor];
   return 0;
 }
+
+/* ---- the extension ----------------------------------------------------------- */
+
+static const int chat_kinds[] = {MSG_CHAT};
+
+rt_agent_ext rt__chat_ext = {
+    .name = "chat",
+    .store = &rt__chat_store,
+    .kinds = chat_kinds,
+    .n_kinds = 1,
+    .message = rt__chat_request,
+    .schedule_ran = rt__chat_callback,
+    .recover_orphan = rt__chat_recover,
+    .mem_free = rt__chat_mem_free,
+    .world_free = rt__chat_world_free,
+};
+
+/* Registers what chat needs from the tool-run model (rt_models.c). */
+int rt__chat_register(void) { return rt__toolrun_on_terminal(rt__chat_tool_done); }

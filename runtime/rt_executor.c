@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/rt_internal.h"
+#include "runtime/rt_models.h"
 
 #define EX_MAX_PHASES 32
 #define EX_RESTORE_CAP 256
@@ -92,6 +92,10 @@ struct rt_exec {
   sim_rng rng;              /* stream "runtime.executor" */
 };
 
+/* The executor's world state (its extension slot), NULL until first use. */
+static struct rt_exec *exec_of(rt_world *w) { return RT_EXT_WORLD(w, &rt__exec_ext); }
+
+
 /* ---- state and registry ------------------------------------------------- */
 
 static struct rt_exec *ex_get(rt_world *w) {
@@ -101,7 +105,7 @@ static struct rt_exec *ex_get(rt_world *w) {
       "Consumer-fired; Beach itself does not fire this phase.",
       "A tool result has arrived and been merged into the turn's mailbox.",
       "The turn has reached a terminal state (complete / cancelled / timeout / error)."};
-  if (w->exec) return w->exec;
+  if (exec_of(w)) return exec_of(w);
   struct rt_exec *x = calloc(1, sizeof *x);
   if (!x) return NULL;
   for (int p = RT_PH_STARTED; p <= RT_PH_SETTLED; p++) {
@@ -110,17 +114,17 @@ static struct rt_exec *ex_get(rt_world *w) {
   }
   x->n_phases = RT_PH_FIRST_CUSTOM;
   sim_rng_stream(&x->rng, w->s->seed, "runtime.executor");
-  w->exec = x;
+  RT_EXT_WORLD(w, &rt__exec_ext) = x;
   return x;
 }
 
-void rt__exec_free(rt_world *w) {
-  if (!w->exec) return;
-  free(w->exec->mem);
-  free(w->exec->turns);
-  free(w->exec->specs);
-  free(w->exec);
-  w->exec = NULL;
+static void rt__exec_free(rt_world *w) {
+  if (!exec_of(w)) return;
+  free(exec_of(w)->mem);
+  free(exec_of(w)->turns);
+  free(exec_of(w)->specs);
+  free(exec_of(w));
+  RT_EXT_WORLD(w, &rt__exec_ext) = NULL;
 }
 
 int rt_exec_phase_register(rt_world *w, const char *name, const char *description) {
@@ -152,7 +156,7 @@ const char *rt_exec_phase_of(rt_world *w, int id) {
 static const rt_store_op ex_ops[] = {{RT_W_CHECKPOINT, "beach_turn_checkpoints"}};
 
 /* seed 002 "Idempotency contract": the checkpoint table this model owns. */
-rt_store_module rt__exec_store = {
+static rt_store_module rt__exec_store = {
     .name = "executor",
     .schema = "CREATE TABLE IF NOT EXISTS beach_turn_checkpoints(turn_id INTEGER NOT NULL,"
               " session_id TEXT NOT NULL, phase TEXT NOT NULL, state TEXT NOT NULL,"
@@ -235,7 +239,7 @@ static int sql_get(rt_world *w, uint32_t a, int64_t turn, rt_checkpoint *out, in
 static int64_t life_of(const rt_world *w, uint32_t a) { return w->actors[a].next_incarnation; }
 
 static int mem_put(rt_world *w, uint32_t a, const rt_checkpoint *cp) {
-  struct rt_exec *x = w->exec;
+  struct rt_exec *x = exec_of(w);
   int64_t life = life_of(w, a);
   for (size_t i = 0; i < x->n_mem; i++) {
     const ex_mem_cp *e = &x->mem[i];
@@ -256,7 +260,7 @@ static int mem_put(rt_world *w, uint32_t a, const rt_checkpoint *cp) {
 
 /* Entries of this incarnation, sorted by timestamp (stable). */
 static int mem_get(rt_world *w, uint32_t a, int64_t turn, rt_checkpoint *out, int cap) {
-  struct rt_exec *x = w->exec;
+  struct rt_exec *x = exec_of(w);
   int64_t life = life_of(w, a);
   int n = 0;
   for (size_t i = 0; i < x->n_mem; i++) {
@@ -285,7 +289,7 @@ static void emit_call(rt_world *w, uint32_t a, const rt_checkpoint *cp, int phas
 /* One delivery of a checkpoint call to the adapter: 0 durable, -1 failed. */
 static int adapter_put(rt_world *w, uint32_t a, rt_exec_adapter ad, const rt_checkpoint *cp) {
   if (ad == RT_EXEC_MEMORY) return mem_put(w, a, cp);
-  w->exec->durable = 1;
+  exec_of(w)->durable = 1;
   return sql_put(w, a, ad, cp);
 }
 
@@ -320,15 +324,15 @@ int rt_exec_restore(rt_world *w, uint32_t a, rt_exec_adapter ad, int64_t turn,
 /* ---- the actor runner ---------------------------------------------------- */
 
 static ex_turn *turn_at(rt_world *w, uint64_t i) {
-  struct rt_exec *x = w->exec;
+  struct rt_exec *x = exec_of(w);
   if (!x || i >= (uint64_t)x->n_turns) return NULL;
   ex_turn *t = &x->turns[i];
-  const rt_mem *m = w->actors[t->actor].mem;
-  return t->live && m && m->incarnation == t->life ? t : NULL;
+  const rt_mem *m = RT_MEM(w, t->actor);
+  return t->live && m && m->inc.incarnation == t->life ? t : NULL;
 }
 
 static ex_turn *turn_new(rt_world *w) {
-  struct rt_exec *x = w->exec;
+  struct rt_exec *x = exec_of(w);
   for (int i = 0; i < x->n_turns; i++)
     if (!turn_at(w, (uint64_t)i)) {
       memset(&x->turns[i], 0, sizeof x->turns[i]);
@@ -346,7 +350,7 @@ static ex_turn *turn_new(rt_world *w) {
   return t;
 }
 
-static uint64_t turn_ix(rt_world *w, const ex_turn *t) { return (uint64_t)(t - w->exec->turns); }
+static uint64_t turn_ix(rt_world *w, const ex_turn *t) { return (uint64_t)(t - exec_of(w)->turns); }
 
 static void turn_emit(rt_world *w, const ex_turn *t, int state, const char *why) {
   rt__emit(w, RT_EV_EXEC_TURN, t->actor, t->id, state, t->spec.adapter, why);
@@ -408,7 +412,7 @@ static void fire(rt_world *w, ex_turn *t, int phase, int next) {
   t->last_ts = cp.timestamp_ms;
   emit_call(w, t->actor, &cp, phase, 0);
   int rc = injected_failure(w, t, phase) ? -1 : adapter_put(w, t->actor, t->spec.adapter, &cp);
-  if (rc == 0 && sim_rng_chance_ppm(&w->exec->rng, t->spec.dup_ppm)) { /* network retry */
+  if (rc == 0 && sim_rng_chance_ppm(&exec_of(w)->rng, t->spec.dup_ppm)) { /* network retry */
     emit_call(w, t->actor, &cp, phase, 1);
     rc = adapter_put(w, t->actor, t->spec.adapter, &cp);
   }
@@ -422,30 +426,30 @@ static void fire(rt_world *w, ex_turn *t, int phase, int next) {
   }
   t->pend_phase = phase;
   t->step = next;
-  sim_after(w->s, 0, w->actors[t->actor].mem->dom, ack_event, w, turn_ix(w, t));
+  sim_after(w->s, 0, RT_MEM(w, t->actor)->inc.dom, ack_event, w, turn_ix(w, t));
 }
 
 static void work_event(sim *s, void *ctx, uint64_t arg);
 
 /* Waits lo..hi µs of virtual time (the LLM or a tool), then runs t->step. */
 static void wait_work(rt_world *w, ex_turn *t, int64_t lo, int64_t hi, int next) {
-  int64_t d = sim_rng_range(&w->exec->rng, lo, hi);
+  int64_t d = sim_rng_range(&exec_of(w)->rng, lo, hi);
   t->step = next;
-  t->timer = sim_after(w->s, d, w->actors[t->actor].mem->dom, work_event, w, turn_ix(w, t));
+  t->timer = sim_after(w->s, d, RT_MEM(w, t->actor)->inc.dom, work_event, w, turn_ix(w, t));
 }
 
 /* The audit restore after settled (the seed's test: started first, settled
 ** last) and the end of the turn request. */
 static void turn_end(rt_world *w, ex_turn *t, int state, int ok, const char *why) {
   rt_checkpoint buf[EX_RESTORE_CAP];
-  rt_mem *m = w->actors[t->actor].mem;
+  rt_mem *m = RT_MEM(w, t->actor);
   rt_msg req;
   turn_emit(w, t, state, why);
   t->step = EX_DONE;
   t->live = 0;
   if (state == RT_TS_COMPLETE || state == RT_TS_CANCELLED)
     restore_as(w, t->actor, t->spec.adapter, t->id, buf, EX_RESTORE_CAP, 2);
-  if (t->has_msg && m && rt__pop_serving(m, t->msg.id, &req))
+  if (t->has_msg && m && rt__pop_serving(&m->inc, t->msg.id, &req))
     rt__request_done(w, t->actor, &req, ok, ok ? NULL : why);
 }
 
@@ -516,8 +520,8 @@ static void cancel_event(sim *s, void *ctx, uint64_t arg) {
   ex_turn *t = NULL;
   (void)s;
   /* arg is the turn id, not a slot: the slot may hold a newer turn by now */
-  for (int i = 0; w->exec && i < w->exec->n_turns && !t; i++)
-    if (turn_at(w, (uint64_t)i) && w->exec->turns[i].id == (int64_t)arg) t = &w->exec->turns[i];
+  for (int i = 0; exec_of(w) && i < exec_of(w)->n_turns && !t; i++)
+    if (turn_at(w, (uint64_t)i) && exec_of(w)->turns[i].id == (int64_t)arg) t = &exec_of(w)->turns[i];
   if (!t || t->cancel || t->step == EX_SETTLE || t->pend_phase == RT_PH_SETTLED) return;
   t->cancel = 1;
   turn_emit(w, t, RT_TS_CANCEL, "cancelTurn");
@@ -562,9 +566,9 @@ int rt_exec_turn_at(rt_world *w, uint32_t a, const rt_exec_turn_spec *spec, int6
 
 /* A turn request reaches the started actor: the session manager opens the
 ** turn slot and fires `started`. */
-void rt__exec_request(rt_world *w, uint32_t a, const rt_msg *m) {
+static void rt__exec_request(rt_world *w, uint32_t a, const rt_msg *m) {
   struct rt_exec *x = ex_get(w);
-  rt_mem *mem = w->actors[a].mem;
+  rt_mem *mem = RT_MEM(w, a);
   ex_turn *t = x ? turn_new(w) : NULL;
   if (!t || m->arg < 0 || m->arg >= x->n_specs) {
     rt__request_done(w, a, m, 0, "executor: out of memory");
@@ -572,14 +576,14 @@ void rt__exec_request(rt_world *w, uint32_t a, const rt_msg *m) {
   }
   t->id = rt__new_id(w);
   t->actor = a;
-  t->life = mem->incarnation;
+  t->life = mem->inc.incarnation;
   t->live = 1;
   t->spec = x->specs[m->arg];
   t->msg = *m;
-  t->has_msg = rt__push_serving(mem, m) == 0;
+  t->has_msg = rt__push_serving(&mem->inc, m) == 0;
   turn_emit(w, t, RT_TS_OPEN, NULL);
   if (t->spec.cancel_after_us > 0)
-    sim_after(w->s, t->spec.cancel_after_us, mem->dom, cancel_event, w, (uint64_t)t->id);
+    sim_after(w->s, t->spec.cancel_after_us, mem->inc.dom, cancel_event, w, (uint64_t)t->id);
   fire(w, t, RT_PH_STARTED, EX_LLM);
 }
 
@@ -637,7 +641,7 @@ static void resume_turn(rt_world *w, uint32_t a, int64_t id) {
   if (n <= 0 || n > EX_RESTORE_CAP || started_spec(cp, n, &spec) || !(t = turn_new(w))) return;
   t->id = id;
   t->actor = a;
-  t->life = w->actors[a].mem->incarnation;
+  t->life = RT_MEM(w, a)->inc.incarnation;
   t->live = 1;
   t->spec = spec;
   int step = resume_step(t, cp, n);
@@ -655,16 +659,35 @@ static void resume_turn(rt_world *w, uint32_t a, int64_t id) {
     advance(w, t);
 }
 
-void rt__exec_on_start(rt_world *w, uint32_t a) {
+static void rt__exec_on_start(rt_world *w, uint32_t a) {
   int64_t ids[64];
   int n = 0;
   /* only worlds that used a SQL adapter, or whose files outlive a process */
-  if (!(w->exec && w->exec->durable) && !(w->cfg.storage_files && ex_get(w))) return;
+  if (!(exec_of(w) && exec_of(w)->durable) && !(w->cfg.storage_files && ex_get(w))) return;
   sqlite3_stmt *st = ex_prep(w, a,
       "SELECT DISTINCT turn_id FROM beach_turn_checkpoints WHERE turn_id NOT IN"
       " (SELECT turn_id FROM beach_turn_checkpoints WHERE phase='settled') ORDER BY turn_id");
   if (!st) return;
   while (n < 64 && sqlite3_step(st) == SQLITE_ROW) ids[n++] = sqlite3_column_int64(st, 0);
   sqlite3_finalize(st);
-  for (int i = 0; i < n && w->actors[a].mem; i++) resume_turn(w, a, ids[i]);
+  for (int i = 0; i < n && RT_MEM(w, a); i++) resume_turn(w, a, ids[i]);
 }
+
+/* ---- the extension ----------------------------------------------------------- */
+
+/* After a successful startup: restore and resume the open turns. */
+static void exec_startup_late(rt_world *w, uint32_t a, int ok) {
+  if (ok) rt__exec_on_start(w, a);
+}
+
+static const int exec_kinds[] = {MSG_EXEC_TURN};
+
+rt_agent_ext rt__exec_ext = {
+    .name = "executor",
+    .store = &rt__exec_store,
+    .kinds = exec_kinds,
+    .n_kinds = 1,
+    .message = rt__exec_request,
+    .startup_late = exec_startup_late,
+    .world_free = rt__exec_free,
+};

@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/rt_internal.h"
+#include "runtime/rt_models.h"
 
 #define HEARTBEAT_CB "_cf_fiberHeartbeat" /* as in rt_agent.c */
 #define SRC_STARTUP 1
@@ -66,7 +66,7 @@ static const char *const lsql[L_NSTMT] = {
 static const rt_store_op lops[] = {{RT_W_LEGACY_FIBER, "cf_agents_fibers"}};
 
 /* seed 001 "SQLite schema"; integer ids */
-rt_store_module rt__legacy_store = {
+static rt_store_module rt__legacy_store = {
     .name = "legacy",
     .schema =
         "CREATE TABLE IF NOT EXISTS cf_agents_fibers(id INTEGER PRIMARY KEY, callback TEXT NOT NULL,"
@@ -156,7 +156,7 @@ static int w_insert(rt_world *w, uint32_t a, int64_t id, const char *method, int
 }
 
 /* stashFiber: the snapshot of a running fiber, fully replaced. */
-int rt__legacy_stash(rt_world *w, uint32_t a, int64_t id, int pc) {
+static int rt__legacy_stash(rt_world *w, uint32_t a, int64_t id, int pc) {
   sqlite3_stmt *st;
   char snap[48];
   if (rt__txn_join(w, a) || !(st = lstmt(w, a, L_STASH))) return -1;
@@ -201,7 +201,7 @@ static int alive(const rt_world *w, uint32_t a, const rt_mem *m);
 ** nothing changed or the write killed the actor (its turn rolled back). */
 static int transition(rt_world *w, uint32_t a, int64_t id, int from, int to, int inc,
                       const char *text, lf_row *r) {
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   if (set_status(w, a, id, from, to, inc, text, r) || !alive(w, a, m)) return -1;
   lf_emit(w, a, r);
   return 0;
@@ -212,7 +212,7 @@ static int transition(rt_world *w, uint32_t a, int64_t id, int from, int to, int
 /* A write can kill the actor (a failed immediate commit): after one, code
 ** that touches memory checks that its incarnation is still the same. */
 static int alive(const rt_world *w, uint32_t a, const rt_mem *m) {
-  return m && w->actors[a].mem == m;
+  return m && RT_MEM(w, a) == m;
 }
 
 /* A free fiber slot (grown if needed), as rt_agent.c's runFiber uses. */
@@ -252,7 +252,7 @@ static void unclaim_pending(rt_mem *m, int64_t id) {
 
 /* Runs the method of fiber `id` from `pc` under a keepAlive ref. */
 static void lf_start(rt_world *w, uint32_t a, int64_t id, int prog, int pc) {
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   rt_fiber *f = lf_slot(m);
   if (!f) return; /* the row stays running: the next scan recovers it */
   *f = (rt_fiber){.id = id, .prog = prog, .pc = pc, .live = 1, .legacy = 1};
@@ -267,7 +267,7 @@ static void lf_start(rt_world *w, uint32_t a, int64_t id, int prog, int pc) {
 ** this incarnation holds no ref and no fiber of either model is running or
 ** about to run, drop that row (stop the heartbeat). */
 static void heartbeat_gc(rt_world *w, uint32_t a) {
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   int64_t sid;
   if (w->cfg.heartbeat != RT_HB_SCHEDULE || m->refs > 0 || m->n_pending_resume > 0 ||
       m->n_legacy_pending > 0 || rt__count_runs(w, a) > 0 ||
@@ -282,7 +282,7 @@ static void heartbeat_gc(rt_world *w, uint32_t a) {
 static void retry_cb(sim *s, void *ctx, uint64_t arg) {
   rt_world *w = ctx;
   uint32_t a = (uint32_t)(arg >> 40);
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   rt_fiber *f = m ? active_find(m, (int64_t)(arg & ((1ULL << 40) - 1))) : NULL;
   (void)s;
   if (f) rt__fiber_run(w, a, f); /* a cancelled fiber is gone */
@@ -298,14 +298,14 @@ static const char *thrown_message(const rt_program *p, int pc) {
 ** while retry_count <= max_retries, else failed (in the same write) and the
 ** heartbeat stops. */
 static void lf_threw(rt_world *w, uint32_t a, rt_fiber *f) {
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   int64_t id = f->id;
   lf_row r;
-  const char *err = thrown_message(&w->progs[f->prog], f->pc);
+  const char *err = thrown_message(&RT_AW(w)->progs[f->prog], f->pc);
   if (row_get(w, a, id, &r) == 0 && r.retry + 1 <= r.max_retries) {
     if (transition(w, a, id, RT_LF_RUNNING, RT_LF_RUNNING, 1, NULL, &r) == 0 && alive(w, a, m)) {
       f->pc = r.snapshot > 0 ? r.snapshot : 0;
-      sim_after(w->s, 0, m->dom, retry_cb, w, ((uint64_t)a << 40) | (uint64_t)id);
+      sim_after(w->s, 0, m->inc.dom, retry_cb, w, ((uint64_t)a << 40) | (uint64_t)id);
       return;
     }
     if (!alive(w, a, m)) return;
@@ -316,8 +316,8 @@ static void lf_threw(rt_world *w, uint32_t a, rt_fiber *f) {
 }
 
 /* Called by rt_agent.c when a legacy fiber's body returns (ok) or throws. */
-void rt__legacy_end(rt_world *w, uint32_t a, rt_fiber *f, int ok) {
-  rt_mem *m = w->actors[a].mem;
+static void rt__legacy_end(rt_world *w, uint32_t a, rt_fiber *f, int ok) {
+  rt_mem *m = RT_MEM(w, a);
   lf_row r;
   char result[48];
   if (!ok) {
@@ -337,7 +337,7 @@ void rt__legacy_end(rt_world *w, uint32_t a, rt_fiber *f, int ok) {
 /* Default onFiberRecovered: re-invoke the method from its snapshot; at
 ** startup it runs after the gate opens, like resumed run-fibers. */
 static void on_fiber_recovered(rt_world *w, uint32_t a, const lf_row *o, int source) {
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   int prog = rt__prog_find(w, o->method);
   int pc = o->snapshot > 0 ? o->snapshot : 0;
   lf_row r;
@@ -362,7 +362,7 @@ static void on_fiber_recovered(rt_world *w, uint32_t a, const lf_row *o, int sou
 ** first; keeps in rows[] those within max_retries and fails the others.
 ** Returns how many remain, or -1 if the actor died; *failed counts fails. */
 static int interrupt_rows(rt_world *w, uint32_t a, lf_row *rows, int n, int *failed) {
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   lf_row r;
   int k = 0, keep = 0;
   for (int i = 0; i < n; i++)
@@ -391,8 +391,8 @@ static int interrupt_rows(rt_world *w, uint32_t a, lf_row *rows, int n, int *fai
 ** startup (inside the gate, after _checkRunFibers), 2 on every alarm (the
 ** `_cf_fiberHeartbeat` callback and the alarm() fallback). Rows active in
 ** this incarnation are skipped. Returns 0, or -1 if the actor died. */
-int rt__legacy_check(rt_world *w, uint32_t a, int source) {
-  rt_mem *m = w->actors[a].mem;
+static int rt__legacy_check(rt_world *w, uint32_t a, int source) {
+  rt_mem *m = RT_MEM(w, a);
   lf_row rows[RT_MAX_ORPHANS];
   int failed = 0;
   int n = interrupt_rows(w, a, rows, load_running(w, a, rows, RT_MAX_ORPHANS), &failed);
@@ -408,8 +408,8 @@ int rt__legacy_check(rt_world *w, uint32_t a, int source) {
 
 /* Startup is over (ok or failed): the fibers recovered inside the gate
 ** run now, oldest first. */
-void rt__legacy_resume_pending(rt_world *w, uint32_t a) {
-  rt_mem *m = w->actors[a].mem;
+static void rt__legacy_resume_pending(rt_world *w, uint32_t a) {
+  rt_mem *m = RT_MEM(w, a);
   rt_legacy_pending p[RT_MAX_ORPHANS];
   if (!m) return;
   int n = m->n_legacy_pending;
@@ -422,11 +422,11 @@ void rt__legacy_resume_pending(rt_world *w, uint32_t a) {
 
 /* spawnFiber: INSERT running, keepAlive, run the method; returns the id. */
 static void lf_spawn(rt_world *w, uint32_t a, const rt_msg *m) {
-  rt_mem *mem = w->actors[a].mem;
+  rt_mem *mem = RT_MEM(w, a);
   int64_t id = rt__new_id(w);
   int prog = (int)m->arg;
   lf_row r = {id, RT_LF_RUNNING, 0, (int)m->arg2, -1, ""};
-  snprintf(r.method, sizeof r.method, "%s", w->progs[prog].name);
+  snprintf(r.method, sizeof r.method, "%s", RT_AW(w)->progs[prog].name);
   if (w_insert(w, a, id, r.method, r.max_retries) || !alive(w, a, mem)) {
     rt__request_done(w, a, m, 0, "spawnFiber: storage write failed");
     return;
@@ -439,7 +439,7 @@ static void lf_spawn(rt_world *w, uint32_t a, const rt_msg *m) {
 /* cancelFiber: running → cancelled; its pending steps stop and its
 ** heartbeat ref is released. */
 static void lf_cancel(rt_world *w, uint32_t a, int64_t id) {
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   rt_fiber *f = active_find(m, id);
   lf_row r;
   if (f) f->live = 0;
@@ -452,7 +452,7 @@ static void lf_cancel(rt_world *w, uint32_t a, int64_t id) {
     heartbeat_gc(w, a);
 }
 
-void rt__legacy_request(rt_world *w, uint32_t a, const rt_msg *m) {
+static void rt__legacy_request(rt_world *w, uint32_t a, const rt_msg *m) {
   if (m->kind == MSG_LEGACY_SPAWN) {
     lf_spawn(w, a, m);
     return;
@@ -493,3 +493,34 @@ int rt_legacy_status(rt_world *w, uint32_t actor, int64_t fiber_id, int *retry_c
   if (retry_count) *retry_count = r.retry;
   return r.status;
 }
+
+/* ---- the extension ----------------------------------------------------------- */
+
+/* _checkInterruptedFibers at startup, inside the gate. */
+static int legacy_startup_gated(rt_world *w, uint32_t a) {
+  return rt__legacy_check(w, a, SRC_STARTUP) ? -1 : 0;
+}
+
+/* Startup is over (ok or failed): the fibers recovered in the gate run. */
+static void legacy_startup_late(rt_world *w, uint32_t a, int ok) {
+  (void)ok;
+  rt__legacy_resume_pending(w, a);
+}
+
+/* alarm(): the heartbeat callback's _checkInterruptedFibers. */
+static int legacy_alarm(rt_world *w, uint32_t a) { return rt__legacy_check(w, a, 2); }
+
+static const int legacy_kinds[] = {MSG_LEGACY_SPAWN, MSG_LEGACY_CANCEL};
+
+rt_agent_ext rt__legacy_ext = {
+    .name = "legacy",
+    .store = &rt__legacy_store,
+    .kinds = legacy_kinds,
+    .n_kinds = 2,
+    .message = rt__legacy_request,
+    .startup_gated = legacy_startup_gated,
+    .startup_late = legacy_startup_late,
+    .alarm = legacy_alarm,
+    .fiber_stash = rt__legacy_stash,
+    .fiber_end = rt__legacy_end,
+};

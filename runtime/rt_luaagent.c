@@ -26,11 +26,15 @@
 
 #include <lauxlib.h>
 
-#include "runtime/rt_internal.h"
+#include "runtime/rt_agent.h"
 #include "runtime/rt_lua.h"
 #include "runtime/rt_sql_sandbox.h"
 
+typedef struct rt_lagent rt_lagent;
+
 #define LG_KEY "rv.agent"
+/* The incarnation's agent state: the extension's slot of its memory. */
+#define LG_OF_MEM(m) (*(rt_lagent **)&RT_EXT_MEM((m), &rt__lua_ext))
 
 enum { LC_REQUEST = 1, LC_RPC, LC_FIBER, LC_HOOK, LC_ONSTART, LC_SCHEDULE };
 
@@ -73,6 +77,10 @@ struct rt_lagent {
 ** own tables (the WRITE record's table: "user"). */
 static const rt_store_op lua_ops[] = {{RT_W_USER_SQL, "user"}};
 rt_store_module rt__lua_store = {"lua", "", NULL, 0, 0, lua_ops, 1, 0, 0};
+
+void rt__lg_request(rt_world *w, uint32_t a, const rt_msg *m);
+void rt__lg_schedule(rt_world *w, uint32_t a, int64_t id, const char *callback);
+void rt__lg_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t value);
 
 /* ---- the world's scripts ------------------------------------------------ */
 
@@ -139,7 +147,7 @@ static struct rt_script *script_of(rt_world *w, uint32_t a) {
 
 int rt__lg_scripted(rt_world *w, uint32_t a) { return script_of(w, a) != NULL; }
 
-void rt__lg_world_free(rt_world *w) {
+static void lg_world_free(rt_world *w) {
   for (int i = 0; w->scripts && i < w->cap_scripts; i++) {
     if (!w->scripts[i]) continue;
     free(w->scripts[i]->name);
@@ -221,7 +229,7 @@ static int64_t duration_arg(lua_State *L, int idx, int64_t unit_us) {
 /* ---- primitives (the table P given to the prelude) ---------------------- */
 
 static rt_fiber *live_fiber(rt_lagent *lg, int64_t id) {
-  rt_mem *m = lg->w->actors[lg->a].mem;
+  rt_mem *m = RT_MEM(lg->w, lg->a);
   for (int i = 0; m && i < m->n_fibers; i++)
     if (m->fibers[i].live && m->fibers[i].id == id) return &m->fibers[i];
   return NULL;
@@ -277,10 +285,10 @@ static int p_cancel(lua_State *L) {
       if (sqlite3_step(st) == SQLITE_ROW) snprintf(cb, sizeof cb, "%s", sqlite3_column_text(st, 0));
       sqlite3_finalize(st);
     }
-    lua_pushboolean(L, cb[0] && rt__schedule_cancel(lg->w, lg->a, cb, luaL_checkinteger(L, 1)));
+    lua_pushboolean(L, cb[0] && rt__schedule_cancel(lg->w, lg->a, cb) == 1);
     return 1;
   }
-  lua_pushboolean(L, rt__schedule_cancel(lg->w, lg->a, luaL_checkstring(L, 1), -1));
+  lua_pushboolean(L, rt__schedule_cancel(lg->w, lg->a, luaL_checkstring(L, 1)) == 1);
   return 1;
 }
 
@@ -495,9 +503,10 @@ static void lg_free(rt_lagent *lg) {
   free(lg);
 }
 
-void rt__lg_mem_free(rt_mem *m) {
-  rt_lagent *lg = m->lua;
-  m->lua = NULL;
+static void lg_mem_free(rt_world *w, rt_mem *m) {
+  (void)w;
+  rt_lagent *lg = LG_OF_MEM(m);
+  LG_OF_MEM(m) = NULL;
   if (!lg) return;
   if (lg->depth > 0) lg->dead = 1; /* Lua is running: freed when it returns */
   else lg_free(lg);
@@ -519,7 +528,7 @@ static void push_h(rt_lagent *lg, const char *field) {
 
 static rt_lagent *lg_make(rt_world *w, uint32_t a) {
   struct rt_script *s = script_of(w, a);
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   char err[256];
   if (!s || !m || w->fatal[0]) return NULL;
   rt_lagent *lg = calloc(1, sizeof *lg);
@@ -598,14 +607,14 @@ static rt_lagent *lg_make(rt_world *w, uint32_t a) {
     lg_free(lg);
     return NULL;
   }
-  m->lua = lg;
+  LG_OF_MEM(m) = lg;
   return lg;
 }
 
 static rt_lagent *lg_get(rt_world *w, uint32_t a) {
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   if (!m || !script_of(w, a)) return NULL;
-  return m->lua ? m->lua : lg_make(w, a);
+  return LG_OF_MEM(m) ? LG_OF_MEM(m) : lg_make(w, a);
 }
 
 /* Pushes mod[name] if it is a function (returns 1), else nothing (0). */
@@ -746,7 +755,7 @@ static void finish(rt_lagent *lg, int ci, int ok, const char *err, uint32_t resu
   rt_world *w = lg->w;
   uint32_t a = lg->a;
   lg_co c = lg->cos[ci];
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   rt_msg msg;
   if (c.kind == LC_FIBER && c.ctx_ref != LUA_NOREF) { /* the handle keeps the outcome */
     lua_State *L = rt_lua_L(lg->x);
@@ -770,10 +779,10 @@ static void finish(rt_lagent *lg, int ci, int ok, const char *err, uint32_t resu
   }
   switch (c.kind) {
     case LC_REQUEST:
-      if (rt__pop_serving(m, c.msg.id, &msg)) rt__request_result(w, a, &msg, ok, err, res);
+      if (m && rt__pop_serving(&m->inc, c.msg.id, &msg)) rt__request_result(w, a, &msg, ok, err, res);
       break;
     case LC_RPC:
-      if (rt__pop_serving(m, c.msg.id, &msg))
+      if (m && rt__pop_serving(&m->inc, c.msg.id, &msg))
         rt__send_reply(w, a, &msg, ok, ok ? (int64_t)result : (int64_t)rt__str(w, err), 0);
       break;
     case LC_FIBER: {
@@ -793,7 +802,7 @@ static void wake(sim *s, void *ctx, uint64_t arg) {
   rt_world *w = ctx;
   uint32_t a = (uint32_t)(arg >> 40);
   (void)s;
-  rt_lagent *lg = w->actors[a].mem ? w->actors[a].mem->lua : NULL;
+  rt_lagent *lg = RT_MEM(w, a) ? LG_OF_MEM(RT_MEM(w, a)) : NULL;
   int ci = lg ? co_by_seq(lg, (int64_t)(arg & ((1ULL << 40) - 1))) : -1;
   if (ci >= 0) drive(lg, ci, run(lg, ci, 0, 0));
 }
@@ -823,7 +832,7 @@ static void push_outcome(rt_lagent *lg, const lg_end *e) {
 static int cmd_run_fiber(rt_lagent *lg, int ci) {
   rt_world *w = lg->w;
   uint32_t a = lg->a;
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   lua_State *L = rt_lua_L(lg->x), *co = lg->cos[ci].co.L;
   char name[64];
   size_t nl;
@@ -871,7 +880,7 @@ static int cmd_run_fiber(rt_lagent *lg, int ci) {
     m->pending_resume[m->n_pending_resume++] = id;
   else
     rt__lg_fiber_begin(w, a, id);
-  if (!w->actors[a].mem || w->actors[a].mem->lua != lg) {
+  if (!RT_MEM(w, a) || LG_OF_MEM(RT_MEM(w, a)) != lg) {
     lua_pop(L, 1);
     return LG_GONE;
   }
@@ -896,7 +905,10 @@ static int cmd_call(rt_lagent *lg, int ci) {
     return run(lg, ci, 0, 2);
   }
   c->str = rt__str(w, method);
-  rt__send_call(w, lg->a, callee, MSG_LUA_CALL, c, rt__str(w, args ? args : "null"), 0);
+  char mcopy[64]; /* interning the args may move the trace's strings */
+  snprintf(mcopy, sizeof mcopy, "%s", method);
+  int64_t aid = rt__str(w, args ? args : "null");
+  rt__send_call(w, lg->a, callee, MSG_LUA_CALL, mcopy, RT_ENTRY_RPC, c, aid, 0);
   return RT_LUA_YIELDED + 1000; /* waits for the reply */
 }
 
@@ -924,7 +936,7 @@ static void drive(rt_lagent *lg, int ci, int rc) {
     const char *cmd = c->co.nres > 0 ? lua_tostring(co, -c->co.nres) : NULL;
     if (cmd && !strcmp(cmd, "work") && c->co.nres == 2) {
       int64_t d = lua_tointeger(co, -1);
-      sim_after(w->s, d, w->actors[lg->a].mem->dom, wake, w, ((uint64_t)lg->a << 40) | (uint64_t)c->seq);
+      sim_after(w->s, d, RT_MEM(w, lg->a)->inc.dom, wake, w, ((uint64_t)lg->a << 40) | (uint64_t)c->seq);
       return;
     }
     if (cmd && !strcmp(cmd, "runFiber") && c->co.nres == 3) {
@@ -1006,18 +1018,16 @@ void rt__lg_request(rt_world *w, uint32_t a, const rt_msg *m) {
   ** start_callback before anything else is interned */
   const char *args = m->arg ? sim_trace_str(&w->s->trace, (uint32_t)m->arg) : NULL;
   int rpc = m->kind == MSG_LUA_CALL;
-  if (!lg && rpc && !script_of(w, a)) { /* a plain actor answers an RPC as before */
-    rt_msg plain = *m;
-    plain.kind = MSG_CALL_PLAIN;
-    rt__child_handle(w, a, &plain);
+  if (!lg && rpc && !script_of(w, a)) { /* a plain actor answers an RPC: nil */
+    rt__send_reply(w, a, m, 1, 0, 0);
     return;
   }
-  rt__push_serving(w->actors[a].mem, m);
+  rt__push_serving(&RT_MEM(w, a)->inc, m);
   if (!lg || start_callback(lg, rpc ? LC_RPC : LC_REQUEST, mbuf, m, args, 1) < 0) {
     char err[160];
     rt_msg held;
     snprintf(err, sizeof err, "%s is not a method of %s's script", mbuf, w->actors[a].spec.id);
-    if (!w->actors[a].mem || !rt__pop_serving(w->actors[a].mem, m->id, &held)) return;
+    if (!RT_MEM(w, a) || !rt__pop_serving(&RT_MEM(w, a)->inc, m->id, &held)) return;
     if (rpc) rt__send_reply(w, a, &held, 0, rt__str(w, err), 0);
     else rt__request_done(w, a, &held, 0, err);
   }
@@ -1038,7 +1048,7 @@ void rt__lg_fiber_begin(rt_world *w, uint32_t a, int64_t id) {
 }
 
 void rt__lg_fiber_ended(rt_world *w, uint32_t a, int64_t id, int ok, const char *result) {
-  rt_lagent *lg = w->actors[a].mem ? w->actors[a].mem->lua : NULL;
+  rt_lagent *lg = RT_MEM(w, a) ? LG_OF_MEM(RT_MEM(w, a)) : NULL;
   if (!lg) return;
   lg_end e = {id, ok, result ? rt__str(w, result) : 0};
   /* awaiters, oldest coroutine slot first */
@@ -1047,7 +1057,7 @@ void rt__lg_fiber_ended(rt_world *w, uint32_t a, int64_t id, int ok, const char 
     lg->cos[ci].await = 0;
     push_outcome(lg, &e);
     drive(lg, ci, run(lg, ci, 0, 2));
-    if (!w->actors[a].mem || w->actors[a].mem->lua != lg) return;
+    if (!RT_MEM(w, a) || LG_OF_MEM(RT_MEM(w, a)) != lg) return;
   }
 }
 
@@ -1092,7 +1102,7 @@ void rt__lg_schedule(rt_world *w, uint32_t a, int64_t id, const char *callback) 
 }
 
 void rt__lg_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t value) {
-  rt_lagent *lg = w->actors[a].mem ? w->actors[a].mem->lua : NULL;
+  rt_lagent *lg = RT_MEM(w, a) ? LG_OF_MEM(RT_MEM(w, a)) : NULL;
   int64_t seq = c->key;
   c->live = 0;
   int ci = lg ? co_by_seq(lg, seq) : -1;
@@ -1105,3 +1115,34 @@ void rt__lg_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t value) {
   else lua_pushliteral(L, "the call failed (the callee died or the call was dropped)");
   drive(lg, ci, run(lg, ci, 0, 2));
 }
+
+int rt_invoke_at(rt_world *w, uint32_t a, const char *method, const char *args_json,
+                 int64_t at_us) {
+  rt_msg m = {0};
+  if (!method || !*method || a >= w->n_actors) return -1;
+  m.kind = MSG_LUA_INVOKE;
+  m.entry = RT_ENTRY_FETCH;
+  m.str = rt__str(w, method);
+  m.arg = args_json ? rt__str(w, args_json) : 0;
+  return rt__deliver_at(w, a, &m, at_us);
+}
+
+/* The script's extension of the agent core: its messages (invoke, a
+** script-to-script call), the replies to its calls, its schedule
+** callbacks, and its state's life (rt_agent.h). */
+static const int lua_kinds[] = {MSG_LUA_INVOKE, MSG_LUA_CALL};
+static const int lua_purposes[] = {CALL_LUA};
+
+rt_agent_ext rt__lua_ext = {
+    .name = "lua",
+    .store = &rt__lua_store,
+    .kinds = lua_kinds,
+    .n_kinds = 2,
+    .message = rt__lg_request,
+    .purposes = lua_purposes,
+    .n_purposes = 1,
+    .reply = rt__lg_reply,
+    .schedule_ran = rt__lg_schedule,
+    .mem_free = lg_mem_free,
+    .world_free = lg_world_free,
+};

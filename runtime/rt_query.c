@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime/rt_internal.h"
+#include "runtime/rt_host.h"
 #include "runtime/rt_schema.h"
 
 static int known_column(int ti, const char *name) {

@@ -45,7 +45,8 @@ int64_t rt_sdk_now_us(const rt_sdk_actor *self);
 ** (revenant.random, math.random): depends only on the seed and the name. */
 uint64_t rt_sdk_random(rt_sdk_actor *self);
 
-/* A line into the trace (revenant.log): RT_EV_LOG-like record with text. */
+/* A line into the trace (revenant.log). Not in the runtime yet: it needs a
+** trace kind of its own, which the Lua binding (issue #13 item 2) adds. */
 void rt_sdk_log(rt_sdk_actor *self, const char *text);
 
 /* ---- fibers (A.6) --------------------------------------------------------- */
@@ -82,7 +83,8 @@ int rt_sdk_keepalive_dispose(rt_sdk_actor *self, int64_t lease);
 
 /* schedule(delay, callback, payload): a one-shot cf_agents_schedules row at
 ** floor((now + delay) / 1 s), then _scheduleNextAlarm (RT_EV_SCHEDULE_SET).
-** Returns the schedule id or -1. */
+** Returns the schedule id or -1. Payloads need a column cf_agents_schedules
+** does not have yet (issue #14): a non-empty payload is refused (-1). */
 int64_t rt_sdk_schedule(rt_sdk_actor *self, int64_t delay_us, const char *callback,
                         const char *payload);
 
@@ -107,14 +109,17 @@ typedef int (*rt_sdk_row_fn)(void *ctx, int ncol, const char *const *names,
 ** the SDK's tables (cf_*, rv_*) are read-only to it. The SQL sandbox
 ** (rt_sql_sandbox.h) applies: no ATTACH, load_extension, wall-clock or
 ** random functions. Writes are RT_EV_WRITE boundaries. Returns the rows
-** changed (>= 0) or -1 with a message in err (room n_err). */
+** changed (>= 0) or -1 with a message in err (room n_err). Not in the
+** runtime yet: the Lua binding (issue #13 item 2) brings it with the
+** per-connection sandbox. */
 int rt_sdk_sql_exec(rt_sdk_actor *self, const char *sql, const char *const *params, int n,
                     rt_sdk_row_fn row, void *ctx, char *err, size_t n_err);
 
 /* ---- the outside world ---------------------------------------------------- */
 
 /* revenant.effect(name, key): one entry of the external-effect ledger
-** (RT_EV_EFFECT), in the current fiber (0 outside one). */
+** (RT_EV_EFFECT with pc -1 and "name:key"), in the current fiber (0
+** outside one). */
 void rt_sdk_effect(rt_sdk_actor *self, const char *name, const char *key);
 
 #endif

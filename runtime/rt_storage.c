@@ -2,10 +2,10 @@
 ** rt_storage.c: per-actor durable storage (SQLite) and turn commits.
 **
 ** Each actor has its own database: ":memory:" by default, a WAL file under
-** cfg.storage_dir for runs that kill real processes. Tables follow
-** reference/agents-sdk.md A.1 (only the columns the models read):
-** cf_agents_runs, cf_agents_schedules, cf_agent_tool_runs, plus the alarm
-** slot and the child side of tool runs.
+** cfg.storage_dir for runs that kill real processes. The host owns only the
+** alarm slot (rv_alarm); every other table belongs to the layer that
+** registered it (rt__store_register: its schema, statements and the table
+** names of its write ops), and the host never names one.
 **
 ** Commit semantics (workerd-observed.md item 1): in RT_COMMIT_TURN mode
 ** the writes of a turn join one transaction that commits commit_window_us
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/rt_internal.h"
+#include "runtime/rt_host.h"
 
 /* The host's own statements: the alarm slot and transaction control. */
 enum { ST_ALARM_SET, ST_ALARM_DELETE, ST_ALARM_GET, ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_COUNT };
@@ -337,7 +337,7 @@ static void storage_death(sim *s, void *ctx, uint64_t arg) {
 ** the current turn returns (never under the feet of the code that wrote),
 ** and the rest of the turn can no longer write. */
 static void storage_broken(rt_world *w, uint32_t a) {
-  rt_mem *m = w->actors[a].mem;
+  rt_inc *m = w->actors[a].mem;
   if (!m || m->storage_broken) return;
   m->storage_broken = 1;
   sim_after(w->s, 0, m->dom, storage_death, w, a);
@@ -377,7 +377,7 @@ static void hook_event(sim *s, void *ctx, uint64_t arg) {
 }
 
 /* Opens the turn's transaction if needed; returns 0 or -1. */
-static int txn_join(rt_world *w, uint32_t a) {
+int rt__txn_join(rt_world *w, uint32_t a) {
   rt_actor *ac = &w->actors[a];
   rt_db *d = &ac->store;
   if (!d->db && rt__db_open(w, a)) return -1;
@@ -393,7 +393,7 @@ static int txn_join(rt_world *w, uint32_t a) {
 }
 
 /* Records a write boundary (one RT_EV_WRITE with the table and the row's
-** name: fiber name, schedule callback, tool-run status); commits at once
+** name, as the module gives it); commits at once
 ** when not in turn mode. */
 int rt__txn_wrote_row(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc,
                       const char *name) {
@@ -413,16 +413,16 @@ int rt__txn_wrote_row(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int 
   return 0;
 }
 
-static int txn_wrote(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc) {
+int rt__txn_wrote(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc) {
   return rt__txn_wrote_row(w, a, op, key, rc, NULL);
 }
 
 int rt__w_alarm(rt_world *w, uint32_t a, int64_t at_us) {
   sqlite3_stmt *st;
-  if (txn_join(w, a) || !(st = stmt(w, a, at_us < 0 ? ST_ALARM_DELETE : ST_ALARM_SET)))
+  if (rt__txn_join(w, a) || !(st = stmt(w, a, at_us < 0 ? ST_ALARM_DELETE : ST_ALARM_SET)))
     return -1;
   if (at_us >= 0) sqlite3_bind_int64(st, 1, at_us);
-  return txn_wrote(w, a, at_us < 0 ? RT_W_ALARM_DELETE : RT_W_ALARM_SET, at_us,
+  return rt__txn_wrote(w, a, at_us < 0 ? RT_W_ALARM_DELETE : RT_W_ALARM_SET, at_us,
                    sqlite3_step(st));
 }
 
@@ -472,7 +472,7 @@ void rt__scan_store(rt_world *w, uint32_t a, int k, int64_t param,
 }
 
 void rt__scan_free(rt_actor *ac) {
-  for (int k = 0; k < RT_SCANS; k++) {
+  for (int k = 0; k < RT_SCAN_SLOTS; k++) {
     free(ac->scan[k].rows);
     ac->scan[k].rows = NULL;
     ac->scan[k].cap = 0;
@@ -491,14 +491,6 @@ static int64_t one_int(rt_world *w, uint32_t a, int id, int64_t dflt) {
 }
 
 int64_t rt__stored_alarm(rt_world *w, uint32_t a) { return one_int(w, a, ST_ALARM_GET, -1); }
-
-/* ---- doors for rt_legacy.c (legacy fibers, seed 001) ------------------ */
-
-int rt__txn_join(rt_world *w, uint32_t a) { return txn_join(w, a); }
-
-int rt__txn_wrote(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc) {
-  return txn_wrote(w, a, op, key, rc);
-}
 
 /* Prepares an ad-hoc statement on the actor's database (opened if needed);
 ** the caller finalizes it. NULL, with a message, on an SQL error. */

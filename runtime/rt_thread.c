@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/rt_internal.h"
+#include "runtime/rt_models.h"
 
 #define TH_MAX_PATHS 64
 #define TH_MAX_OPS 40
@@ -104,19 +104,24 @@ struct rt_thr {
   sim_rng rng;              /* stream "runtime.thread" */
 };
 
+/* The thread store's world state (its extension slot), NULL until first use. */
+static struct rt_thr *thr_of(rt_world *w) { return RT_EXT_WORLD(w, &rt__thread_ext); }
+
 static struct rt_thr *th_get(rt_world *w) {
-  if (w->thr) return w->thr;
-  w->thr = calloc(1, sizeof *w->thr);
-  if (w->thr) sim_rng_stream(&w->thr->rng, w->s->seed, "runtime.thread");
-  return w->thr;
+  struct rt_thr *t = RT_EXT_WORLD(w, &rt__thread_ext);
+  if (t) return t;
+  t = calloc(1, sizeof *t);
+  if (t) sim_rng_stream(&t->rng, w->s->seed, "runtime.thread");
+  RT_EXT_WORLD(w, &rt__thread_ext) = t;
+  return t;
 }
 
-void rt__thread_free(rt_world *w) {
-  if (!w->thr) return;
-  free(w->thr->threads);
-  free(w->thr->writers);
-  free(w->thr);
-  w->thr = NULL;
+static void rt__thread_free(rt_world *w) {
+  if (!thr_of(w)) return;
+  free(thr_of(w)->threads);
+  free(thr_of(w)->writers);
+  free(thr_of(w));
+  RT_EXT_WORLD(w, &rt__thread_ext) = NULL;
 }
 
 /* ---- storage --------------------------------------------------------- */
@@ -124,7 +129,7 @@ void rt__thread_free(rt_world *w) {
 static const rt_store_op th_ops[] = {{RT_W_THREAD, "rv_thread_changesets"}};
 
 /* seed 004 "Checkpoint Mechanism": the tables this model owns. */
-rt_store_module rt__thread_store = {
+static rt_store_module rt__thread_store = {
     .name = "thread",
     .schema =
         "CREATE TABLE IF NOT EXISTS rv_threads(thread_id INTEGER PRIMARY KEY, version INTEGER NOT NULL);"
@@ -317,39 +322,39 @@ static void call_path(char *buf, size_t n, int64_t call) {
 /* ---- runs ----------------------------------------------------------------- */
 
 static th_writer *writer_at(rt_world *w, uint64_t i) {
-  struct rt_thr *x = w->thr;
+  struct rt_thr *x = thr_of(w);
   if (!x || i >= (uint64_t)x->n_writers) return NULL;
   th_writer *wr = &x->writers[i];
-  const rt_mem *m = w->actors[wr->actor].mem;
-  return wr->live && m && m->incarnation == wr->life ? wr : NULL;
+  const rt_mem *m = RT_MEM(w, wr->actor);
+  return wr->live && m && m->inc.incarnation == wr->life ? wr : NULL;
 }
 
 static void step_event(sim *s, void *ctx, uint64_t arg);
 
 /* Waits a drawn delay (inference, a tool, a retry back-off), then `next`. */
 static void wait_step(rt_world *w, th_writer *wr, int64_t max_us, int next) {
-  int64_t d = sim_rng_range(&w->thr->rng, 1000, max_us > 1000 ? max_us : 1000);
+  int64_t d = sim_rng_range(&thr_of(w)->rng, 1000, max_us > 1000 ? max_us : 1000);
   wr->step = next;
-  sim_after(w->s, d, w->actors[wr->actor].mem->dom, step_event, w,
-            (uint64_t)(wr - w->thr->writers));
+  sim_after(w->s, d, RT_MEM(w, wr->actor)->inc.dom, step_event, w,
+            (uint64_t)(wr - thr_of(w)->writers));
 }
 
 static void run_emit(rt_world *w, const th_writer *wr, int state, const char *err) {
-  rt__emit(w, RT_EV_THREAD_RUN, wr->actor, w->thr->threads[wr->thread].id, wr->run, state, err);
+  rt__emit(w, RT_EV_THREAD_RUN, wr->actor, thr_of(w)->threads[wr->thread].id, wr->run, state, err);
 }
 
 static void writer_end(rt_world *w, th_writer *wr, int ok, const char *err) {
-  rt_mem *m = w->actors[wr->actor].mem;
+  rt_mem *m = RT_MEM(w, wr->actor);
   rt_msg req;
   wr->live = 0;
   wr->step = TW_DONE;
-  if (wr->has_msg && m && rt__pop_serving(m, wr->msg.id, &req))
+  if (wr->has_msg && m && rt__pop_serving(&m->inc, wr->msg.id, &req))
     rt__request_done(w, wr->actor, &req, ok, err);
 }
 
 /* The run ended (ok: RunFinished durable): the next run, a retry, or done. */
 static void run_over(rt_world *w, th_writer *wr, int ok) {
-  const th_thread *th = &w->thr->threads[wr->thread];
+  const th_thread *th = &thr_of(w)->threads[wr->thread];
   int64_t back = th->spec.step_max_us;
   if (ok) wr->runs_done++;
   wr->tries++;
@@ -369,7 +374,7 @@ static void run_over(rt_world *w, th_writer *wr, int ok) {
 ** the failure semantics: a non-final failure fails the run, a failed
 ** RunFinished suppresses the terminal event. */
 static int checkpoint(rt_world *w, th_writer *wr, const th_cs *cs) {
-  th_thread *th = &w->thr->threads[wr->thread];
+  th_thread *th = &thr_of(w)->threads[wr->thread];
   uint32_t a = wr->actor;
   rt__emit(w, RT_EV_THREAD_APPEND, a, th->id, wr->run, wr->version, rt_thread_reason_name(cs->reason));
   for (int i = 0; i < cs->n_ops; i++)
@@ -390,14 +395,14 @@ static int checkpoint(rt_world *w, th_writer *wr, const th_cs *cs) {
   } else {
     run_emit(w, wr, RT_RUN_FAILED, err);
   }
-  if (w->actors[a].mem) run_over(w, wr, 0);
+  if (RT_MEM(w, a)) run_over(w, wr, 0);
   return -1;
 }
 
 /* prepare_run + A) the inbound checkpoint + B1) RunStart + B2) outbox
 ** replay. Returns 0, or -1 when a checkpoint failed (the run is over). */
 static int run_prepare(rt_world *w, th_writer *wr) {
-  const th_thread *th = &w->thr->threads[wr->thread];
+  const th_thread *th = &thr_of(w)->threads[wr->thread];
   int leaky = th->spec.store == RT_THREAD_LEAKY;
   th_cs cs = {.reason = RT_CK_USER_MESSAGE};
   wr->run = rt__new_id(w);
@@ -437,11 +442,11 @@ static int run_assist(rt_world *w, th_writer *wr) {
 /* B4) tool results applied, or the call suspends (its scope stays until a
 ** later run's RunStart outbox replay resolves it). */
 static int run_results(rt_world *w, th_writer *wr) {
-  const th_thread *th = &w->thr->threads[wr->thread];
+  const th_thread *th = &thr_of(w)->threads[wr->thread];
   th_cs cs = {.reason = RT_CK_TOOL_RESULTS_COMMITTED};
   char path[TH_PATH];
   call_path(path, sizeof path, wr->call);
-  if (sim_rng_chance_ppm(&w->thr->rng, TH_SUSPEND_PPM)) {
+  if (sim_rng_chance_ppm(&thr_of(w)->rng, TH_SUSPEND_PPM)) {
     cs_op(&cs, 0, path, RT_SCOPE_TOOL_CALL, wr->call); /* suspension state update */
   } else {
     cs_msg(&cs, RT_ROLE_TOOL, wr->call);
@@ -468,7 +473,7 @@ static int run_finish(rt_world *w, th_writer *wr) {
 }
 
 static void writer_step(rt_world *w, th_writer *wr) {
-  const rt_thread_spec *sp = &w->thr->threads[wr->thread].spec;
+  const rt_thread_spec *sp = &thr_of(w)->threads[wr->thread].spec;
   rt__touch(w, wr->actor);
   switch (wr->step) {
     case TW_PREPARE:
@@ -505,7 +510,7 @@ void rt_thread_spec_default(rt_thread_spec *t) {
 }
 
 static th_writer *writer_new(rt_world *w) {
-  struct rt_thr *x = w->thr;
+  struct rt_thr *x = thr_of(w);
   for (int i = 0; i < x->n_writers; i++)
     if (!writer_at(w, (uint64_t)i)) return &x->writers[i];
   if (x->n_writers == x->cap_writers) {
@@ -519,10 +524,10 @@ static th_writer *writer_new(rt_world *w) {
 }
 
 /* A writer request reaches the started actor: its first run begins. */
-void rt__thread_request(rt_world *w, uint32_t a, const rt_msg *m) {
+static void rt__thread_request(rt_world *w, uint32_t a, const rt_msg *m) {
   struct rt_thr *x = th_get(w);
   th_writer *wr = x && m->arg >= 0 && m->arg < x->n_threads ? writer_new(w) : NULL;
-  rt_mem *mem = w->actors[a].mem;
+  rt_mem *mem = RT_MEM(w, a);
   if (!wr) {
     rt__request_done(w, a, m, 0, "thread store: out of memory");
     return;
@@ -531,10 +536,10 @@ void rt__thread_request(rt_world *w, uint32_t a, const rt_msg *m) {
   wr->thread = (int)m->arg;
   wr->n = (int)m->arg2;
   wr->actor = a;
-  wr->life = mem->incarnation;
+  wr->life = mem->inc.incarnation;
   wr->live = 1;
   wr->msg = *m;
-  wr->has_msg = rt__push_serving(mem, m) == 0;
+  wr->has_msg = rt__push_serving(&mem->inc, m) == 0;
   wr->step = TW_PREPARE;
   writer_step(w, wr);
 }
@@ -595,3 +600,16 @@ int rt_thread_state_has(rt_world *w, uint32_t a, int64_t thread, const char *pat
   sqlite3_finalize(st);
   return n;
 }
+
+/* ---- the extension ----------------------------------------------------------- */
+
+static const int thread_kinds[] = {MSG_THREAD_WRITER};
+
+rt_agent_ext rt__thread_ext = {
+    .name = "thread",
+    .store = &rt__thread_store,
+    .kinds = thread_kinds,
+    .n_kinds = 1,
+    .message = rt__thread_request,
+    .world_free = rt__thread_free,
+};

@@ -28,14 +28,45 @@
 ** again (the facet is named by the run id).
 */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include "runtime/rt_internal.h"
+#include "runtime/rt_models.h"
+
+/* storage (the end of this file) */
+static int rt__w_toolrun_insert(rt_world *w, uint32_t a, int64_t run, uint32_t child,
+                                int status);
+static int rt__w_toolrun_status(rt_world *w, uint32_t a, int64_t run, int status,
+                                const char *reason);
+static int rt__w_child_run(rt_world *w, uint32_t a, int64_t run, int status);
+static int rt__load_open_toolruns(rt_world *w, uint32_t a, int64_t *out, int cap);
+static int rt__child_run_get(rt_world *w, uint32_t a, int64_t run);
+static void rt__toolrun_schedule_recovery(rt_world *w, uint32_t a);
+
+/* Listeners of terminal runs (rt__toolrun_on_terminal): chat turns. */
+static void (*terminal_fns[4])(rt_world *w, uint32_t a, int64_t run, int status);
+static int n_terminal;
+
+int rt__toolrun_on_terminal(void (*fn)(rt_world *w, uint32_t a, int64_t run, int status)) {
+  for (int i = 0; i < n_terminal; i++)
+    if (terminal_fns[i] == fn) return 0;
+  if (n_terminal == 4) return -1;
+  terminal_fns[n_terminal++] = fn;
+  return 0;
+}
 
 /* onAgentToolFinish(run) (issue #15): the user hook returns, or throws
 ** (the SDK routes it to onError and swallows it, then continues). */
 static void finish_hook(rt_world *w, uint32_t a, int64_t run, int status, uint32_t msg,
                         int deferred) {
-  int threw = w->actors[a].spec.finish_hook_throws;
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  int threw = uc && uc->on_agent_tool_finish &&
+              uc->on_agent_tool_finish(st, &self, run, status,
+                                       msg ? sim_trace_str(&w->s->trace, msg) : NULL) ==
+                  RT_UC_THREW;
   sim_emit(w->s, RT_EV_TOOLRUN_FINISH, a, run, status, threw ? RT_CB_THREW : RT_CB_RETURNED,
            msg ? msg : rt__str(w, ""), rt__str(w, deferred ? "deferred" : "live"));
 }
@@ -43,7 +74,7 @@ static void finish_hook(rt_world *w, uint32_t a, int64_t run, int status, uint32
 /* _runDeferredAgentToolFinishHooks: the closures in order; each throw is
 ** swallowed and the next runs. */
 static void run_deferred_hooks(rt_world *w, uint32_t a) {
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   for (int i = 0; i < m->n_finish_hooks; i++)
     finish_hook(w, a, m->finish_hooks[i], m->finish_status[i], m->finish_msg[i], 1);
   m->n_finish_hooks = 0;
@@ -53,9 +84,9 @@ static void run_deferred_hooks(rt_world *w, uint32_t a) {
 ** (@1604); a row that became terminal broadcasts and calls
 ** onAgentToolFinish, or returns the call as a deferred closure while a
 ** reconciliation runs with deferFinishHooks (reference A.11). */
-int rt__finish_toolrun(rt_world *w, uint32_t a, int64_t run, int status,
+static int rt__finish_toolrun(rt_world *w, uint32_t a, int64_t run, int status,
                        const char *reason) {
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   int old = rt__toolrun_get(w, a, run, NULL);
   int changed = rt__w_toolrun_status(w, a, run, status, reason);
   if (changed == 1) rt__emit(w, RT_EV_TOOLRUN_STATUS, a, run, status, old, reason);
@@ -69,19 +100,19 @@ int rt__finish_toolrun(rt_world *w, uint32_t a, int64_t run, int status,
   } else {
     finish_hook(w, a, run, status, msg, 0);
   }
-  if (w->actors[a].mem == m) rt__chat_tool_done(w, a, run, status);
+  for (int i = 0; i < n_terminal && RT_MEM(w, a) == m; i++) terminal_fns[i](w, a, run, status);
   return changed;
 }
 
 /* A reconciliation finishes run (its hook deferred). */
 static void reconcile_finish(rt_world *w, uint32_t a, int64_t run, int status, const char *reason) {
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   m->defer_finish = 1;
   rt__finish_toolrun(w, a, run, status, reason);
   m->defer_finish = 0;
 }
 
-void rt__toolrun_started(rt_world *w, uint32_t a) {
+static void rt__toolrun_started(rt_world *w, uint32_t a) {
   if (w->cfg.toolrun == RT_TOOLRUN_GATED)
     run_deferred_hooks(w, a); /* old wrapper: after the user onStart succeeded */
   else
@@ -110,7 +141,7 @@ static void finish_from_child(rt_world *w, uint32_t a, int64_t run, int child_st
 ** trace string of the chat tool call id (0: none). */
 static void start_run(rt_world *w, uint32_t a, int64_t run, uint32_t child, int64_t work_us,
                       uint32_t tool_call) {
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   int cap = w->actors[a].spec.max_tools;
   int64_t open[RT_MAX_ROWS];
   int n_open = cap > 0 ? rt__load_open_toolruns(w, a, open, RT_MAX_ROWS) : 0;
@@ -128,7 +159,8 @@ static void start_run(rt_world *w, uint32_t a, int64_t run, uint32_t child, int6
   rt_call *c = rt__new_call(w, a, CALL_TOOL_START, run, child);
   if (!c) return;
   c->str = tool_call;
-  rt__send_call(w, a, child, MSG_CALL_START, c, run, work_us);
+  rt__send_call(w, a, child, MSG_CALL_START, "startAgentToolRun", RT_ENTRY_FACET_INIT, c, run,
+                work_us);
 }
 
 void rt__toolrun_start(rt_world *w, uint32_t a, uint32_t child, int64_t work_us) {
@@ -140,8 +172,8 @@ void rt__toolrun_start(rt_world *w, uint32_t a, uint32_t child, int64_t work_us)
 static void attach_budget(sim *s, void *ctx, uint64_t arg) {
   rt_world *w = ctx;
   uint32_t a = (uint32_t)(arg >> 40);
-  rt_mem *m = w->actors[a].mem;
-  rt_call *c = m ? rt__find_call(m, (int64_t)(arg & ((1ULL << 40) - 1))) : NULL;
+  rt_mem *m = RT_MEM(w, a);
+  rt_call *c = m ? rt__find_call(&m->inc, (int64_t)(arg & ((1ULL << 40) - 1))) : NULL;
   (void)s;
   if (!c) return;
   c->live = 0;
@@ -160,8 +192,8 @@ static void attach(rt_world *w, uint32_t a, int64_t run, int how, uint32_t tool_
   sim_emit(w->s, RT_EV_TOOLRUN_ATTACH, a, run, how, st, tool_call, 0);
   if (!c) return;
   c->str = tool_call;
-  rt__send_call(w, a, child, MSG_CALL_ATTACH, c, run, 0);
-  c->timer = sim_after(w->s, w->cfg.reattach_budget_us, w->actors[a].mem->dom, attach_budget, w,
+  rt__send_call(w, a, child, MSG_CALL_ATTACH, "tailAgentToolRun", RT_ENTRY_FACET_INIT, c, run, 0);
+  c->timer = sim_after(w->s, w->cfg.reattach_budget_us, RT_MEM(w, a)->inc.dom, attach_budget, w,
                        ((uint64_t)a << 40) | (uint64_t)c->id);
 }
 
@@ -189,22 +221,107 @@ int64_t rt__toolrun_call(rt_world *w, uint32_t a, uint32_t child, int64_t work_u
   return run;
 }
 
-void rt__toolrun_request(rt_world *w, uint32_t a, const rt_msg *m) {
+static void rt__toolrun_request(rt_world *w, uint32_t a, const rt_msg *m) {
   rt__toolrun_start(w, a, (uint32_t)m->arg, m->arg2);
   rt__request_done(w, a, m, 1, NULL);
 }
 
-void rt__toolrun_run_done(rt_world *w, uint32_t a, const rt_msg *m) {
-  finish_from_child(w, a, m->arg, (int)m->arg2);
+/* A child's run ended (its RT_MC_NOTIFY message to this incarnation). */
+static void toolrun_notify(rt_world *w, uint32_t a, const rt_msg *m) {
+  if (m->kind == MSG_RUN_DONE) finish_from_child(w, a, m->arg, (int)m->arg2);
 }
 
 /* ---- the child side --------------------------------------------------- */
 
 /* 1 if this incarnation of the child is working on run (a start it serves). */
 static int child_live(const rt_mem *mem, int64_t run) {
-  for (int i = 0; i < mem->n_serving; i++)
-    if (mem->serving[i].kind == MSG_CALL_START && mem->serving[i].arg == run) return 1;
+  for (int i = 0; i < mem->inc.n_serving; i++)
+    if (mem->inc.serving[i].kind == MSG_CALL_START && mem->inc.serving[i].arg == run) return 1;
   return 0;
+}
+
+/* The child's tool-run bodies waiting for their work (rt_usercode.h),
+** in the extension's incarnation slot. */
+typedef struct tr_mem {
+  rt_uc_frame *fr;
+  int n, cap;
+} tr_mem;
+
+static int frame_put(rt_mem *m, const rt_uc_frame *f) {
+  tr_mem *t = RT_EXT_MEM(m, &rt__toolrun_ext);
+  if (!t && !(t = calloc(1, sizeof *t))) return -1;
+  RT_EXT_MEM(m, &rt__toolrun_ext) = t;
+  if (t->n == t->cap) {
+    int nc = t->cap ? t->cap * 2 : 4;
+    rt_uc_frame *n = realloc(t->fr, (size_t)nc * sizeof *n);
+    if (!n) return -1;
+    t->fr = n;
+    t->cap = nc;
+  }
+  t->fr[t->n++] = *f;
+  return 0;
+}
+
+static int frame_take(rt_mem *m, int64_t key, rt_uc_frame *out) {
+  tr_mem *t = RT_EXT_MEM(m, &rt__toolrun_ext);
+  for (int i = 0; t && i < t->n; i++) {
+    if (t->fr[i].key != key) continue;
+    *out = t->fr[i];
+    t->fr[i] = t->fr[--t->n];
+    return 1;
+  }
+  return 0;
+}
+
+static void toolrun_mem_free(rt_world *w, rt_mem *m) {
+  tr_mem *t = RT_EXT_MEM(m, &rt__toolrun_ext);
+  (void)w;
+  if (!t) return;
+  free(t->fr);
+  free(t);
+  RT_EXT_MEM(m, &rt__toolrun_ext) = NULL;
+}
+
+/* The child's body of run m->arg (the user's code, rt_usercode.h) starts;
+** returns how long it works (the parent's request when the class has no
+** body of its own), or -1 if the actor died. */
+static int64_t child_body_start(rt_world *w, uint32_t a, const rt_msg *m) {
+  rt_mem *mem = RT_MEM(w, a);
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  rt_uc_frame fr = {.hook = RT_UC_TOOL_RUN, .key = m->arg};
+  rt_uc_out out;
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  memset(&out, 0, sizeof out);
+  if (!uc || !uc->tool_run) return m->arg2;
+  rt_uc_status how = uc->tool_run(st, &self, &fr, &out);
+  if (RT_MEM(w, a) != mem) return -1;
+  if (frame_put(mem, &fr)) return m->arg2;
+  if (how != RT_UC_YIELD) return 0; /* decided at once: ends at the next event */
+  if (out.cmd.kind == RT_UC_CMD_WORK && out.cmd.max_us > out.cmd.min_us)
+    return sim_rng_range(&RT_AW(w)->rng_work, out.cmd.min_us, out.cmd.max_us);
+  return out.cmd.min_us > 0 ? out.cmd.min_us : 0;
+}
+
+/* How the child's run `run` ends: its body's answer (a terminal
+** rt_toolrun_status), completed without a body of its own. */
+static int child_body_result(rt_world *w, uint32_t a, int64_t run, int *died) {
+  rt_mem *mem = RT_MEM(w, a);
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  rt_uc_frame fr;
+  rt_uc_out out;
+  rt_uc_in in = {1, NULL};
+  *died = 0;
+  if (!frame_take(mem, run, &fr)) return RT_TR_COMPLETED;
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  memset(&out, 0, sizeof out);
+  rt_uc_status how = uc ? uc->resume(st, &self, &fr, &in, &out) : RT_UC_THREW;
+  if (RT_MEM(w, a) != mem) *died = 1;
+  if (how == RT_UC_THREW) return RT_TR_ERROR;
+  return out.action > 0 && RT_TR_IS_TERMINAL(out.action) ? out.action : RT_TR_COMPLETED;
 }
 
 static void child_work_done(sim *s, void *ctx, uint64_t arg) {
@@ -212,19 +329,22 @@ static void child_work_done(sim *s, void *ctx, uint64_t arg) {
   rt_msg done;
   uint32_t a = (uint32_t)(arg >> 40);
   (void)s;
-  rt_mem *mem = w->actors[a].mem;
-  if (!rt__pop_serving(mem, (int64_t)(arg & ((1ULL << 40) - 1)), &done)) return;
-  int result = w->actors[a].spec.tool_result ? w->actors[a].spec.tool_result : RT_TR_COMPLETED;
+  rt_mem *mem = RT_MEM(w, a);
+  int died;
+  if (!rt__pop_serving(&mem->inc, (int64_t)(arg & ((1ULL << 40) - 1)), &done)) return;
+  int result = child_body_result(w, a, done.arg, &died);
+  if (died) return;
   rt__w_child_run(w, a, done.arg, result);
   if (done.str) /* the work of a chat tool call: its external effect */
     sim_emit(w->s, RT_EV_TOOLRUN_EFFECT, a, done.arg, done.from, 0, done.str, 0);
-  for (int i = mem->n_serving; i-- > 0;) { /* tails re-attached to this run (#1640) */
+  for (int i = mem->inc.n_serving; i-- > 0;) { /* tails re-attached to this run (#1640) */
     rt_msg t;
-    if (mem->serving[i].kind != MSG_CALL_ATTACH || mem->serving[i].arg != done.arg) continue;
-    if (rt__pop_serving(mem, mem->serving[i].id, &t)) rt__send_reply(w, a, &t, 1, result, 0);
+    if (mem->inc.serving[i].kind != MSG_CALL_ATTACH || mem->inc.serving[i].arg != done.arg) continue;
+    if (rt__pop_serving(&mem->inc, mem->inc.serving[i].id, &t)) rt__send_reply(w, a, &t, 1, result, 0);
   }
   rt_msg r = {0};
   r.kind = MSG_RUN_DONE;
+  r.cls = RT_MC_NOTIFY;
   r.from = a;
   r.from_dom = done.from_dom;
   r.arg = done.arg;
@@ -237,13 +357,13 @@ static void child_inspect_done(sim *s, void *ctx, uint64_t arg) {
   rt_msg call;
   uint32_t a = (uint32_t)(arg >> 40);
   (void)s;
-  if (!rt__pop_serving(w->actors[a].mem, (int64_t)(arg & ((1ULL << 40) - 1)), &call)) return;
+  if (!rt__pop_serving(&RT_MEM(w, a)->inc, (int64_t)(arg & ((1ULL << 40) - 1)), &call)) return;
   rt__send_reply(w, a, &call, 1, rt__child_run_get(w, a, call.arg), 0);
 }
 
-void rt__child_handle(rt_world *w, uint32_t a, const rt_msg *m) {
+static void rt__child_handle(rt_world *w, uint32_t a, const rt_msg *m) {
   const rt_actor_spec *sp = &w->actors[a].spec;
-  rt_mem *mem = w->actors[a].mem;
+  rt_mem *mem = RT_MEM(w, a);
   if (sp->stuck == RT_STUCK_NEVER_ANSWERS) return;
   int64_t late = sp->stuck == RT_STUCK_LATE ? sp->stuck_delay_us : 0;
   uint64_t key = ((uint64_t)a << 40) | (uint64_t)m->id;
@@ -255,17 +375,21 @@ void rt__child_handle(rt_world *w, uint32_t a, const rt_msg *m) {
       }
       rt__w_child_run(w, a, m->arg, RT_TR_RUNNING);
       rt__send_reply(w, a, m, 1, 0, late);
-      rt__push_serving(mem, m);
-      sim_after(w->s, m->arg2 + late, mem->dom, child_work_done, w, key);
+      rt__push_serving(&mem->inc, m);
+      {
+        int64_t work = child_body_start(w, a, m);
+        if (work < 0) break; /* the body killed the actor */
+        sim_after(w->s, work + late, mem->inc.dom, child_work_done, w, key);
+      }
       break;
     case MSG_CALL_INSPECT:
-      rt__push_serving(mem, m);
-      sim_after(w->s, sp->child_inspect_us + late, mem->dom, child_inspect_done, w, key);
+      rt__push_serving(&mem->inc, m);
+      sim_after(w->s, sp->child_inspect_us + late, mem->inc.dom, child_inspect_done, w, key);
       break;
     case MSG_CALL_ATTACH: {
       int st = rt__child_run_get(w, a, m->arg);
       if (st == RT_TR_RUNNING && child_live(mem, m->arg))
-        rt__push_serving(mem, m); /* answered when the run ends */
+        rt__push_serving(&mem->inc, m); /* answered when the run ends */
       else
         rt__send_reply(w, a, m, 1, st, late); /* ended, or nothing works on it here */
       break;
@@ -276,26 +400,27 @@ void rt__child_handle(rt_world *w, uint32_t a, const rt_msg *m) {
 
 /* ---- gated reconciliation (before #1604) ------------------------------ */
 
-void rt__inspect_timeout(sim *s, void *ctx, uint64_t arg);
+static void rt__inspect_timeout(sim *s, void *ctx, uint64_t arg);
 
 static void send_inspect(rt_world *w, uint32_t a, int64_t run, rt_call_purpose p) {
   uint32_t child = 0;
   rt__toolrun_get(w, a, run, &child);
   rt_call *c = rt__new_call(w, a, p, run, child);
   if (!c) return;
-  rt__send_call(w, a, child, MSG_CALL_INSPECT, c, run, 0);
+  rt__send_call(w, a, child, MSG_CALL_INSPECT, "inspectAgentToolRun", RT_ENTRY_FACET_INIT, c, run,
+                0);
   if (p == CALL_DEFERRED_INSPECT) {
-    rt_mem *m = w->actors[a].mem;
+    rt_mem *m = RT_MEM(w, a);
     int64_t t = w->cfg.inspect_timeout_us;
     if (m->recovery_deadline && m->recovery_deadline - w->s->now_us < t)
       t = m->recovery_deadline - w->s->now_us;
-    c->timer = sim_after(w->s, t, m->dom, rt__inspect_timeout, w,
+    c->timer = sim_after(w->s, t, m->inc.dom, rt__inspect_timeout, w,
                          ((uint64_t)a << 40) | (uint64_t)c->id);
   }
 }
 
-void rt__toolrun_gated_next(rt_world *w, uint32_t a) {
-  rt_mem *m = w->actors[a].mem;
+static void rt__toolrun_gated_next(rt_world *w, uint32_t a) {
+  rt_mem *m = RT_MEM(w, a);
   if (m->row_idx >= m->n_rows) {
     rt__startup_continue(w, a);
     return;
@@ -305,8 +430,8 @@ void rt__toolrun_gated_next(rt_world *w, uint32_t a) {
 
 /* ---- deferred reconciliation (#1604) ---------------------------------- */
 
-void rt__toolrun_snapshot(rt_world *w, uint32_t a) {
-  rt_mem *m = w->actors[a].mem;
+static void rt__toolrun_snapshot(rt_world *w, uint32_t a) {
+  rt_mem *m = RT_MEM(w, a);
   m->n_snapshot = rt__load_open_toolruns(w, a, m->snapshot, RT_MAX_ROWS);
   for (int i = 0; i < m->n_snapshot; i++)
     rt__emit(w, RT_EV_TOOLRUN_SNAPSHOT, a, m->snapshot[i], 0, 0, NULL);
@@ -317,15 +442,15 @@ static void deferred_next(rt_world *w, uint32_t a);
 static void recovery_begin(sim *s, void *ctx, uint64_t arg) {
   rt_world *w = ctx;
   uint32_t a = (uint32_t)arg;
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   (void)s;
   rt__emit(w, RT_EV_TOOLRUN_RECOVERY, a, 1, m->n_deferred, 0, NULL);
   m->recovery_deadline = w->cfg.inspect_total_us ? w->s->now_us + w->cfg.inspect_total_us : 0;
   deferred_next(w, a);
 }
 
-void rt__toolrun_schedule_recovery(rt_world *w, uint32_t a) {
-  rt_mem *m = w->actors[a].mem;
+static void rt__toolrun_schedule_recovery(rt_world *w, uint32_t a) {
+  rt_mem *m = RT_MEM(w, a);
   if (w->cfg.toolrun == RT_TOOLRUN_UNSNAPSHOTTED) /* runIds undefined: every open row */
     m->n_snapshot = rt__load_open_toolruns(w, a, m->snapshot, RT_MAX_ROWS);
   if (m->toolrun_recovery) RT_PROBE(w, a, RT_PROBE_RECONCILE_IN_FLIGHT);
@@ -334,16 +459,16 @@ void rt__toolrun_schedule_recovery(rt_world *w, uint32_t a) {
   m->n_deferred = m->n_snapshot;
   for (int i = 0; i < m->n_snapshot; i++) m->deferred_rows[i] = m->snapshot[i];
   m->deferred_idx = 0;
-  m->waituntil++;
-  rt__emit(w, RT_EV_WAITUNTIL, a, m->waituntil, 1, 0, NULL);
-  sim_after(w->s, 0, m->dom, recovery_begin, w, a); /* await setTimeout(0) */
+  m->inc.waituntil++;
+  rt__emit(w, RT_EV_WAITUNTIL, a, m->inc.waituntil, 1, 0, NULL);
+  sim_after(w->s, 0, m->inc.dom, recovery_begin, w, a); /* await setTimeout(0) */
 }
 
 /* A direct _scheduleAgentToolRunRecovery() (reference A.11 step 1-3): a
 ** pass in flight is returned as is (its options ignored); otherwise every
 ** open row (runIds undefined) is reconciled in the background. */
-void rt__toolrun_recovery_request(rt_world *w, uint32_t a, const rt_msg *msg) {
-  rt_mem *m = w->actors[a].mem;
+static void rt__toolrun_recovery_request(rt_world *w, uint32_t a, const rt_msg *msg) {
+  rt_mem *m = RT_MEM(w, a);
   if (m->toolrun_recovery) {
     rt__emit(w, RT_EV_TOOLRUN_RECOVERY, a, 2, m->n_deferred, 0, NULL);
   } else {
@@ -362,7 +487,7 @@ int rt_toolrun_recovery_at(rt_world *w, uint32_t actor, int64_t at_us) {
 }
 
 static void deferred_next(rt_world *w, uint32_t a) {
-  rt_mem *m = w->actors[a].mem;
+  rt_mem *m = RT_MEM(w, a);
   while (m->deferred_idx < m->n_deferred) {
     int64_t run = m->deferred_rows[m->deferred_idx];
     if (RT_TR_IS_TERMINAL(rt__toolrun_get(w, a, run, NULL))) {
@@ -382,15 +507,15 @@ static void deferred_next(rt_world *w, uint32_t a) {
   run_deferred_hooks(w, a); /* then the deferred finish hooks, in order */
   m->toolrun_recovery = 0;
   rt__emit(w, RT_EV_TOOLRUN_RECOVERY, a, 0, m->n_deferred, 0, NULL);
-  m->waituntil--;
-  rt__emit(w, RT_EV_WAITUNTIL, a, m->waituntil, -1, 0, NULL);
+  m->inc.waituntil--;
+  rt__emit(w, RT_EV_WAITUNTIL, a, m->inc.waituntil, -1, 0, NULL);
 }
 
-void rt__inspect_timeout(sim *s, void *ctx, uint64_t arg) {
+static void rt__inspect_timeout(sim *s, void *ctx, uint64_t arg) {
   rt_world *w = ctx;
   uint32_t a = (uint32_t)(arg >> 40);
-  rt_mem *m = w->actors[a].mem;
-  rt_call *c = rt__find_call(m, (int64_t)(arg & ((1ULL << 40) - 1)));
+  rt_mem *m = RT_MEM(w, a);
+  rt_call *c = rt__find_call(&m->inc, (int64_t)(arg & ((1ULL << 40) - 1)));
   (void)s;
   if (!c) return;
   c->live = 0; /* the loser is not cancelled: a late reply finds no call */
@@ -401,8 +526,8 @@ void rt__inspect_timeout(sim *s, void *ctx, uint64_t arg) {
   deferred_next(w, a);
 }
 
-void rt__toolrun_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t value) {
-  rt_mem *m = w->actors[a].mem;
+static void rt__toolrun_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t value) {
+  rt_mem *m = RT_MEM(w, a);
   int64_t run = c->key;
   c->live = 0;
   if (c->purpose == CALL_TOOL_START) {
@@ -466,7 +591,7 @@ static const rt_store_op ops[] = {
     {RT_W_CHILD_RUN, "rv_child_runs"},
 };
 
-rt_store_module rt__toolrun_store = {
+static rt_store_module rt__toolrun_store = {
     .name = "toolrun",
     .schema =
         "CREATE TABLE IF NOT EXISTS cf_agent_tool_runs(run_id INTEGER PRIMARY KEY,"
@@ -483,7 +608,7 @@ static sqlite3_stmt *stmt(rt_world *w, uint32_t a, int id) {
   return rt__stmt(w, a, &rt__toolrun_store, id);
 }
 
-int rt__w_toolrun_insert(rt_world *w, uint32_t a, int64_t run, uint32_t child,
+static int rt__w_toolrun_insert(rt_world *w, uint32_t a, int64_t run, uint32_t child,
                          int status) {
   sqlite3_stmt *st;
   if (rt__txn_join(w, a) || !(st = stmt(w, a, ST_TR_INSERT))) return -1;
@@ -498,7 +623,7 @@ int rt__w_toolrun_insert(rt_world *w, uint32_t a, int64_t run, uint32_t child,
 
 /* Returns 1 if the row changed, 0 if it was terminal or absent, -1 on
 ** error. Terminal rows are immutable (@1604). */
-int rt__w_toolrun_status(rt_world *w, uint32_t a, int64_t run, int status,
+static int rt__w_toolrun_status(rt_world *w, uint32_t a, int64_t run, int status,
                          const char *reason) {
   sqlite3_stmt *st;
   if (rt__txn_join(w, a) || !(st = stmt(w, a, ST_TR_STATUS))) return -1;
@@ -518,7 +643,7 @@ int rt__w_toolrun_status(rt_world *w, uint32_t a, int64_t run, int status,
   return rt__txn_wrote_row(w, a, RT_W_TOOLRUN_STATUS, run, rc, rt_toolrun_status_name(status)) ? -1 : 1;
 }
 
-int rt__w_child_run(rt_world *w, uint32_t a, int64_t run, int status) {
+static int rt__w_child_run(rt_world *w, uint32_t a, int64_t run, int status) {
   sqlite3_stmt *st;
   if (rt__txn_join(w, a) || !(st = stmt(w, a, ST_CHILD_SET))) return -1;
   sqlite3_bind_int64(st, 1, run);
@@ -526,7 +651,7 @@ int rt__w_child_run(rt_world *w, uint32_t a, int64_t run, int status) {
   return rt__txn_wrote(w, a, RT_W_CHILD_RUN, run, sqlite3_step(st));
 }
 
-int rt__load_open_toolruns(rt_world *w, uint32_t a, int64_t *out, int cap) {
+static int rt__load_open_toolruns(rt_world *w, uint32_t a, int64_t *out, int cap) {
   int n = 0;
   if (rt__scan_cached(w, a, RT_SCAN_OPEN_TOOLRUNS, 0, out, sizeof *out, cap, &n)) return n;
   sqlite3_stmt *st = stmt(w, a, ST_TR_OPEN);
@@ -557,7 +682,7 @@ int rt__toolrun_get(rt_world *w, uint32_t a, int64_t run, uint32_t *child) {
   return (int)got[1];
 }
 
-int rt__child_run_get(rt_world *w, uint32_t a, int64_t run) {
+static int rt__child_run_get(rt_world *w, uint32_t a, int64_t run) {
   sqlite3_stmt *st = stmt(w, a, ST_CHILD_GET);
   int status = 0;
   if (!st) return 0;
@@ -566,3 +691,75 @@ int rt__child_run_get(rt_world *w, uint32_t a, int64_t run) {
   sqlite3_reset(st);
   return status;
 }
+
+/* ---- workload entry points and inspection (rt.h) ------------------------ */
+
+int rt_toolrun_at(rt_world *w, uint32_t parent, uint32_t child, int64_t work_us,
+                  int64_t at_us) {
+  if (child >= w->n_actors) return -1;
+  rt_msg m = {0};
+  m.kind = MSG_TOOLRUN;
+  m.entry = RT_ENTRY_FETCH;
+  m.arg = child;
+  m.arg2 = work_us;
+  return rt__deliver_at(w, parent, &m, at_us);
+}
+
+int64_t rt_seed_stale_toolrun(rt_world *w, uint32_t parent, uint32_t child,
+                              rt_toolrun_status status, int child_status) {
+  if (parent >= w->n_actors || child >= w->n_actors) return -1;
+  int64_t run = rt__new_id(w);
+  if (rt__w_toolrun_insert(w, parent, run, child, status)) return -1;
+  rt__emit(w, RT_EV_TOOLRUN_INSERT, parent, run, child, status, w->actors[child].spec.cls);
+  if (child_status && rt__w_child_run(w, child, run, child_status)) return -1;
+  return run;
+}
+
+
+int rt_toolrun_status_of(rt_world *w, uint32_t parent, int64_t run) {
+  return parent < w->n_actors ? rt__toolrun_get(w, parent, run, NULL) : -1;
+}
+
+/* ---- the extension ----------------------------------------------------------- */
+
+/* Startup inside the gate, after _checkRunFibers: the pre-fix gated
+** reconciliation (continues by itself), or the #1604 snapshot of open runs. */
+static int toolrun_startup_gated(rt_world *w, uint32_t a) {
+  rt_mem *m = RT_MEM(w, a);
+  if (w->cfg.toolrun == RT_TOOLRUN_GATED) {
+    m->n_rows = rt__load_open_toolruns(w, a, m->rows, RT_MAX_ROWS);
+    m->row_idx = 0;
+    rt__toolrun_gated_next(w, a);
+    return 1;
+  }
+  if (w->cfg.toolrun == RT_TOOLRUN_DEFERRED) rt__toolrun_snapshot(w, a);
+  return 0;
+}
+
+static void toolrun_message(rt_world *w, uint32_t a, const rt_msg *m) {
+  switch (m->kind) {
+    case MSG_TOOLRUN: rt__toolrun_request(w, a, m); break;
+    case MSG_TOOL_RECOVERY: rt__toolrun_recovery_request(w, a, m); break;
+    default: rt__child_handle(w, a, m); break; /* MSG_CALL_*: the child side */
+  }
+}
+
+static const int toolrun_kinds[] = {MSG_TOOLRUN, MSG_TOOL_RECOVERY, MSG_CALL_INSPECT,
+                                    MSG_CALL_START, MSG_CALL_ATTACH, MSG_CALL_PLAIN};
+static const int toolrun_purposes[] = {CALL_GATED_INSPECT, CALL_DEFERRED_INSPECT,
+                                       CALL_TOOL_START, CALL_TOOL_ATTACH};
+
+rt_agent_ext rt__toolrun_ext = {
+    .name = "toolrun",
+    .store = &rt__toolrun_store,
+    .kinds = toolrun_kinds,
+    .n_kinds = (int)(sizeof toolrun_kinds / sizeof toolrun_kinds[0]),
+    .message = toolrun_message,
+    .purposes = toolrun_purposes,
+    .n_purposes = (int)(sizeof toolrun_purposes / sizeof toolrun_purposes[0]),
+    .reply = rt__toolrun_reply,
+    .notify = toolrun_notify,
+    .startup_gated = toolrun_startup_gated,
+    .startup_early = rt__toolrun_started,
+    .mem_free = toolrun_mem_free,
+};

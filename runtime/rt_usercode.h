@@ -62,7 +62,8 @@ typedef enum rt_uc_cmd_kind {
   RT_UC_CMD_WORK = 1,   /* min_us..max_us of virtual time, drawn from the
                            stream "runtime.work" (user work: an LLM call,
                            a fetch); resumes ok */
-  RT_UC_CMD_SLEEP = 2,  /* exactly min_us of virtual time; resumes ok */
+  RT_UC_CMD_SLEEP = 2,  /* exactly min_us of virtual time; resumes ok;
+                           min_us < 0: never (a promise that never settles) */
   RT_UC_CMD_CALL = 3,   /* RPC `method` on actor `target` with JSON `args`;
                            resumes with the reply (ok 0: the call failed) */
   RT_UC_CMD_AWAIT_FIBER = 4, /* the fiber `fiber` (rt_sdk_run_fiber) ends;
@@ -101,12 +102,16 @@ typedef struct rt_uc_out {
 /* The result of the command a continuation waited for. */
 typedef struct rt_uc_in {
   int ok;                   /* 1 done, 0 failed (call failed, fiber threw, run error) */
-  const char *value;        /* JSON result or error message (may be NULL) */
+  const char *value;        /* JSON result or error message (may be NULL);
+                               resuming onFiberRecovered: the row's snapshot
+                               as stored now */
 } rt_uc_in;
 
 /* One running invocation of an asynchronous callback: the agent layer owns
 ** the struct, the implementation keeps its continuation in `frame`. */
 typedef struct rt_uc_frame {
+  int hook;                 /* the rt_uc_hook that started it (set by the
+                               agent layer; declared below) */
   int64_t key;              /* fiber id, orphan row id, request id: the
                                invocation's identity in the trace */
   void *frame;              /* implementation's continuation (a coroutine
@@ -121,7 +126,8 @@ typedef struct rt_uc_recovery {
   int64_t created_at_ms;    /* virtual ms */
   int call;                 /* how many times the hook has been called for this
                                row, this call included (counts across deaths:
-                               the scenario's oracle for "throws once") */
+                               the scenario's oracle for "throws once"); a
+                               call counts once it decides (rt__hook_call_count) */
 } rt_uc_recovery;
 
 /* onChatRecovery(ctx): the interrupted chat turn (reference A.12). */
@@ -211,8 +217,11 @@ struct rt_usercode {
   rt_uc_status (*on_agent_tool_finish)(void *st, rt_sdk_actor *self, int64_t run, int status,
                                        const char *error);
 
-  /* Async. As a sub-agent: the body of tool run fr->key. DONE completes the
-  ** run, THREW errors it (out->value: the message). */
+  /* Async. As a sub-agent: the body of tool run fr->key, started when the
+  ** parent's startAgentToolRun arrives. DONE completes the run (or ends it
+  ** with out->action when that is another terminal rt_toolrun_status:
+  ** aborted, interrupted), THREW errors it. Without this entry the run works
+  ** as long as the parent asked and completes. */
   rt_uc_status (*tool_run)(void *st, rt_sdk_actor *self, rt_uc_frame *fr, rt_uc_out *out);
 
   /* Continues the continuation fr (any async entry) with the result of the

@@ -14,7 +14,7 @@
 
 #include "faults/flt.h"
 #include "runtime/rt.h"
-#include "runtime/rt_internal.h"
+#include "runtime/rt_agent.h"
 
 #define S(x) ((int64_t)(x) * 1000000)
 #define MS(x) ((int64_t)(x) * 1000)

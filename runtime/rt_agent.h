@@ -1,0 +1,352 @@
+/*
+** rt_agent.h: the agent SDK core's floor inside runtime/ (rt_agent.c,
+** rt_agent_store.c, rt_sdk.c, rt_usercode.c): startup, keepAlive, alarm()
+** and schedules, fibers and _checkRunFibers, over the host (rt_host.h).
+** Not for use outside runtime/.
+**
+** The core is the host's actor class (rt_actor_class). Models (tool runs,
+** legacy fibers, executor, thread store, chat) stand on the core: each
+** registers an extension (rt_agent_ext) with its storage module, message
+** kinds and lifecycle hooks, and the core calls them through it, never by
+** name. User code is called through rt_usercode.h. The composition root
+** (rt_models.c) registers the models in the SDK's order.
+*/
+#ifndef RT_AGENT_H
+#define RT_AGENT_H
+
+#include <stdint.h>
+
+#include "runtime/rt_host.h"
+#include "runtime/rt_usercode.h"
+
+/* ---- message kinds of the agent layer (rt_msg.kind) --------------------- */
+enum rt_agent_msg {
+  MSG_FIBER = RT_MSG_CLASS_FIRST, /* request that runs runFiber(prog) */
+  MSG_TOOLRUN,          /* request that runs runAgentTool(child) */
+  MSG_CALL_INSPECT,     /* parent → child: resolve (facet init) + inspect */
+  MSG_CALL_START,       /* parent → child: start a child run */
+  MSG_CALL_PLAIN,       /* fiber CALL step: plain RPC, no onStart */
+  MSG_RUN_DONE,         /* child → parent: the child run finished */
+  MSG_LEGACY_SPAWN,     /* legacy fibers: request that calls spawnFiber */
+  MSG_LEGACY_CANCEL,    /* legacy fibers: request that calls cancelFiber */
+  MSG_EXEC_TURN,        /* executor (seed 002): request that runs a turn */
+  MSG_THREAD_WRITER,    /* thread store (seed 004): request that runs a writer */
+  MSG_CHAT,             /* chat (seed 000 Layer 3): a user message; arg chunks,
+                           arg2 chunk spacing (rt_chat.c) */
+  MSG_SCHEDULE,         /* request that calls schedule (arg delay) or
+                           scheduleEvery (arg2 interval); str callback */
+  MSG_CANCEL_SCHEDULE,  /* request that calls cancelSchedule; str callback */
+  MSG_KEEPALIVE_WHILE,  /* request that runs keepAliveWhile(fn), fn taking arg */
+  MSG_CALL_ATTACH,      /* parent → child: re-attach to run arg (#1640); the
+                           reply comes when the child's run ends */
+  MSG_TOOL_RECOVERY,    /* request that calls _scheduleAgentToolRunRecovery() */
+  MSG_STASH_OUTSIDE,    /* request whose handler calls this.stash() outside a fiber */
+  MSG_KEEPALIVE_ACQUIRE,/* request that calls keepAlive(); str lease */
+  MSG_KEEPALIVE_DISPOSE,/* request that calls a kept disposer; str lease */
+  MSG_LUA_INVOKE,       /* request that calls a script's method: str method,
+                           arg its arguments (JSON trace string, 0: none) */
+  MSG_LUA_CALL,         /* actor → actor: self:call(actor, method, args), as
+                           MSG_LUA_INVOKE; the reply carries the result JSON
+                           or the error message as a trace string */
+  MSG_KINDS
+};
+
+/* rt_call.purpose: what a reply continues. */
+typedef enum rt_call_purpose {
+  CALL_GATED_INSPECT = 1,   /* startup reconcile (pre-fix), unbounded */
+  CALL_DEFERRED_INSPECT,    /* background reconcile, raced against 2 s */
+  CALL_FIBER_STEP,          /* a fiber's CALL step */
+  CALL_TOOL_START,          /* live runAgentTool start */
+  CALL_TOOL_ATTACH,         /* re-attach to a running child (#1640) */
+  CALL_LUA,                 /* a script's self:call (key: its coroutine) */
+  CALL_PURPOSES
+} rt_call_purpose;
+
+/* rt__scan_cached slots of the agent layer. */
+enum { RT_SCAN_ORPHANS, RT_SCAN_OPEN_TOOLRUNS, RT_SCAN_TOOLRUN_GET, RT_SCAN_LEGACY_RUNNING };
+
+typedef struct rt_fiber {
+  int64_t id;
+  int prog;                 /* index into the world's programs */
+  int pc;
+  int64_t recovered_from;
+  int live;
+  int legacy;               /* 1: a fiber of the registered legacy model */
+  int64_t await_req;        /* awaited runFiber: the request waiting (0 none) */
+  rt_uc_frame fr;           /* its body's continuation (rt_usercode.h) */
+  int lua;                  /* 1: a script's body (rt_luaagent.c) */
+} rt_fiber;
+
+/* Legacy fibers recovered inside the startup gate, run after it opens. */
+typedef struct rt_legacy_pending {
+  int64_t id;
+  int prog, pc;
+} rt_legacy_pending;
+
+typedef enum rt_startup_phase {
+  SU_NONE = 0,
+  SU_CHECK_FIBERS,          /* _checkRunFibers: hooks inside the gate */
+  SU_EXTS,                  /* the extensions' gated startup steps */
+  SU_ONSTART,               /* user onStart */
+  SU_DONE
+} rt_startup_phase;
+
+typedef struct rt_orphan {
+  int64_t id;
+  char name[64];
+  int snapshot;             /* {"pc":N} → N; -1 = null or a value snapshot */
+  int64_t created_ms;       /* created_at of the row (virtual ms) */
+} rt_orphan;
+
+#define RT_MAX_ORPHANS 64
+#define RT_MAX_ROWS 64
+#define RT_EXT_MAX 8
+
+/* Memory of one incarnation of an agent: all of it is lost when the actor
+** dies. Begins with the host's part. */
+typedef struct rt_mem {
+  rt_inc inc;               /* the host's part: must be first */
+  int refs;                 /* keepAlive refs */
+  int recovery_in_progress; /* _checkRunFibers guard */
+  int no_progress_scans;    /* #1729: _recoveryNoProgressScans */
+  struct { uint32_t lease; int disposed; } leases[16]; /* keepAlive disposers kept by name */
+  int n_leases;
+  int64_t deferred_next;    /* #1707 disposer: the decided alarm, applied next event */
+  int scan_progress;        /* #1729: the running scan resolved a row */
+  int64_t hook_began;       /* when the running onFiberRecovered hook started */
+  int64_t onstart_began;    /* when the user onStart started */
+  /* startup */
+  rt_startup_phase phase;
+  int ext_idx;              /* SU_EXTS: the next extension's step */
+  int64_t startup_began;
+  rt_entry startup_entry;
+  rt_orphan orphans[RT_MAX_ORPHANS];
+  int n_orphans, orphan_idx;
+  int orphan_source;        /* 1 startup, 2 alarm */
+  int64_t rows[RT_MAX_ROWS];/* gated reconcile rows / deferred snapshot */
+  int n_rows, row_idx;
+  int64_t snapshot[RT_MAX_ROWS];
+  int n_snapshot;
+  int toolrun_recovery;     /* background reconcile active */
+  int64_t deferred_rows[RT_MAX_ROWS];
+  int n_deferred, deferred_idx;
+  int64_t recovery_deadline;
+  int defer_finish;         /* reconciliation is finishing a row: defer its hook */
+  int64_t finish_hooks[RT_MAX_ROWS]; /* deferred onAgentToolFinish closures, in order: */
+  int finish_status[RT_MAX_ROWS];    /* ... the run's terminal status */
+  uint32_t finish_msg[RT_MAX_ROWS];  /* ... and its error message (trace string) */
+  int n_finish_hooks;
+  rt_fiber *fibers;
+  int n_fibers, cap_fibers;
+  int64_t pending_resume[RT_MAX_ORPHANS]; /* fibers made by recovery hooks:
+                                             their bodies run after startup */
+  int n_pending_resume;
+  rt_legacy_pending legacy_pending[RT_MAX_ORPHANS]; /* the legacy model's */
+  int n_legacy_pending;
+  void *ext_mem[RT_EXT_MAX];/* each extension's incarnation state */
+  /* user code (rt_usercode.h) of this incarnation */
+  const rt_usercode *uc;    /* its table, chosen at the first call */
+  void *uc_state;           /* what uc->open returned */
+  int uc_opened;            /* 1 once open was called (close pending) */
+  rt_uc_frame onstart;      /* the running onStart */
+  rt_uc_frame hook_fr;      /* the running onFiberRecovered ... */
+  int hook_status;          /* ... RT_UC_YIELD while it works, else its result */
+  rt_uc_out hook_out;       /* ... kept when it decided at once */
+  rt_uc_frame *req_fr;      /* request handlers waiting (key: request id) */
+  int n_req_fr, cap_req_fr;
+} rt_mem;
+
+/* The agent memory of actor a (NULL while dead). */
+#define RT_MEM(w, a) ((rt_mem *)(w)->actors[a].mem)
+
+/* The agent layer's world state (rt_world.layer). */
+typedef struct rt_agent_world {
+  rt_program *progs;
+  int n_progs, cap_progs;
+  sim_rng rng_work;
+  int *onstart_throws_left; /* per actor: onStart calls still to throw (fault) */
+  struct rt_hook_calls { uint32_t actor; int64_t id; int calls; } *hook_calls;
+  int n_hook_calls, cap_hook_calls; /* recovery hook calls per orphan row */
+  void *ext_world[RT_EXT_MAX]; /* each extension's world state */
+  const rt_usercode *uc_default; /* user code of actors that set none */
+  const rt_usercode **uc_actor;  /* per actor, NULL: uc_default */
+  uint32_t n_uc_actor;           /* entries of uc_actor */
+  sim_rng *user_rng;             /* per actor: "user.<id>" (rt_sdk_random) ... */
+  unsigned char *user_rng_made;  /* ... made on first use */
+  uint32_t n_user_rng;
+} rt_agent_world;
+
+/* The handle user code gets for rt_sdk.h calls (rt_sdk_actor). */
+struct rt_sdk_actor {
+  rt_world *w;
+  uint32_t a;
+  rt_mem *m;                /* the incarnation it was made for */
+  int64_t fiber;            /* the fiber it runs in, 0 none */
+};
+
+#define RT_AW(w) ((rt_agent_world *)(w)->layer)
+
+/* ---- extensions: how a model plugs into the core ------------------------
+** Every entry may be NULL. Hooks run in registration order. */
+typedef struct rt_agent_ext {
+  const char *name;
+  rt_store_module *store;   /* its tables, or NULL */
+  const int *kinds;         /* message kinds it handles ... */
+  int n_kinds;
+  void (*message)(rt_world *w, uint32_t a, const rt_msg *m); /* ... here */
+  const int *purposes;      /* rt_call purposes whose replies ... */
+  int n_purposes;
+  void (*reply)(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t value); /* ... go here */
+  void (*notify)(rt_world *w, uint32_t a, const rt_msg *m); /* RT_MC_NOTIFY messages */
+  /* A step of startup inside the gate, after _checkRunFibers: 0 go on, 1
+  ** it continues later (and calls rt__startup_continue), -1 the actor died. */
+  int (*startup_gated)(rt_world *w, uint32_t a);
+  /* After a successful startup released the gate, before resumed fibers run. */
+  void (*startup_early)(rt_world *w, uint32_t a);
+  /* After startup (ok or failed), once resumed fibers started. */
+  void (*startup_late)(rt_world *w, uint32_t a, int ok);
+  /* Schedule row id with `callback` ran in alarm(). */
+  void (*schedule_ran)(rt_world *w, uint32_t a, int64_t id, const char *callback);
+  /* alarm(), after the due schedules: nonzero stops the handler (-1 died). */
+  int (*alarm)(rt_world *w, uint32_t a);
+  /* _checkRunFibers found orphan o: 0 if the extension recovered it itself
+  ** (an internal fiber), -1 if it is not its own. */
+  int (*recover_orphan)(rt_world *w, uint32_t a, const rt_orphan *o);
+  /* A fiber of this extension (rt_fiber.legacy) stashed at pc / ended. */
+  int (*fiber_stash)(rt_world *w, uint32_t a, int64_t id, int pc);
+  void (*fiber_end)(rt_world *w, uint32_t a, rt_fiber *f, int ok);
+  void (*mem_free)(rt_world *w, rt_mem *m);
+  void (*world_free)(rt_world *w);
+  int slot;                 /* set by rt__agent_register */
+} rt_agent_ext;
+
+/* Registers extension e (and its storage module) once per process, before
+** the first world; -1 when full or too late. */
+int rt__agent_register(rt_agent_ext *e);
+/* e's world state and incarnation state slots (lvalues). */
+#define RT_EXT_WORLD(w, e) (RT_AW(w)->ext_world[(e)->slot])
+#define RT_EXT_MEM(m, e) ((m)->ext_mem[(e)->slot])
+
+/* A new agent world whose actors run `uc` unless told otherwise
+** (rt__usercode_set); NULL on OOM. */
+rt_world *rt__agent_world_new(sim *s, const rt_config *cfg, const rt_usercode *uc);
+/* Actor a runs user code uc from its next incarnation on; 0 or -1. */
+int rt__usercode_set(rt_world *w, uint32_t a, const rt_usercode *uc);
+/* Prepares a call into the user code of actor a's live incarnation: fills
+** *self (fiber 0), opens the incarnation's state on first use and returns
+** the table, the state in *st. NULL when open failed (*err: why). */
+const rt_usercode *rt__uc_enter(rt_world *w, uint32_t a, rt_sdk_actor *self, void **st,
+                                const char **err);
+
+/* ---- rt_agent.c ------------------------------------------------------------ */
+void rt__startup_continue(rt_world *w, uint32_t a);
+/* Awaited runFiber: starts prog; the request m is answered when the body
+** ends (its return value, or its error message). */
+void rt__fiber_start_awaited(rt_world *w, uint32_t a, int prog, const rt_msg *m);
+void rt__fiber_start(rt_world *w, uint32_t a, int prog, int pc, int64_t recovered_from);
+/* (Re)starts the body of fiber f from its user code (legacy: a retry). */
+void rt__fiber_run(rt_world *w, uint32_t a, rt_fiber *f);
+/* The live fiber id of incarnation m, or NULL. */
+rt_fiber *rt__fiber_find(rt_mem *m, int64_t id);
+/* A step program's stash in fiber id: a legacy fiber stores next_pc
+** (stashFiber); a runFiber fiber stores `value` (JSON, via this.stash or
+** ctx.stash) or, without one, {"pc":resume_pc}. 0 or -1. */
+int rt__fiber_stash(rt_world *w, uint32_t a, int64_t id, int next_pc, int resume_pc,
+                    const char *value, int via_this);
+/* The resume point of a stash in program p whose next step is `from`: a
+** stash commits with its whole turn, so the next step that ends a turn
+** (work, call) or the end. */
+int rt__turn_end(const rt_program *p, int from);
+/* Counts a decided call of the recovery hook for orphan (a, id) and
+** returns how many there were, this one included (the scenario's oracle;
+** survives deaths; rt_uc_recovery.call announces the next value). */
+int rt__hook_call_count(rt_world *w, uint32_t a, int64_t id);
+int rt__prog_find(rt_world *w, const char *name);
+int rt__prog_add(rt_world *w, const rt_program *p);
+/* The SDK's error for this.stash() outside a fiber (index.ts, Agent.stash). */
+#define RT_MSG_STASH_OUTSIDE "stash() called outside a fiber"
+/* #1729 follow-up alarm delay after `no_progress` scans that resolved
+** nothing: min(5 min, keepalive interval * 2^min(n, 20)). */
+int64_t rt__recovery_backoff_us(const rt_world *w, int no_progress);
+void rt__keepalive_acquire(rt_world *w, uint32_t a);
+void rt__keepalive_release(rt_world *w, uint32_t a);
+/* _scheduleNextAlarm (A.4). */
+void rt__schedule_next_alarm(rt_world *w, uint32_t a);
+/* keepAlive() whose disposer is kept under trace string `lease`
+** (acquire 1), or a call of that disposer (acquire 0: a second call is a
+** no-op, RT_EV_KEEPALIVE_DISPOSE released 0). 0, or -1 if a is dead. */
+int rt__keepalive_lease(rt_world *w, uint32_t a, uint32_t lease, int acquire);
+/* schedule (interval_us 0: at now + delay_us) or scheduleEvery (idempotent
+** on the callback), then _scheduleNextAlarm. Returns the schedule id. */
+int64_t rt__schedule_add(rt_world *w, uint32_t a, const char *cb, int64_t delay_us,
+                         int64_t interval_us);
+/* cancelSchedule: deletes the oldest row of cb; 1 if one was, else 0. */
+int rt__schedule_cancel(rt_world *w, uint32_t a, const char *cb);
+/* runFiber(name) from user code: the row (with `snapshot`, JSON or NULL),
+** keepAlive, FIBER_START; the body starts in the next event. Returns the
+** fiber id or -1. */
+int64_t rt__fiber_spawn(rt_world *w, uint32_t a, const char *name, const char *snapshot);
+
+/* ---- rt_agent_store.c: cf_agents_runs, cf_agents_schedules --------------- */
+extern rt_store_module rt__agent_store;
+/* A fiber snapshot as stored: {"pc":N}, the program counter after the
+** stash; and back (-1 for NULL or anything else). */
+void rt__snapshot_text(char *buf, size_t n, int pc);
+int rt__snapshot_pc(const unsigned char *snap);
+int rt__w_fiber_insert(rt_world *w, uint32_t a, int64_t id, const char *name);
+int rt__w_stash(rt_world *w, uint32_t a, int64_t id, int pc);
+/* Snapshot text of a stash with a JSON value into the row (RT_EV_STASH with
+** pc -1 and the value; ctx.stash or this.stash in s2). */
+int rt__w_stash_value(rt_world *w, uint32_t a, int64_t id, const char *value, int via_this);
+int rt__w_fiber_delete(rt_world *w, uint32_t a, int64_t id);
+/* The snapshot of run row id as the fiber reads it now (its own pending
+** writes included) into buf: "null" when none or no row. */
+void rt__fiber_snapshot(rt_world *w, uint32_t a, int64_t id, char *buf, size_t n);
+/* 1 if cf_agents_runs of actor a holds a row not active in this incarnation
+** (_hasPendingFiberRecovery, #1729). */
+int rt__pending_fiber_recovery(rt_world *w, uint32_t a);
+int rt__load_orphans(rt_world *w, uint32_t a, rt_orphan *out, int cap);
+/* The snapshot of fiber row id as stored (any JSON: {"pc":N}, a chat
+** turn's {"__cfChat":...}), interned; "null" when NULL or absent. */
+uint32_t rt__orphan_snapshot(rt_world *w, uint32_t a, int64_t id);
+int rt__count_runs(rt_world *w, uint32_t a);
+int rt__w_schedule_insert(rt_world *w, uint32_t a, int64_t id, const char *callback,
+                          int64_t time_s, int64_t interval_s);
+int rt__w_schedule_delete(rt_world *w, uint32_t a, int64_t id, const char *callback);
+int rt__w_schedule_time(rt_world *w, uint32_t a, int64_t id, int64_t time_s, int64_t iv_s,
+                        const char *callback);
+int rt__due_schedules(rt_world *w, uint32_t a, int64_t now_s, int64_t *ids,
+                      int64_t *interval_s, char (*names)[48], int cap);
+int64_t rt__next_schedule_time(rt_world *w, uint32_t a);
+int rt__schedule_find(rt_world *w, uint32_t a, const char *callback, int64_t *id);
+
+/* ---- Lua-scripted agents (rt_luaagent.c; issue #13) ---------------------
+** A scripted actor's callbacks are called directly by the core at the
+** SDK's moments (onStart, onFiberRecovered, a fiber body); its messages,
+** replies and schedule callbacks come through its extension rt__lua_ext. */
+extern rt_agent_ext rt__lua_ext;
+/* The body of a script's fiber ended, or ran its steps. */
+void rt__fiber_end(rt_world *w, uint32_t a, rt_fiber *f, int ok, const char *result);
+/* runFiber(name) up to the body: the row, keepAlive, FIBER_START; the body
+** is the caller's (f->lua). NULL on OOM. */
+rt_fiber *rt__fiber_create_named(rt_world *w, uint32_t a, const char *name,
+                                 int64_t recovered_from);
+/* A script's onFiberRecovered for the current orphan ended: returned
+** (resumed: it called runFiber) or threw err. Goes on with the next row. */
+void rt__hook_finish(rt_world *w, uint32_t a, int ok, const char *err, int resumed);
+/* The user onStart ended (returned, or threw err): startup goes on. */
+void rt__onstart_finish(rt_world *w, uint32_t a, int ok, const char *err);
+int rt__lg_scripted(rt_world *w, uint32_t a);          /* the actor has a script */
+/* 1 if the script defines function `callback` (makes the incarnation's
+** state on first use; a failure to make it ends the run: rt_world_fatal). */
+int rt__lg_has(rt_world *w, uint32_t a, const char *callback);
+void rt__lg_fiber_begin(rt_world *w, uint32_t a, int64_t id);  /* a body's first slice */
+void rt__lg_fiber_ended(rt_world *w, uint32_t a, int64_t id, int ok, const char *result);
+/* Starts the script's onFiberRecovered for orphan o (1), or 0 when the
+** script has none. It ends in rt__hook_finish. */
+int rt__lg_hook(rt_world *w, uint32_t a, const rt_orphan *o, const char *snap);
+/* Starts the script's onStart (1; it ends in rt__onstart_finish) or 0. */
+int rt__lg_onstart(rt_world *w, uint32_t a);
+void rt__lg_fatal(rt_world *w, const char *msg); /* ends the run with msg */
+
+#endif

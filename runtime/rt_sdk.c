@@ -1,0 +1,109 @@
+/*
+** rt_sdk.c: the synchronous SDK calls of user code (rt_sdk.h), over the
+** agent SDK core. Each call acts in the current turn of the incarnation
+** that made the handle; on a dead incarnation it does nothing and fails.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/rt_agent.h"
+#include "runtime/rt_sdk.h"
+
+/* The incarnation of self if it still lives, else NULL. */
+static rt_mem *live(const rt_sdk_actor *self) {
+  return self && self->m && RT_MEM(self->w, self->a) == self->m ? self->m : NULL;
+}
+
+uint32_t rt_sdk_index(const rt_sdk_actor *self) { return self->a; }
+
+const char *rt_sdk_id(const rt_sdk_actor *self) { return self->w->actors[self->a].spec.id; }
+
+const char *rt_sdk_class(const rt_sdk_actor *self) { return self->w->actors[self->a].spec.cls; }
+
+int rt_sdk_alive(const rt_sdk_actor *self) { return live(self) != NULL; }
+
+int64_t rt_sdk_now_us(const rt_sdk_actor *self) { return self->w->s->now_us; }
+
+uint64_t rt_sdk_random(rt_sdk_actor *self) {
+  rt_agent_world *aw = RT_AW(self->w);
+  if (self->a >= aw->n_user_rng) { /* streams of actors added since: made on first use */
+    uint32_t n = self->w->n_actors;
+    sim_rng *r = realloc(aw->user_rng, n * sizeof *r);
+    unsigned char *made = realloc(aw->user_rng_made, n);
+    if (r) aw->user_rng = r;
+    if (made) aw->user_rng_made = made;
+    if (!r || !made) return 0;
+    memset(made + aw->n_user_rng, 0, n - aw->n_user_rng);
+    aw->n_user_rng = n;
+  }
+  if (!aw->user_rng_made[self->a]) {
+    char name[80];
+    snprintf(name, sizeof name, "user.%s", rt_sdk_id(self));
+    sim_rng_stream(&aw->user_rng[self->a], self->w->s->seed, name);
+    aw->user_rng_made[self->a] = 1;
+  }
+  return sim_rng_next(&aw->user_rng[self->a]);
+}
+
+int64_t rt_sdk_current_fiber(const rt_sdk_actor *self) { return self->fiber; }
+
+int64_t rt_sdk_run_fiber(rt_sdk_actor *self, const char *name, const char *snapshot) {
+  if (!live(self) || !name || !*name) return -1;
+  return rt__fiber_spawn(self->w, self->a, name, snapshot);
+}
+
+int rt_sdk_stash(rt_sdk_actor *self, int64_t fiber, const char *value, int via_this) {
+  if (!live(self) || !value) return -1;
+  if (!fiber) fiber = self->fiber;
+  if (!fiber || !rt__fiber_find(self->m, fiber)) return -1; /* RT_MSG_STASH_OUTSIDE */
+  return rt__w_stash_value(self->w, self->a, fiber, value, via_this);
+}
+
+int rt_sdk_snapshot(rt_sdk_actor *self, int64_t fiber, char *buf, size_t n) {
+  if (!live(self) || !buf || n == 0) return -1;
+  if (!fiber) fiber = self->fiber;
+  rt__fiber_snapshot(self->w, self->a, fiber, buf, n);
+  sim_emit(self->w->s, RT_EV_FIBER_READ, self->a, fiber, -1, 0, rt__str(self->w, buf), 0);
+  return 0;
+}
+
+int64_t rt_sdk_keepalive(rt_sdk_actor *self) {
+  char name[32];
+  if (!live(self)) return -1;
+  int64_t lease = rt__new_id(self->w);
+  snprintf(name, sizeof name, "lease-%lld", (long long)lease);
+  return rt__keepalive_lease(self->w, self->a, rt__str(self->w, name), 1) ? -1 : lease;
+}
+
+int rt_sdk_keepalive_dispose(rt_sdk_actor *self, int64_t lease) {
+  char name[32];
+  if (!live(self)) return -1;
+  snprintf(name, sizeof name, "lease-%lld", (long long)lease);
+  return rt__keepalive_lease(self->w, self->a, rt__str(self->w, name), 0);
+}
+
+int64_t rt_sdk_schedule(rt_sdk_actor *self, int64_t delay_us, const char *callback,
+                        const char *payload) {
+  if (!live(self) || !callback || !*callback || delay_us < 0 || (payload && *payload)) return -1;
+  return rt__schedule_add(self->w, self->a, callback, delay_us, 0);
+}
+
+int64_t rt_sdk_schedule_every(rt_sdk_actor *self, int64_t interval_us, const char *callback,
+                              const char *payload) {
+  if (!live(self) || !callback || !*callback || interval_us <= 0 || (payload && *payload))
+    return -1;
+  return rt__schedule_add(self->w, self->a, callback, 0, interval_us);
+}
+
+int rt_sdk_cancel_schedule(rt_sdk_actor *self, const char *callback) {
+  if (!live(self) || !callback) return -1;
+  return rt__schedule_cancel(self->w, self->a, callback);
+}
+
+void rt_sdk_effect(rt_sdk_actor *self, const char *name, const char *key) {
+  char text[RT_STEP_TEXT + 64];
+  if (!live(self) || !name) return;
+  snprintf(text, sizeof text, "%s%s%s", name, key && *key ? ":" : "", key ? key : "");
+  rt__emit(self->w, RT_EV_EFFECT, self->a, self->fiber, -1, 0, text);
+}

@@ -1,0 +1,72 @@
+#!/bin/sh
+# sh_seam.sh: the floors inside runtime/ stay floors (issue #13 item 1;
+# docs/architecture.md, "Inside runtime/"). Run by tests/run_tests.sh from
+# the repository root.
+#
+#   host   rt_world.c rt_storage.c rt_query.c rt_host.h   (the platform)
+#   core   rt_agent.c rt_agent_store.c rt_sdk.c rt_agent.h (the SDK core)
+#   models rt_toolrun.c rt_legacy.c rt_executor.c rt_thread.c rt_chat.c,
+#          user code rt_uc_*.c, the composition root rt_models.c
+#
+# A host file may not include a header of a floor above or name what lives
+# there (an SDK function, message kind, call purpose, memory type or table);
+# a core file may not include rt_models.h or name a model. Comments count:
+# the host should not even describe the layers above by name.
+# Prints one TAP line per check; the first checks run the checker on a
+# planted violation, so the test can fail.
+cd "${ROOT:-.}" || exit 1
+n=0
+fails=0
+
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+
+# Names of the floors above the host (extended regular expressions).
+HOST_BANNED='#include "runtime/(rt_agent|rt_models|rt_usercode|rt_sdk|rt_lua[a-z_]*)\.h"|\brt__(fiber|toolrun|chat|legacy|exec|thread|schedule|keepalive|startup|check_run_fibers|alarm_handle\b|hook|orphan|prog|uc|agent|w_fiber|w_stash|w_schedule|w_toolrun|w_child|load_orphans|due_schedules|callbacks_cut)[a-z_]*|\brt_mem\b|\bRT_MEM\b|\bMSG_(FIBER|TOOLRUN|CALL_[A-Z]+|RUN_DONE|LEGACY_[A-Z]+|EXEC_TURN|THREAD_WRITER|CHAT|SCHEDULE|CANCEL_SCHEDULE|KEEPALIVE_[A-Z]+|TOOL_RECOVERY|STASH_OUTSIDE)\b|\bCALL_(GATED|DEFERRED|FIBER|TOOL)_[A-Z]+|\bcf_agents?_|\bcf_ai_chat|\bbeach_turn|\brv_(child|thread|chat)|\bSU_[A-Z_]+|\brt_(fiber|orphan|agent_ext|usercode|sdk_actor)\b'
+# Names of the models, banned in the core.
+CORE_BANNED='#include "runtime/rt_models\.h"|\brt__(toolrun|chat|legacy|exec|thread)_[a-z_]*|\brt__uc_(declarative|lua)\b|\bcf_agent_tool_runs\b|\bcf_agents_fibers\b|\bcf_ai_chat|\bbeach_turn|\brv_(child|thread|chat)'
+
+# check FILE REGEX: prints the offending lines, status 1 if any.
+check() {
+  if grep -nE "$2" "$1"; then return 1; fi
+  return 0
+}
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/revenant-seam-XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+
+# The checker catches planted violations (so a pass below means something).
+printf '#include "runtime/rt_agent.h"\nstatic void f(void) { rt__toolrun_start(0, 0, 0, 0); }\n' > "$T/host.c"
+if check "$T/host.c" "$HOST_BANNED" > /dev/null; then notok "checker misses a host violation"; else ok "checker catches a host violation"; fi
+printf 'static const char *q = "SELECT * FROM cf_agent_tool_runs";\n' > "$T/core.c"
+if check "$T/core.c" "$CORE_BANNED" > /dev/null; then notok "checker misses a core violation"; else ok "checker catches a core violation"; fi
+printf 'static int busy(const rt_inc *m) { return m->gate_held; }\n' > "$T/clean.c"
+if check "$T/clean.c" "$HOST_BANNED" > /dev/null; then ok "checker passes clean host code"; else notok "checker flags clean host code"; fi
+
+for f in runtime/rt_world.c runtime/rt_storage.c runtime/rt_query.c runtime/rt_host.h; do
+  if [ ! -f "$f" ]; then notok "$f missing"; continue; fi
+  if out=$(check "$f" "$HOST_BANNED"); then
+    ok "host file $f names nothing above the host"
+  else
+    notok "host file $f names the layers above it"
+    printf '%s\n' "$out" | sed 's/^/# /' | head -20
+  fi
+done
+for f in runtime/rt_agent.c runtime/rt_agent_store.c runtime/rt_agent.h runtime/rt_sdk.c; do
+  if [ ! -f "$f" ]; then notok "$f missing"; continue; fi
+  if out=$(check "$f" "$CORE_BANNED"); then
+    ok "core file $f names no model"
+  else
+    notok "core file $f names a model"
+    printf '%s\n' "$out" | sed 's/^/# /' | head -20
+  fi
+done
+# Only runtime/ sees the floors' internal headers.
+if out=$(grep -lE '#include "runtime/(rt_host|rt_agent|rt_models)\.h"' \
+           sim/*.c faults/*.c checks/*.c scenarios/*.c reports/*.c cli/*.c 2>/dev/null); then
+  notok "a folder outside runtime/ includes a runtime floor header"
+  printf '%s\n' "$out" | sed 's/^/# /'
+else
+  ok "no folder outside runtime/ includes a runtime floor header"
+fi
+[ "$fails" -eq 0 ]

@@ -1,0 +1,305 @@
+/*
+** test_usercode.c: the user-code seam (issue #13 item 1). A table written
+** here in C, not the declarative one, drives an actor through
+** rt_usercode.h and rt_sdk.h only: a fiber body that stashes JSON, yields
+** work and charges an external effect; an onFiberRecovered that throws on
+** its first call and runs the fiber again itself on the second; per-
+** incarnation state that a death throws away. The Lua slot refuses clearly.
+*/
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/rt.h"
+#include "runtime/rt_models.h"
+
+#define S(x) ((int64_t)(x) * 1000000)
+
+static sim SIM;
+static rt_world *W;
+static int opens, closes;
+
+/* ---- the user code ------------------------------------------------------- */
+
+typedef struct inc_state {
+  int serial;               /* which open made it */
+  int steps;                /* fiber steps run by this incarnation */
+} inc_state;
+
+static void *c_open(const rt_usercode *uc, rt_sdk_actor *self, const char **err) {
+  inc_state *s = calloc(1, sizeof *s);
+  (void)uc;
+  (void)self;
+  if (!s) *err = "out of memory";
+  if (s) s->serial = ++opens;
+  return s;
+}
+
+static void c_close(void *st) {
+  closes++;
+  free(st);
+}
+
+static rt_uc_status c_on_start(void *st, rt_sdk_actor *self, rt_uc_frame *fr, rt_uc_out *out) {
+  (void)st;
+  (void)self;
+  (void)fr;
+  out->status = RT_UC_YIELD;
+  out->cmd.kind = RT_UC_CMD_SLEEP;
+  out->cmd.min_us = 10000;
+  return out->status;
+}
+
+/* "order": stash step 1, work 1 s, charge o1, stash step 2, return "ok". */
+static rt_uc_status c_fiber_body(void *st, rt_sdk_actor *self, const char *name,
+                                 const char *snapshot, rt_uc_frame *fr, rt_uc_out *out) {
+  inc_state *s = st;
+  (void)name;
+  (void)snapshot;
+  (void)fr;
+  s->steps++;
+  if (rt_sdk_stash(self, 0, "{\"step\":1}", 0)) return out->status = RT_UC_THREW;
+  out->status = RT_UC_YIELD;
+  out->cmd.kind = RT_UC_CMD_WORK;
+  out->cmd.min_us = out->cmd.max_us = S(1);
+  return out->status;
+}
+
+static rt_uc_status c_resume(void *st, rt_sdk_actor *self, rt_uc_frame *fr, const rt_uc_in *in,
+                             rt_uc_out *out) {
+  inc_state *s = st;
+  if (fr->hook == RT_UC_ON_START) return out->status = RT_UC_DONE;
+  if (fr->hook != RT_UC_FIBER_BODY || !in->ok) return out->status = RT_UC_THREW;
+  s->steps++;
+  rt_sdk_effect(self, "charge", "o1");
+  rt_sdk_stash(self, 0, "{\"step\":2}", 1);
+  snprintf(out->value, sizeof out->value, "\"ok\"");
+  return out->status = RT_UC_DONE;
+}
+
+/* Throws on its first call for a row; runs the fiber itself on the next. */
+static rt_uc_status c_on_fiber_recovered(void *st, rt_sdk_actor *self, const rt_uc_recovery *ctx,
+                                         rt_uc_frame *fr, rt_uc_out *out) {
+  (void)st;
+  (void)fr;
+  assert_int_equal(rt__hook_call_count(self->w, self->a, ctx->id), ctx->call);
+  if (ctx->call == 1) {
+    snprintf(out->value, sizeof out->value, "first call throws");
+    return out->status = RT_UC_THREW;
+  }
+  if (rt_sdk_run_fiber(self, ctx->name, ctx->snapshot) < 0) return out->status = RT_UC_THREW;
+  out->action = RT_UC_ACTED;
+  return out->status = RT_UC_DONE;
+}
+
+/* As a sub-agent: works 2 s, then throws. */
+static rt_uc_status c_tool_run(void *st, rt_sdk_actor *self, rt_uc_frame *fr, rt_uc_out *out) {
+  (void)st;
+  (void)self;
+  (void)fr;
+  out->status = RT_UC_YIELD;
+  out->cmd.kind = RT_UC_CMD_SLEEP;
+  out->cmd.min_us = S(2);
+  return out->status;
+}
+
+static rt_uc_status c_child_resume(void *st, rt_sdk_actor *self, rt_uc_frame *fr,
+                                   const rt_uc_in *in, rt_uc_out *out) {
+  (void)st;
+  (void)self;
+  (void)in;
+  if (fr->hook != RT_UC_TOOL_RUN) return out->status = RT_UC_DONE;
+  snprintf(out->value, sizeof out->value, "tool broke");
+  return out->status = RT_UC_THREW;
+}
+
+static const rt_usercode coded_child = {
+    .name = "coded-child",
+    .tool_run = c_tool_run,
+    .resume = c_child_resume,
+};
+
+static const rt_usercode coded = {
+    .name = "coded",
+    .open = c_open,
+    .close = c_close,
+    .on_start = c_on_start,
+    .fiber_body = c_fiber_body,
+    .on_fiber_recovered = c_on_fiber_recovered,
+    .resume = c_resume,
+};
+
+/* ---- harness ------------------------------------------------------------- */
+
+static uint32_t world(int retain, const rt_usercode *uc) {
+  sim_config sc = {1, SIM_FIFO, 3, 1000};
+  rt_config c;
+  rt_actor_spec sp;
+  assert_int_equal(sim_init(&SIM, &sc), 0);
+  rt_config_default(&c);
+  c.retain = retain ? RT_RETAIN_1729 : RT_RETAIN_NONE;
+  W = rt_world_new(&SIM, &c);
+  assert_non_null(W);
+  memset(&sp, 0, sizeof sp);
+  snprintf(sp.id, sizeof sp.id, "shop");
+  snprintf(sp.cls, sizeof sp.cls, "Shop");
+  uint32_t a = rt_actor_add(W, &sp);
+  assert_int_equal(rt__usercode_set(W, a, uc), 0);
+  opens = closes = 0;
+  return a;
+}
+
+static void done(void) {
+  rt_world_free(W);
+  sim_free(&SIM);
+  W = NULL;
+}
+
+static size_t count(uint32_t kind, const char *s_is) {
+  size_t n = 0;
+  for (size_t i = 0; i < SIM.trace.n; i++) {
+    const sim_rec *r = &SIM.trace.recs[i];
+    if (r->kind != kind) continue;
+    if (s_is && (!r->s || strcmp(sim_trace_str(&SIM.trace, r->s), s_is) != 0)) continue;
+    n++;
+  }
+  return n;
+}
+
+static rt_program order(void) {
+  static rt_step none;
+  rt_program p = {.steps = &none, .n_steps = 0};
+  snprintf(p.name, sizeof p.name, "order");
+  return p;
+}
+
+static void crash_cb(sim *s, void *ctx, uint64_t arg) {
+  (void)s;
+  (void)arg;
+  rt_kill_all(ctx, RT_DEATH_CRASH);
+}
+
+/* ---- tests ----------------------------------------------------------------- */
+
+/* The coded body runs to its end through the table: stashes, work, effect,
+** return value; the state was opened once and is closed with the world. */
+static void test_fiber_body_through_table(void **st) {
+  (void)st;
+  uint32_t a = world(0, &coded);
+  rt_program p = order();
+  assert_int_equal(rt_fiber_awaited_at(W, a, &p, S(1)), 0);
+  sim_run(&SIM, S(30), 0);
+  assert_int_equal(count(RT_EV_STASH, "{\"step\":1}"), 1);
+  assert_int_equal(count(RT_EV_STASH, "{\"step\":2}"), 1);
+  assert_int_equal(count(RT_EV_EFFECT, "charge:o1"), 1);
+  assert_int_equal(count(RT_EV_FIBER_DONE, "order"), 1);
+  assert_int_equal(count(RT_EV_REQUEST_OK, "\"ok\""), 1);
+  assert_int_equal(rt_count_fiber_rows(W, a), 0);
+  assert_int_equal(opens, 1);
+  done();
+  assert_int_equal(closes, 1);
+}
+
+/* A crash after the first stash committed: the next incarnation opens a
+** fresh state; its onFiberRecovered throws once (#1729 keeps the row),
+** then on the follow-up alarm runs the fiber again itself. */
+static void test_recovery_through_table(void **st) {
+  (void)st;
+  uint32_t a = world(1, &coded);
+  rt_program p = order();
+  assert_int_equal(rt_fiber_at(W, a, &p, S(1)), 0);
+  sim_at(&SIM, S(1) + 500000, 0, crash_cb, W, 0);
+  assert_int_equal(rt_request_at(W, a, RT_ENTRY_FETCH, S(5)), 0);
+  sim_run(&SIM, S(600), 0);
+  assert_int_equal(count(RT_EV_HOOK_END, "order"), 2);
+  assert_int_equal(count(RT_EV_FIBER_RETAINED, "order"), 1);
+  assert_int_equal(count(RT_EV_FIBER_RECOVERED, "order"), 1);
+  assert_int_equal(count(RT_EV_EFFECT, "charge:o1"), 1); /* the first run died before it */
+  assert_int_equal(count(RT_EV_FIBER_DONE, "order"), 1);
+  assert_int_equal(rt_count_fiber_rows(W, a), 0);
+  /* one state per incarnation: opened when it woke, closed when it died */
+  assert_true(opens >= 2);
+  assert_int_equal((size_t)opens, count(RT_EV_ACTOR_WAKE, NULL));
+  assert_int_equal((size_t)closes, count(RT_EV_ACTOR_DEATH, NULL));
+  done();
+  assert_int_equal(closes, opens);
+}
+
+/* Same world twice: same trace hash. */
+static void test_table_deterministic(void **st) {
+  uint64_t h[2];
+  (void)st;
+  for (int k = 0; k < 2; k++) {
+    uint32_t a = world(1, &coded);
+    rt_program p = order();
+    assert_int_equal(rt_fiber_at(W, a, &p, S(1)), 0);
+    sim_at(&SIM, S(1) + 500000, 0, crash_cb, W, 0);
+    assert_int_equal(rt_request_at(W, a, RT_ENTRY_FETCH, S(5)), 0);
+    sim_run(&SIM, S(600), 0);
+    h[k] = SIM.trace.hash;
+    done();
+  }
+  assert_true(h[0] == h[1]);
+}
+
+/* A sub-agent whose own tool-run body works 2 s and throws: the parent's
+** run ends in error when the body says, not when the parent asked. */
+static void test_child_tool_run_through_table(void **st) {
+  (void)st;
+  uint32_t parent = world(0, &rt__uc_declarative);
+  rt_actor_spec sp;
+  memset(&sp, 0, sizeof sp);
+  snprintf(sp.id, sizeof sp.id, "worker");
+  snprintf(sp.cls, sizeof sp.cls, "Worker");
+  uint32_t child = rt_actor_add(W, &sp);
+  assert_int_equal(rt__usercode_set(W, child, &coded_child), 0);
+  assert_int_equal(rt_toolrun_at(W, parent, child, S(60), S(1)), 0);
+  sim_run(&SIM, S(30), 0);
+  int errors = 0;
+  int64_t at = -1;
+  for (size_t i = 0; i < SIM.trace.n; i++) {
+    const sim_rec *r = &SIM.trace.recs[i];
+    if (r->kind == RT_EV_TOOLRUN_STATUS && r->b == RT_TR_ERROR) {
+      errors++;
+      at = r->t_us;
+    }
+  }
+  assert_int_equal(errors, 1);
+  assert_true(at > S(3) && at < S(4)); /* 1 s + 2 s of the body + latency, not 60 s */
+  done();
+}
+
+/* An actor that selects the Lua slot before it is filled fails its startup
+** with a message that says so (no silent fallback to declarative code). */
+static void test_lua_slot_refuses(void **st) {
+  (void)st;
+  uint32_t a = world(0, &rt__uc_lua);
+  assert_int_equal(rt_request_at(W, a, RT_ENTRY_FETCH, S(1)), 0);
+  sim_run(&SIM, S(5), 0);
+  assert_int_equal(count(RT_EV_REQUEST_OK, NULL), 0);
+  assert_int_equal(count(RT_EV_REQUEST_FAIL, NULL), 1);
+  assert_true(count(RT_EV_STARTUP_FAIL, NULL) >= 1);
+  int found = 0;
+  for (size_t i = 0; i < SIM.trace.n; i++)
+    if (SIM.trace.recs[i].kind == RT_EV_STARTUP_FAIL && SIM.trace.recs[i].s &&
+        strstr(sim_trace_str(&SIM.trace, SIM.trace.recs[i].s), "Lua-scripted agents"))
+      found = 1;
+  assert_true(found);
+  done();
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_fiber_body_through_table),
+      cmocka_unit_test(test_recovery_through_table),
+      cmocka_unit_test(test_table_deterministic),
+      cmocka_unit_test(test_child_tool_run_through_table),
+      cmocka_unit_test(test_lua_slot_refuses),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
