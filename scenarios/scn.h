@@ -234,6 +234,11 @@ typedef struct scn_run_opts {
                                 Figures, verdict and violations are the same
                                 either way. For `run` without trace-reading
                                 outputs and for swarm workers */
+  int waits_only_rerun;      /* with lean: re-run a failure with its trace
+                                kept only when a "hold" invariant was
+                                violated, whose open waits a swarm signature
+                                replays from the records; nothing else a
+                                swarm worker reports reads them */
   int robust_facts_only;     /* judge only the facts marked robust */
   sim_observer_fn observer;  /* non-NULL: also called on every trace record
                                 as it is written (revenant trace) */
