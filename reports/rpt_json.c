@@ -152,6 +152,22 @@ static cJSON *rpt_json_run(rpt_jb *b, const rpt_run *r) {
   for (size_t i = 0; vs && r->violations && i < r->n_violations; i++)
     rpt_jadd(b, vs, NULL, rpt_json_violation(b, r, &r->violations[i]));
   rpt_json_facts(b, o, r, 0);
+  /* script errors (issue #13): file:line message and traceback */
+  cJSON *se = NULL;
+  for (size_t i = 0; r->trace && i < r->trace->n; i++) {
+    const sim_rec *rec = &r->trace->recs[i];
+    if (rec->kind != RT_EV_SCRIPT_ERROR) continue;
+    if (!se && !(se = rpt_jadd(b, o, "script_errors", cJSON_CreateArray()))) break;
+    cJSON *e = rpt_jadd(b, se, NULL, cJSON_CreateObject());
+    if (!e) break;
+    char ab[24];
+    rpt_jstr(b, e, "actor", rpt__actor(r, rec->actor, ab));
+    rpt_jadd(b, e, "t_us", rpt__json_int(rec->t_us));
+    rpt_jstr(b, e, "callback", sim_trace_str(r->trace, rec->s));
+    rpt_jadd(b, e, "code", rpt__json_int(rec->a));
+    rpt_jadd(b, e, "fiber", rpt__json_int(rec->b));
+    rpt_jstr(b, e, "error", sim_trace_str(r->trace, rec->s2));
+  }
   cJSON *pr = r->probes ? rpt_jadd(b, o, "probes", cJSON_CreateArray()) : NULL;
   for (int p = 0; pr && p < RT_PROBE_COUNT; p++)
     if (r->probes[p]) rpt_jadd(b, pr, NULL, cJSON_CreateString(rt_probe_name(p)));

@@ -279,6 +279,31 @@ static int rpt_text_seen_before(const rpt_run *r, size_t i) {
   return 0;
 }
 
+/* The errors of script callbacks (script_error records, issue #13): the
+** first few, each with its file:line message and traceback. */
+static void rpt_text_script_errors(FILE *f, const rpt_run *r, const rpt_colors *c) {
+  size_t shown = 0;
+  for (size_t i = 0; r->trace && i < r->trace->n; i++) {
+    const sim_rec *rec = &r->trace->recs[i];
+    char ab[24], tb[32];
+    if (rec->kind != RT_EV_SCRIPT_ERROR) continue;
+    if (shown++ == 3) {
+      fprintf(f, "  ... and more script errors (see --json)\n");
+      break;
+    }
+    fprintf(f, "  %sscript error%s in %s on %s at t=%s:\n", c->bad, c->off,
+            rpt_or(sim_trace_str(r->trace, rec->s), "?"), rpt__actor(r, rec->actor, ab),
+            rpt__fmt_s(tb, sizeof tb, rec->t_us));
+    const char *msg = rpt_or(sim_trace_str(r->trace, rec->s2), "?");
+    while (*msg) { /* indented, line by line */
+      const char *nl = strchr(msg, '\n');
+      int len = nl ? (int)(nl - msg) : (int)strlen(msg);
+      fprintf(f, "    %.*s\n", len, msg);
+      msg += len + (nl ? 1 : 0);
+    }
+  }
+}
+
 void rpt_text_run(FILE *f, const rpt_run *r, int verbose, int color) {
   rpt_colors c = rpt_palette(color);
   rpt_text_header(f, r, &c);
@@ -290,6 +315,7 @@ void rpt_text_run(FILE *f, const rpt_run *r, int verbose, int color) {
     if (r->variant && *r->variant) fprintf(f, "  variant: %s\n", r->variant);
   }
   rpt_text_facts(f, r, verbose, &c);
+  if (!r->passed || verbose) rpt_text_script_errors(f, r, &c);
   if (verbose) {
     rpt_text_figures(f, r);
     fprintf(f, "  %swall %.3fs%s\n", c.dim, r->wall_s, c.off);

@@ -17,6 +17,7 @@
 #ifndef RT_H
 #define RT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "runtime/rt_events.h"
@@ -247,6 +248,29 @@ int64_t rt_seed_orphan_fiber(rt_world *w, uint32_t actor, const rt_program *prog
                              int snapshot_pc);
 
 /* ---- workload (each call schedules sim events at `at_us`) -------------- */
+
+/* ---- scripted actors (Lua; issue #13; rt_luaagent.c) ------------------- */
+/* Gives `actor` a script: `name` (shown in errors as name:line), its text
+** src[0..len), and the folder its require/dofile read (NULL: none). All
+** copied. The script returns a table of callbacks named as the SDK's
+** (docs/scripting.md). Returns 0 or -1. */
+int rt_actor_script(rt_world *w, uint32_t actor, const char *name, const char *src, size_t len,
+                    const char *dir);
+/* A request (fetch) to `actor` that calls its script's method `method` with
+** the arguments of JSON text args_json (an array is spread into arguments;
+** NULL: none). Answers with the method's return value as JSON, or fails with
+** its error. Returns 0 or -1. */
+int rt_invoke_at(rt_world *w, uint32_t actor, const char *method, const char *args_json,
+                 int64_t at_us);
+/* Names the case the world runs (a scenario's variant): scripts read it as
+** `revenant.case`, to run a fixed and a broken variant of their own code
+** from one scenario. Copied (63 bytes at most). */
+void rt_world_set_case(rt_world *w, const char *label);
+/* The error that ended the run early ("" if none): a script that could not
+** be loaded, an exhausted instruction budget, the memory cap, a sandbox
+** escape. The run stops at once (sim_request_stop); callers report it as a
+** scenario error. */
+const char *rt_world_fatal(const rt_world *w);
 
 /* A request to `actor` through entry point `entry`. Returns 0 or -1. */
 int rt_request_at(rt_world *w, uint32_t actor, rt_entry entry, int64_t at_us);

@@ -246,6 +246,12 @@ static void fiber_end_with(rt_world *w, uint32_t a, rt_fiber *f, int ok, const c
   /* awaited runFiber: the caller gets the return value or sees the error */
   if (req && RT_MEM(w, a) && rt__pop_serving(&RT_MEM(w, a)->inc, req, &m))
     rt__request_result(w, a, &m, ok, ok ? NULL : result, ok ? result : NULL);
+  if (RT_MEM(w, a) && RT_EXT_MEM(RT_MEM(w, a), &rt__lua_ext)) /* scripts awaiting it */
+    rt__lg_fiber_ended(w, a, id, ok, result);
+}
+
+void rt__fiber_end(rt_world *w, uint32_t a, rt_fiber *f, int ok, const char *result) {
+  fiber_end_with(w, a, f, ok, result);
 }
 
 /* The resume point of a stash at step index i (the step after it is i+1):
@@ -329,7 +335,13 @@ static void fiber_step(rt_world *w, uint32_t a, rt_fiber *f, int resume, int ok)
   }
 }
 
-static void fiber_run(rt_world *w, uint32_t a, rt_fiber *f) { fiber_step(w, a, f, 0, 1); }
+static void fiber_run(rt_world *w, uint32_t a, rt_fiber *f) {
+  if (f->lua) { /* a script's body (rt_luaagent.c) */
+    rt__lg_fiber_begin(w, a, f->id);
+    return;
+  }
+  fiber_step(w, a, f, 0, 1);
+}
 
 void rt__fiber_run(rt_world *w, uint32_t a, rt_fiber *f) { fiber_run(w, a, f); }
 
@@ -415,6 +427,19 @@ static rt_fiber *fiber_create(rt_world *w, uint32_t a, int prog, int pc, int64_t
     rt__w_stash(w, a, f.id, pc);
   rt__keepalive_acquire(w, a);
   return slot;
+}
+
+rt_fiber *rt__fiber_create_named(rt_world *w, uint32_t a, const char *name,
+                                 int64_t recovered_from) {
+  int prog = rt__prog_find(w, name);
+  if (prog < 0) { /* a script's fiber: a program with no steps carries the name */
+    rt_step none = {0};
+    rt_program p = {.steps = &none, .n_steps = 0};
+    snprintf(p.name, sizeof p.name, "%s", name);
+    prog = prog_add(w, &p);
+    if (prog < 0) return NULL;
+  }
+  return fiber_create(w, a, prog, 0, recovered_from, NULL);
 }
 
 void rt__fiber_start(rt_world *w, uint32_t a, int prog, int pc, int64_t recovered_from) {
@@ -594,6 +619,14 @@ static void hook_done(sim *s, void *ctx, uint64_t arg) {
 ** the work it yields is over (the hook runs inside the gate at startup). */
 static void hook_call(rt_world *w, uint32_t a, const rt_orphan *o, uint32_t snap) {
   rt_mem *m = RT_MEM(w, a);
+  if (rt__lg_scripted(w, a) && rt__lg_has(w, a, "onFiberRecovered")) {
+    /* a script's hook (rt_luaagent.c); it ends in rt__hook_finish */
+    char *snap_text = strdup(sim_trace_str(&w->s->trace, snap));
+    rt__hook_call_count(w, a, o->id);
+    rt__lg_hook(w, a, o, snap_text ? snap_text : "null");
+    free(snap_text);
+    return;
+  }
   rt_sdk_actor self;
   void *st;
   const char *err = NULL;
@@ -618,6 +651,27 @@ static void hook_call(rt_world *w, uint32_t a, const rt_orphan *o, uint32_t snap
                   ? sim_rng_range(&RT_AW(w)->rng_work, out.cmd.min_us, out.cmd.max_us)
                   : out.cmd.min_us;
   if (d >= 0) sim_after(w->s, d, m->inc.dom, hook_done, w, a);
+}
+
+void rt__hook_finish(rt_world *w, uint32_t a, int ok, const char *err, int resumed) {
+  rt_mem *m = RT_MEM(w, a);
+  if (!m || !m->recovery_in_progress || m->orphan_idx >= m->n_orphans) return;
+  rt_orphan *o = &m->orphans[m->orphan_idx];
+  uint32_t snap = rt__orphan_snapshot(w, a, o->id);
+  if (!ok) {
+    hook_end(w, a, o, RT_CB_THREW, err ? err : "onFiberRecovered threw");
+    sim_emit(w->s, RT_EV_FIBER_HOOK_THREW, a, o->id, o->snapshot, 0, rt__str(w, o->name), snap);
+    hook_threw_row(w, a, o);
+  } else {
+    hook_end(w, a, o, RT_CB_RETURNED, NULL);
+    sim_emit(w->s, RT_EV_FIBER_RECOVERED, a, o->id, o->snapshot,
+             resumed ? RT_RECOVER_RESUME : RT_RECOVER_DROP, rt__str(w, o->name), snap);
+    rt__w_fiber_delete(w, a, o->id);
+    m->scan_progress = 1;
+  }
+  if (RT_MEM(w, a) != m) return;
+  m->orphan_idx++;
+  hook_next(w, a);
 }
 
 static void hook_next(rt_world *w, uint32_t a) {
@@ -695,7 +749,10 @@ static void onstart_call(rt_world *w, uint32_t a, int resume) {
   } else if (resume) {
     rt_uc_in in = {1, NULL};
     how = uc->resume(st, &self, &m->onstart, &in, &out);
+  } else if (rt__lg_scripted(w, a) && rt__lg_onstart(w, a)) {
+    return; /* a script's onStart (rt_luaagent.c): it ends in rt__onstart_finish */
   } else {
+    if (RT_MEM(w, a) != m) return;
     m->onstart = (rt_uc_frame){.hook = RT_UC_ON_START};
     how = uc->on_start ? uc->on_start(st, &self, &m->onstart, &out) : RT_UC_ABSENT;
   }
@@ -714,6 +771,25 @@ static void onstart_call(rt_world *w, uint32_t a, int resume) {
   if (how == RT_UC_THREW) {
     rt__emit(w, RT_EV_ONSTART_END, a, RT_CB_THREW, w->s->now_us - m->onstart_began, 0, out.value);
     startup_fail(w, a, out.value);
+  } else {
+    rt__emit(w, RT_EV_ONSTART_END, a, RT_CB_RETURNED, w->s->now_us - m->onstart_began, 0, NULL);
+    startup_ok(w, a);
+  }
+}
+
+void rt__onstart_finish(rt_world *w, uint32_t a, int ok, const char *err) {
+  rt_mem *m = RT_MEM(w, a);
+  if (!m || m->phase != SU_ONSTART) return;
+  int *left = RT_AW(w)->onstart_throws_left;
+  if (ok && left && left[a] > 0) { /* the onstart_throw fault */
+    left[a]--;
+    ok = 0;
+    err = "onStart threw";
+  }
+  if (!ok) {
+    rt__emit(w, RT_EV_ONSTART_END, a, RT_CB_THREW, w->s->now_us - m->onstart_began, 0,
+             err ? err : "onStart threw");
+    startup_fail(w, a, err ? err : "onStart threw");
   } else {
     rt__emit(w, RT_EV_ONSTART_END, a, RT_CB_RETURNED, w->s->now_us - m->onstart_began, 0, NULL);
     startup_ok(w, a);

@@ -55,6 +55,11 @@ enum rt_agent_msg {
   MSG_SCHEDULE_EX,      /* request that calls schedule / scheduleEvery with
                            cron, payload or idempotent: arg indexes the
                            world's sched_reqs; str callback */
+  MSG_LUA_INVOKE,       /* request that calls a script's method: str method,
+                           arg its arguments (JSON trace string, 0: none) */
+  MSG_LUA_CALL,         /* actor → actor: self:call(actor, method, args), as
+                           MSG_LUA_INVOKE; the reply carries the result JSON
+                           or the error message as a trace string */
   MSG_KINDS
 };
 
@@ -67,6 +72,7 @@ typedef enum rt_call_purpose {
   CALL_TOOL_ATTACH,         /* re-attach to a running child (#1640) */
   CALL_TOOL_CANCEL,         /* cancelAgentToolRun: the reply is ignored */
   CALL_TOOL_CHUNKS,         /* getAgentToolChunks: replay to a client or a reuse */
+  CALL_LUA,                 /* a script's self:call (key: its coroutine) */
   CALL_PURPOSES
 } rt_call_purpose;
 
@@ -82,6 +88,7 @@ typedef struct rt_fiber {
   int legacy;               /* 1: a fiber of the registered legacy model */
   int64_t await_req;        /* awaited runFiber: the request waiting (0 none) */
   rt_uc_frame fr;           /* its body's continuation (rt_usercode.h) */
+  int lua;                  /* 1: a script's body (rt_luaagent.c) */
 } rt_fiber;
 
 /* The models' synchronous SDK calls (rt_sdk.h), registered by the chat and
@@ -395,5 +402,34 @@ int rt__schedule_find(rt_world *w, uint32_t a, const char *callback, int64_t *id
 ** by_callback: any row of the callback (the model bug of issue #14). */
 int rt__schedule_match(rt_world *w, uint32_t a, const rt_sched_row *key, int by_callback,
                        int64_t *id);
+
+/* ---- Lua-scripted agents (rt_luaagent.c; issue #13) ---------------------
+** A scripted actor's callbacks are called directly by the core at the
+** SDK's moments (onStart, onFiberRecovered, a fiber body); its messages,
+** replies and schedule callbacks come through its extension rt__lua_ext. */
+extern rt_agent_ext rt__lua_ext;
+/* The body of a script's fiber ended, or ran its steps. */
+void rt__fiber_end(rt_world *w, uint32_t a, rt_fiber *f, int ok, const char *result);
+/* runFiber(name) up to the body: the row, keepAlive, FIBER_START; the body
+** is the caller's (f->lua). NULL on OOM. */
+rt_fiber *rt__fiber_create_named(rt_world *w, uint32_t a, const char *name,
+                                 int64_t recovered_from);
+/* A script's onFiberRecovered for the current orphan ended: returned
+** (resumed: it called runFiber) or threw err. Goes on with the next row. */
+void rt__hook_finish(rt_world *w, uint32_t a, int ok, const char *err, int resumed);
+/* The user onStart ended (returned, or threw err): startup goes on. */
+void rt__onstart_finish(rt_world *w, uint32_t a, int ok, const char *err);
+int rt__lg_scripted(rt_world *w, uint32_t a);          /* the actor has a script */
+/* 1 if the script defines function `callback` (makes the incarnation's
+** state on first use; a failure to make it ends the run: rt_world_fatal). */
+int rt__lg_has(rt_world *w, uint32_t a, const char *callback);
+void rt__lg_fiber_begin(rt_world *w, uint32_t a, int64_t id);  /* a body's first slice */
+void rt__lg_fiber_ended(rt_world *w, uint32_t a, int64_t id, int ok, const char *result);
+/* Starts the script's onFiberRecovered for orphan o (1), or 0 when the
+** script has none. It ends in rt__hook_finish. */
+int rt__lg_hook(rt_world *w, uint32_t a, const rt_orphan *o, const char *snap);
+/* Starts the script's onStart (1; it ends in rt__onstart_finish) or 0. */
+int rt__lg_onstart(rt_world *w, uint32_t a);
+void rt__lg_fatal(rt_world *w, const char *msg); /* ends the run with msg */
 
 #endif

@@ -81,7 +81,8 @@ typedef enum rt_write_op {
   RT_W_LEGACY_FIBER = 10,
   RT_W_OTHER = 11,
   RT_W_CHECKPOINT = 12,    /* executor: one TurnCheckpoint row (key: turn id) */
-  RT_W_THREAD = 13         /* thread store: changeset, version or state row (key: thread id) */
+  RT_W_THREAD = 13,        /* thread store: changeset, version or state row (key: thread id) */
+  RT_W_USER_SQL = 14       /* a script's self.sql:exec that wrote (key: rows changed; name: the SQL) */
 } rt_write_op;
 
 /* ---- checkpoint executor (seed 002 "Durable Execution"; rt_executor.c) ----
@@ -323,6 +324,10 @@ typedef enum rt_event_kind {
                               returned the existing row (no schedule:create) */
   RT_EV_SCHEDULE_EFFECT,   /* schedule id, occurrence at_us (the row's time), attempt, effect
                               name, callback : an external effect of a schedule callback */
+  /* Lua-scripted agents (issue #13; docs/scripting.md) */
+  RT_EV_USER_LOG,          /* fiber id or 0, -, -, message, callback : revenant.log / print */
+  RT_EV_SCRIPT_ERROR,      /* code (1 error, 2 budget, 3 memory, 7 sandbox escape), fiber id or 0, -,
+                              callback, message with traceback : a script callback failed */
   RT_EV_KIND_COUNT
 } rt_event_kind;
 

@@ -124,6 +124,8 @@ typedef struct rt_db {
   uint64_t gen;             /* identity of the connection's content beyond
                             ** its change count: new on every open, close,
                             ** park and rollback (never reused) */
+  struct rt_sqlsbx *sbx;    /* the user-SQL sandbox of this connection (a
+                               script's sql:exec), NULL until first used */
 } rt_db;
 
 /* Scans whose result is kept while the actor's tables are unchanged (issue
@@ -183,6 +185,8 @@ struct rt_actor_class {
   void (*world_free)(rt_world *w);
 };
 
+#define RT_FATAL_MAX 2048
+
 struct rt_world {
   sim *s;
   rt_config cfg;
@@ -207,6 +211,10 @@ struct rt_world {
   int64_t alarm_delay_us;
   int64_t down_until_us;    /* down_for: the process is down until then (0 up) */
   uint32_t probe_hits[RT_PROBE_COUNT]; /* RT_PROBE hits this run */
+  struct rt_script **scripts; /* per actor: its Lua script (rt_luaagent.c), or NULL */
+  int cap_scripts;
+  char fatal[RT_FATAL_MAX];  /* the first error that ends the run ("" none) */
+  char case_label[64];       /* revenant.case of scripts */
 };
 
 /* Marks that the runtime reached probe p (an rt_probe) on actor a: counts

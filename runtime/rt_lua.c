@@ -220,7 +220,8 @@ uint64_t rt__lua_random64(lua_State *L, int own) {
 }
 
 static void set_err(rt_lua *x, const char *msg) {
-  snprintf(x->err, sizeof x->err, "%s", msg ? msg : "");
+  if (!msg || !*msg) x->err[0] = '\0'; /* every slice clears it: no snprintf */
+  else snprintf(x->err, sizeof x->err, "%s", msg);
 }
 
 static int panic_handler(lua_State *L) {
@@ -317,6 +318,7 @@ void rt_lua_free(rt_lua *x) {
 lua_State *rt_lua_L(rt_lua *x) { return x->L; }
 const char *rt_lua_error(const rt_lua *x) { return x->err; }
 size_t rt_lua_mem_used(const rt_lua *x) { return x->mem; }
+const char *rt_lua_escape(const rt_lua *x) { return x->escape; }
 uint64_t rt_lua_instr_used(const rt_lua *x) { return x->used; }
 
 const char *rt_lua_release(void) {
@@ -460,6 +462,12 @@ int rt_lua_start(rt_lua *x, int nargs, rt_lua_co *co) {
     set_err(x, "rt_lua_start: no function below the arguments");
     return RT_LUA_ERR_USAGE;
   }
+  if (x->npool > 0) { /* a coroutine that returned: its thread is reused */
+    co->ref = x->pool[--x->npool];
+    lua_rawgeti(x->L, LUA_REGISTRYINDEX, co->ref);
+    co->L = lua_tothread(x->L, -1);
+    lua_pop(x->L, 1);
+  } else {
   lua_pushcfunction(x->L, co_make);
   if (lua_pcall(x->L, 0, 2, 0) != LUA_OK) {
     set_err(x, "out of memory starting a callback");
@@ -469,6 +477,7 @@ int rt_lua_start(rt_lua *x, int nargs, rt_lua_co *co) {
   co->L = lua_tothread(x->L, -2);
   co->ref = (int)lua_tointeger(x->L, -1);
   lua_pop(x->L, 2);
+  }
   if (!lua_checkstack(co->L, nargs + 1)) {
     lua_pop(x->L, nargs + 1);
     set_err(x, "too many arguments for a callback");
@@ -495,7 +504,12 @@ int rt_lua_resume(rt_lua *x, rt_lua_co *co, int nargs) {
 }
 
 void rt_lua_co_release(rt_lua *x, rt_lua_co *co) {
-  if (co->ref != LUA_NOREF && co->ref != LUA_REFNIL)
+  int reusable = co->L && co->status == RT_LUA_DONE && lua_status(co->L) == LUA_OK &&
+                 x->npool < (int)(sizeof x->pool / sizeof x->pool[0]);
+  if (reusable && co->ref != LUA_NOREF && co->ref != LUA_REFNIL) {
+    lua_settop(co->L, 0); /* a finished coroutine starts again from an empty stack */
+    x->pool[x->npool++] = co->ref;
+  } else if (co->ref != LUA_NOREF && co->ref != LUA_REFNIL)
     luaL_unref(x->L, LUA_REGISTRYINDEX, co->ref);
   co->ref = LUA_NOREF;
   co->L = NULL;

@@ -122,13 +122,22 @@ int rt_lua_start(rt_lua *x, int nargs, rt_lua_co *co);
 int rt_lua_resume(rt_lua *x, rt_lua_co *co, int nargs);
 
 /* Unanchors the coroutine (its memory goes back at the next collection).
-** Idempotent. */
+** A coroutine that returned (RT_LUA_DONE) is kept, up to 32, and its
+** thread runs a later rt_lua_start (coroutine.running() may then show the
+** same identity for two callbacks one after the other). Idempotent. */
 void rt_lua_co_release(rt_lua *x, rt_lua_co *co);
 
 /* The message of the last failure ("" if none): "file:line: reason" and,
 ** for runtime, budget and memory errors, a "stack traceback:" section.
 ** Valid until the next call on x. */
 const char *rt_lua_error(const rt_lua *x);
+
+/* The first sandbox refusal the state met ("" if none), as
+** "file:line: os.execute is refused by the revenant sandbox (...)": an
+** attempt to reach past the sandbox (os, io, debug, package, string.dump,
+** binary chunks, files or modules outside the script folder), kept even
+** when the script caught the error. */
+const char *rt_lua_escape(const rt_lua *x);
 
 /* Bytes the state holds now (Lua's blocks and the identity map). */
 size_t rt_lua_mem_used(const rt_lua *x);
@@ -141,5 +150,22 @@ const char *rt_lua_release(void);
 /* VM instructions charged to the current or last resume slice (counted in
 ** steps of the hook period, at most 1,000). */
 uint64_t rt_lua_instr_used(const rt_lua *x);
+
+/* ---- JSON (rt_lua_json.c) ----------------------------------------------
+** Encodes the value at idx and pushes the JSON text: keys sorted by bytes,
+** tables with keys exactly 1..n as arrays, {} for an empty table. Raises a
+** Lua error naming what JSON cannot carry (integers beyond 2^53, NaN,
+** infinities, functions, coroutines, non-string keys, nesting past 64):
+** call it from a running script or under lua_pcall. Returns 1. */
+int rt_lua_json_encode(lua_State *L, int idx);
+
+/* The same text without making a Lua string: a NUL-terminated buffer the
+** process keeps (valid until the next encode), its length in *len. */
+const char *rt_lua_json_text(lua_State *L, int idx, size_t *len);
+
+/* Pushes the Lua value of JSON text s[0..n): objects and arrays as tables
+** (arrays from 1), null as nil, integers within 2^53 as integers. On a
+** syntax error pushes nil and returns -1; else 0. Raises only on memory. */
+int rt_lua_json_decode(lua_State *L, const char *s, size_t n);
 
 #endif

@@ -43,6 +43,9 @@ struct rt_lua {
   sim_rng own;             /* math.randomseed(n)'s private stream */
   int own_on;
   char err[RT__LUA_ERR_MAX];
+  char escape[512];        /* the first sandbox refusal ("" none) */
+  int pool[32];            /* registry refs of finished coroutines to reuse */
+  int npool;
 };
 
 /* The rt_lua that owns L (any of its threads). */

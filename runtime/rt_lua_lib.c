@@ -540,13 +540,18 @@ static int sb_co_make(lua_State *L) {
 
 /* {=============== loading code ================================== */
 
+static int escape_error(lua_State *L);
+
 static int sb_load(lua_State *L) {
   size_t len;
   const char *s, *name;
   int env = lua_isnone(L, 4) ? 0 : 4;
   const char *mode = luaL_optstring(L, 3, "bt");
   if (!strchr(mode, 't'))
-    return luaL_error(L, "load: mode '%s' is refused by the sandbox (binary chunks); use text", mode);
+  {
+    lua_pushfstring(L, "load: mode '%s' is refused by the sandbox (binary chunks); use text", mode);
+    return escape_error(L);
+  }
   if (lua_type(L, 1) == LUA_TSTRING) {
     s = lua_tolstring(L, 1, &len);
     name = luaL_optstring(L, 2, s);
@@ -570,7 +575,10 @@ static int sb_load(lua_State *L) {
     s = lua_tolstring(L, -1, &len);
   }
   if (len > 0 && s[0] == LUA_SIGNATURE[0])
-    return luaL_error(L, "load: binary chunks are refused by the sandbox (text only)");
+  {
+    lua_pushliteral(L, "load: binary chunks are refused by the sandbox (text only)");
+    return escape_error(L);
+  }
   if (luaL_loadbufferx(L, s, len, name, "t") != LUA_OK) {
     lua_pushnil(L);
     lua_insert(L, -2);
@@ -664,7 +672,10 @@ static int sb_loadfile(lua_State *L) {
   const char *rel = luaL_checkstring(L, 1);
   int env = lua_isnone(L, 3) ? 0 : 3;
   int st = rt__lua_loadfile(L, rel);
-  if (st == LUA_ERRFILE) return luaL_error(L, "loadfile: %s", lua_tostring(L, -1));
+  if (st == LUA_ERRFILE) {
+    lua_pushfstring(L, "loadfile: %s", lua_tostring(L, -1));
+    return escape_error(L);
+  }
   if (st != LUA_OK) {
     lua_pushnil(L);
     lua_insert(L, -2);
@@ -685,7 +696,12 @@ static int dofile_cont(lua_State *L, int status, lua_KContext base) {
 static int sb_dofile(lua_State *L) {
   const char *rel = luaL_checkstring(L, 1);
   lua_settop(L, 1);
-  if (rt__lua_loadfile(L, rel) != LUA_OK) return luaL_error(L, "dofile: %s", lua_tostring(L, -1));
+  int st = rt__lua_loadfile(L, rel);
+  if (st == LUA_ERRFILE) {
+    lua_pushfstring(L, "dofile: %s", lua_tostring(L, -1));
+    return escape_error(L);
+  }
+  if (st != LUA_OK) return luaL_error(L, "dofile: %s", lua_tostring(L, -1));
   lua_callk(L, 0, LUA_MULTRET, 1, dofile_cont);
   return dofile_cont(L, LUA_OK, 1);
 }
@@ -706,14 +722,20 @@ static int sb_require(lua_State *L) {
   int ok = n > 0 && n < 250 && name[0] != '.' && name[n - 1] != '.' && !strstr(name, "..");
   for (size_t i = 0; ok && i < n; i++)
     ok = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.", name[i]) != NULL;
-  if (!ok)
-    return luaL_error(L, "require '%s' is refused: module names are letters, digits, _ and "
-                         "dots, found as .lua files inside the scenario's folder", name);
+  if (!ok) {
+    lua_pushfstring(L, "require '%s' is refused: module names are letters, digits, _ and "
+                       "dots, found as .lua files inside the scenario's folder", name);
+    return escape_error(L);
+  }
   for (size_t i = 0; i <= n; i++) rel[i] = name[i] == '.' ? '/' : name[i];
   strcat(rel, ".lua");
-  if (rt__lua_loadfile(L, rel) != LUA_OK)
-    return luaL_error(L, "require '%s': %s (only .lua files in the scenario's folder; "
-                         "C modules are refused)", name, lua_tostring(L, -1));
+  int st = rt__lua_loadfile(L, rel);
+  if (st == LUA_ERRFILE) {
+    lua_pushfstring(L, "require '%s': %s (only .lua files in the scenario's folder; "
+                       "C modules are refused)", name, lua_tostring(L, -1));
+    return escape_error(L);
+  }
+  if (st != LUA_OK) return luaL_error(L, "require '%s': %s", name, lua_tostring(L, -1));
   lua_pushlightuserdata(L, (void *)sb_require);
   lua_setfield(L, 2, name);
   lua_pushvalue(L, 1);
@@ -732,9 +754,22 @@ static int sb_require(lua_State *L) {
 
 /* {=============== refusals ====================================== */
 
+/* Raises the message on top as an error at the calling line, and keeps the
+** first such message of the state as its sandbox escape (rt_lua_escape):
+** the host ends the run even when the script caught the error. */
+static int escape_error(lua_State *L) {
+  rt_lua *x = rt__lua_of(L);
+  luaL_where(L, 1);
+  lua_insert(L, -2);
+  lua_concat(L, 2);
+  if (!x->escape[0]) snprintf(x->escape, sizeof x->escape, "%s", lua_tostring(L, -1));
+  return lua_error(L);
+}
+
 static int refused(lua_State *L) {
-  return luaL_error(L, "%s is refused by the revenant sandbox (%s)",
-                    lua_tostring(L, lua_upvalueindex(1)), lua_tostring(L, lua_upvalueindex(2)));
+  lua_pushfstring(L, "%s is refused by the revenant sandbox (%s)",
+                  lua_tostring(L, lua_upvalueindex(1)), lua_tostring(L, lua_upvalueindex(2)));
+  return escape_error(L);
 }
 
 static void set_refused(lua_State *L, int t, const char *field, const char *full, const char *why) {
@@ -747,9 +782,10 @@ static void set_refused(lua_State *L, int t, const char *field, const char *full
 
 /* Any field of a removed library: "<lib>.<field> is refused (why)". */
 static int stub_index(lua_State *L) {
-  return luaL_error(L, "%s.%s is refused by the revenant sandbox (%s)",
-                    lua_tostring(L, lua_upvalueindex(1)), luaL_tolstring(L, 2, NULL),
-                    lua_tostring(L, lua_upvalueindex(2)));
+  lua_pushfstring(L, "%s.%s is refused by the revenant sandbox (%s)",
+                  lua_tostring(L, lua_upvalueindex(1)), luaL_tolstring(L, 2, NULL),
+                  lua_tostring(L, lua_upvalueindex(2)));
+  return escape_error(L);
 }
 
 static void set_stub_lib(lua_State *L, const char *lib, const char *why) {

@@ -19,7 +19,7 @@
 static int register_models(void) {
   static int done, failed;
   rt_agent_ext *exts[] = {&rt__legacy_ext, &rt__toolrun_ext, &rt__exec_ext, &rt__thread_ext,
-                          &rt__chat_ext};
+                          &rt__chat_ext, &rt__lua_ext};
   if (done) return failed ? -1 : 0;
   done = 1;
   for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++)

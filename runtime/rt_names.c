@@ -85,6 +85,8 @@ static const char *const rt_event_names[RT_EV_KIND_COUNT] = {
   [RT_EV_FIBER_RETAINED] = "fiber_retained",
   [RT_EV_FIBER_SKIPPED] = "fiber_skipped",
   [RT_EV_KEEPALIVE_DISPOSE] = "keepalive_dispose",
+  [RT_EV_USER_LOG] = "user_log",
+  [RT_EV_SCRIPT_ERROR] = "script_error",
   [RT_EV_PROBE] = "probe",
   [RT_EV_CHAT_RECOVERY_CTX] = "chat_recovery_ctx",
   [RT_EV_CHAT_CANCEL] = "chat_cancel",
@@ -166,6 +168,7 @@ static const char *const rt_write_op_names[] = {
   [RT_W_OTHER] = "other",
   [RT_W_CHECKPOINT] = "checkpoint",
   [RT_W_THREAD] = "thread",
+  [RT_W_USER_SQL] = "user_sql",
 };
 
 /* Looks v up in a table of n names; "?" outside it or in a hole. */

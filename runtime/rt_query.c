@@ -28,10 +28,35 @@ static int build(char *q, size_t cap, int ti, const rt_qcol *cols, int n) {
   return o > 0 && (size_t)o < cap ? 0 : -1;
 }
 
+/* An identifier a script's own table or column may have (quoted in SQL). */
+static int ident(const char *s) {
+  if (!s || !*s || strlen(s) > 63) return 0;
+  for (const char *p = s; *p; p++)
+    if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+          (p > s && *p >= '0' && *p <= '9')))
+      return 0;
+  return 1;
+}
+
+/* The same over a table a script made (any identifier; columns unchecked
+** but identifiers). */
+static int build_user(char *q, size_t cap, const char *table, const rt_qcol *cols, int n) {
+  if (!ident(table)) return -1;
+  int o = snprintf(q, cap, "SELECT count(*) FROM \"%s\"", table);
+  for (int i = 0; i < n && o > 0 && (size_t)o < cap; i++) {
+    if (!ident(cols[i].name)) return -1;
+    o += snprintf(q + o, cap - (size_t)o, "%s\"%s\" %s", i ? " AND " : " WHERE ", cols[i].name,
+                  cols[i].kind == 2 ? "IS NULL" : "= ?");
+  }
+  return o > 0 && (size_t)o < cap ? 0 : -1;
+}
+
 int64_t rt_query_rows(rt_world *w, uint32_t a, const char *table, const rt_qcol *cols, int n) {
   char q[1024];
   int ti = rt_schema_table(table), k = 1;
-  if (a >= w->n_actors || ti < 0 || build(q, sizeof q, ti, cols, n) < 0) return -1;
+  if (a >= w->n_actors) return -1;
+  if (ti < 0 && build_user(q, sizeof q, table, cols, n) < 0) return -1;
+  if (ti >= 0 && build(q, sizeof q, ti, cols, n) < 0) return -1;
   sqlite3_stmt *st = rt__prepare(w, a, q);
   if (!st) return -1;
   for (int i = 0; i < n; i++) {

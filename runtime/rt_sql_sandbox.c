@@ -233,8 +233,15 @@ static int deny(rt_sqlsbx *s, const char *fmt, const char *a, const char *b) {
   return SQLITE_DENY;
 }
 
+/* 1 if name starts with one of the comma-separated prefixes. */
 static int is_sdk(const rt_sqlsbx *s, const char *name) {
-  return name && sqlite3_strnicmp(name, s->prefix, (int)strlen(s->prefix)) == 0;
+  for (const char *p = s->prefix; name && *p;) {
+    const char *e = strchr(p, ',');
+    int n = e ? (int)(e - p) : (int)strlen(p);
+    if (n > 0 && sqlite3_strnicmp(name, p, n) == 0) return 1;
+    p += n + (e ? 1 : 0);
+  }
+  return 0;
 }
 
 /* PRAGMAs refused when they set a value (and wal_checkpoint,

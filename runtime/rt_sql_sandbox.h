@@ -36,7 +36,9 @@ typedef struct rt_sql_sandbox_config {
   sim_rng *rng;                       /* borrowed; NULL with random64 NULL:
                                          random() refused */
   int64_t epoch_unix_ms;              /* wall time of virtual time 0 */
-  const char *sdk_prefix;             /* read-only tables; NULL: "cf_" */
+  const char *sdk_prefix;             /* read-only tables: a prefix or several
+                                         separated by commas ("cf_,rv_");
+                                         NULL: "cf_" */
 } rt_sql_sandbox_config;
 
 typedef struct rt_sqlsbx rt_sqlsbx;

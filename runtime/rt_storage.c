@@ -283,6 +283,7 @@ static void db_close_now(rt_db *d) {
     d->wipe[i] = NULL;
   }
   d->poolable = 0;
+  d->sbx = NULL; /* freed by SQLite with the connection */
   sqlite3_free(d->img);
   d->img = NULL;
   for (int i = 0; i < RT_STMT_MAX; i++) {

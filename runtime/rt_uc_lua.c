@@ -1,10 +1,12 @@
 /*
-** rt_uc_lua.c: the slot for Lua-scripted agents (issue #13 item 2). The
-** luaagent work fills this table: each entry runs the script's callback of
-** the SDK's name as a coroutine in the incarnation's Lua state (rt_lua.h),
-** and its yields are rt_uc_cmd commands. Until then the table has no
-** callbacks, and an actor that selects it fails its startup with a clear
-** message instead of silently running declarative code.
+** rt_uc_lua.c: the user-code table slot for Lua-scripted agents (issue #13
+** item 2). Scripted agents run today in rt_luaagent.c, which the core calls
+** directly at the SDK's moments (onStart, onFiberRecovered, a fiber body:
+** rt_agent.h, "Lua-scripted agents") and through its extension rt__lua_ext
+** (invoke and call messages, replies, schedule callbacks, the state's
+** life); an actor with a "script" never selects this table. Moving those
+** calls behind this table is left to do; until then it has no callbacks,
+** and an actor that selects it fails its startup with a clear message.
 */
 #include <stddef.h>
 

@@ -51,7 +51,8 @@ typedef enum scn_work_kind {
   SCN_W_TOOL_RECONNECT = 32, /* tool_reconnect: a client replays runs' events after since */
   SCN_W_CHAT_CONTINUE = 33, /* continue_last_turn: continueLastTurn() */
   SCN_W_CHAT_SAVE = 34,    /* save_messages: saveMessages([text]) */
-  SCN_W_CHAT_CANCEL = 35   /* chat_cancel: the client cancels the running turn */
+  SCN_W_CHAT_CANCEL = 35,  /* chat_cancel: the client cancels the running turn */
+  SCN_W_INVOKE = 40        /* calls a method of the actor's script (issue #13) */
 } scn_work_kind;
 
 typedef struct scn_work {
@@ -80,6 +81,8 @@ typedef struct scn_work {
   char cron[64];           /* SCN_W_SCHEDULE: schedule(cron) ("" none) */
   char payload[128];       /* SCN_W_SCHEDULE: payload as compact JSON ("" undefined) */
   int idempotent;          /* SCN_W_SCHEDULE: 0 the SDK default, 1 on, 2 off */
+  char method[48];         /* SCN_W_INVOKE: the script's method */
+  char args[256];          /* SCN_W_INVOKE: its arguments as JSON text ("" none) */
 } scn_work;
 
 typedef flt_fault scn_fault;
@@ -129,6 +132,20 @@ typedef struct scn_case {
                               case must reach in at least one run */
 } scn_case;
 
+/* The Lua script of an actor (issue #13; docs/scripting.md). */
+#define SCN_MAX_AGENT_SCRIPT_BYTES (256 * 1024)
+#define SCN_MAX_SCRIPT_FNS 32
+typedef struct scn_actor_script {
+  char name[128];          /* the file name as written ("" = no script): errors say name:line */
+  char path[512];          /* the file it was read from ("" when inline, e.g. a repro) */
+  char dir[512];           /* the folder require/dofile read (the scenario's) */
+  char *text;              /* the script (owned by the loaded scenario, see borrowed) */
+  size_t len;
+  uint64_t hash;           /* FNV-1a 64 of the text */
+  char fns[SCN_MAX_SCRIPT_FNS][48]; /* the functions of the table it returns */
+  int n_fns;
+} scn_actor_script;
+
 /* A Lua invariant script of the scenario ("invariants"). */
 typedef struct scn_script {
   char path[256];          /* as the scenario names it ("charged_once.lua") */
@@ -168,7 +185,12 @@ typedef struct scn_scenario {
   chk_fact facts[SCN_MAX_FACTS]; /* expect.facts, each with the cases it applies to */
   int n_facts;
   char *source;            /* the file's text (owned), for repro files; with
-                              "invariants", the "scripts" they name embedded */
+                              "invariants", the "scripts" they name embedded;
+                              with agent scripts, scn_write's text (inline) */
+  scn_actor_script actor_scripts[SCN_MAX_ACTORS]; /* per actor: its agent script
+                              ("script" field; name "" none) */
+  int n_actor_scripts;     /* actors with a script */
+  int actor_scripts_borrowed; /* 1 in a scn_copy: the texts belong to the source */
   scn_script scripts[CHK_LUA_MAX_SCRIPTS]; /* "invariants", in order */
   int n_scripts;
   char dir[512];           /* the scenario file's folder (require in scripts) */

@@ -544,7 +544,7 @@ static const char *const actor_fields[] = {
     "id", "class", "children", "on_start", "on_start_throws", "serve", "inspect_time",
     "stuck", "stuck_delay", "recovery", "stale", "provider", "chat_recovery",
     "on_start_tool_run", "on_alarm_keep_alive", "on_agent_tool_finish", "tool_result",
-    "tool_error", "max_concurrent_agent_tools", "tool_chunks", NULL};
+    "tool_error", "max_concurrent_agent_tools", "tool_chunks", "script", NULL};
 
 static const opt tool_result_opts[] = {{"completed", 0}, {"error", RT_TR_ERROR},
                                        {"aborted", RT_TR_ABORTED}, {NULL, 0}};
@@ -1079,6 +1079,7 @@ static int load_actor(ld *L, const cJSON *a, uint32_t i) {
   sp->finish_hook_aborts = fin == 2; /* issue #15: the first result wins */
   if (actor_children(L, a, i) < 0 || actor_recovery(L, a, sp) < 0) return -1;
   if (chat_policy(L, a, "provider", &sp->chat) < 0) return -1; /* chat (seed 000) */
+  if (ld_actor_script(L, a, i) < 0) return -1; /* Lua (issue #13) */
   return actor_stale(L, a, i);
 }
 
@@ -1177,8 +1178,13 @@ int scn_load_text(const char *path, const char *text, size_t len, scn_scenario *
   L.root = scn_doc_root(d);
   snprintf(out->file, sizeof out->file, "%s", path);
   rc = load_root(&L);
-  if (rc == 0 && !(out->source = scn__embed_scripts(out, text, len)))
+  if (rc == 0 && out->n_actor_scripts) {
+    /* agent scripts: repro files and shrink output carry them inline (and
+    ** scn_write embeds the invariants' scripts too) */
+    if (!(out->source = scn_write_string(out))) rc = scn_errf(&e, d, NULL, "out of memory");
+  } else if (rc == 0 && !(out->source = scn__embed_scripts(out, text, len))) {
     rc = scn_errf(&e, d, NULL, "out of memory");
+  }
   scn_doc_free(d);
   if (rc == 0) return 0;
   scn_free(out);
@@ -1249,6 +1255,7 @@ int scn_load(const char *path, scn_scenario *out, char *err, size_t errlen) {
 
 void scn_free(scn_scenario *sc) {
   if (!sc) return;
+  scn__actor_scripts_free(sc);
   free(sc->source);
   sc->source = NULL;
 }

@@ -387,12 +387,62 @@ static int end_column(ld *L, int ti, const cJSON *m, chk_fact_end *e) {
   return text_node(L, m, m->string, e->vals[k], sizeof e->vals[k]);
 }
 
+/* 1 if s can name a script's own table or column: an identifier that is
+** not one of the SDK's (cf_, rv_, sqlite_). */
+static int user_table_name(const char *s) {
+  if (!*s || strlen(s) >= 32 || !strncmp(s, "cf_", 3) || !strncmp(s, "rv_", 3) ||
+      !strncmp(s, "sqlite_", 7))
+    return 0;
+  for (const char *p = s; *p; p++)
+    if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+          (p > s && *p >= '0' && *p <= '9')))
+      return 0;
+  return 1;
+}
+
+/* "table" naming a script's own table: its columns are not known before
+** the run; values are integers, strings, booleans (0/1) or null. A table or
+** column that does not exist at the end fails the fact ("cannot read"). */
+static int end_user_table(ld *L, const cJSON *o, chk_fact *f) {
+  const cJSON *tn = ld_get(o, "table"), *w = ld_get(o, "where"), *m;
+  chk_fact_end *e = &f->end;
+  e->what = CHK_END_TABLE;
+  snprintf(e->table, sizeof e->table, "%s", tn->valuestring);
+  if (w) {
+    if (scn_expect_type(L->d, w, cJSON_Object, "\"where\"", L->err) < 0) return -1;
+    cJSON_ArrayForEach(m, w) {
+      int k = e->n_cols;
+      if (!user_table_name(m->string))
+        return ld_key_errf(L, m, "\"%s\": not a column name", m->string);
+      if (k >= CHK_FACT_MAX_WHERE)
+        return ld_key_errf(L, m, "\"where\": at most %d columns", CHK_FACT_MAX_WHERE);
+      snprintf(e->cols[k], sizeof e->cols[k], "%s", m->string);
+      e->n_cols++;
+      if (cJSON_IsNull(m)) e->kinds[k] = 2;
+      else if (cJSON_IsBool(m)) e->kinds[k] = 0, e->ivals[k] = cJSON_IsTrue(m);
+      else if (cJSON_IsNumber(m)) {
+        if (int_node(L, m, m->string, &e->ivals[k]) < 0) return -1;
+        e->kinds[k] = 0;
+      } else if (cJSON_IsString(m)) {
+        e->kinds[k] = 1;
+        if (text_node(L, m, m->string, e->vals[k], sizeof e->vals[k]) < 0) return -1;
+      } else {
+        return scn_errf(L->err, L->d, m, "\"%s\": expected an integer, a string, a boolean or null",
+                        m->string);
+      }
+    }
+  }
+  return load_count(L, ld_get(o, "rows"), "rows", &f->count_min, &f->count_max);
+}
+
 static int end_table(ld *L, const cJSON *o, chk_fact *f) {
   static const char *names[32];
   const cJSON *tn = ld_get(o, "table"), *w = ld_get(o, "where"), *m;
   chk_fact_end *e = &f->end;
   if (need_string(L, tn, "\"table\"") < 0) return -1;
   int ti = rt_schema_table(tn->valuestring);
+  if (ti < 0 && L->sc->n_actor_scripts && user_table_name(tn->valuestring))
+    return end_user_table(L, o, f); /* a script's own table (issue #13) */
   if (ti < 0) {
     int i = 0;
     for (; i < rt_schema_table_count() && i < 31; i++) names[i] = rt_schema_table_name(i);

@@ -102,6 +102,13 @@ extern const opt ld_store_opts[];
 
 /* The "workload" array into sc->work. */
 int ld_load_workload(ld *L);
+
+/* scn_load_script.c: the agent "script" field of actor i (absent: 0), and that
+** `method` is a function of the script of `actor` (error at node). */
+int ld_actor_script(ld *L, const cJSON *a, uint32_t i);
+int ld_check_invoke(ld *L, const cJSON *node, uint32_t actor, const char *method);
+/* Frees the script texts a loaded scenario owns (none in a scn_copy). */
+void scn__actor_scripts_free(scn_scenario *sc);
 /* The "faults" array into sc->faults. */
 int ld_load_faults(ld *L);
 /* "expect" or "cases" into sc->cases. */

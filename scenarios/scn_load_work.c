@@ -17,7 +17,8 @@ static const char *const work_all[] = {
     "throws", "keep_alive_acquire", "keep_alive_dispose", "lease", "tool", "tool_recovery",
     "run_id", "tool_abort", "tool_reconnect", "since", "continue_last_turn", "save_messages",
     "text", "chat_cancel",
-    "cron", "payload", "idempotent", NULL};
+    "cron", "payload", "idempotent", "invoke", "method", "args", NULL};
+static const char *const work_inv[] = {"invoke", "method", "args", "at", "every", "until", NULL};
 static const char *const work_req[] = {"request", "entry", "at", "every", "until", NULL};
 static const char *const work_fib[] = {"fiber", "actor", "await", "at", "every", "until", NULL};
 static const char *const work_stash[] = {"stash", "at", "every", "until", NULL};
@@ -66,7 +67,8 @@ static const struct {
                   {"tool_reconnect", SCN_W_TOOL_RECONNECT, work_trc},
                   {"continue_last_turn", SCN_W_CHAT_CONTINUE, work_ccont},
                   {"save_messages", SCN_W_CHAT_SAVE, work_csave},
-                  {"chat_cancel", SCN_W_CHAT_CANCEL, work_ccan}};
+                  {"chat_cancel", SCN_W_CHAT_CANCEL, work_ccan},
+                  {"invoke", SCN_W_INVOKE, work_inv}};           /* a script's method (issue #13) */
 #define N_WORK_KINDS (int)(sizeof work_kinds / sizeof work_kinds[0])
 static const opt entry_opts[] = {{"fetch", RT_ENTRY_FETCH}, {"ws", RT_ENTRY_WS},
                                  {"alarm", RT_ENTRY_ALARM}, {"setName", RT_ENTRY_SETNAME},
@@ -312,6 +314,32 @@ static int work_sched(ld *L, const cJSON *w, scn_work *out) {
   return sched_extras(L, w, out);
 }
 
+/* {"invoke": actor, "method": name, "args": [...]}: a request that calls a
+** method of the actor's script; an array of args is spread into arguments. */
+static int work_invoke(ld *L, const cJSON *w, scn_work *out) {
+  const char *m = NULL;
+  if (ld_get_actor(L, w, "invoke", &out->actor) < 0 || ld_need(L, w, "method") < 0 ||
+      scn_get_string(L->d, w, "method", &m, L->err) < 0)
+    return -1;
+  if (!*m || strlen(m) >= sizeof out->method)
+    return scn_errf(L->err, L->d, ld_get(w, "method"), "\"method\": expected a name of 1 to %zu "
+                    "characters", sizeof out->method - 1);
+  snprintf(out->method, sizeof out->method, "%s", m);
+  if (ld_check_invoke(L, ld_get(w, "method"), out->actor, m) < 0) return -1;
+  const cJSON *args = ld_get(w, "args");
+  if (!args) return 0;
+  char *txt = cJSON_PrintUnformatted(args);
+  if (!txt) return scn_errf(L->err, L->d, args, "out of memory");
+  size_t n = strlen(txt);
+  if (n >= sizeof out->args) {
+    free(txt);
+    return scn_errf(L->err, L->d, args, "\"args\": at most %zu bytes of JSON", sizeof out->args - 1);
+  }
+  memcpy(out->args, txt, n + 1);
+  free(txt);
+  return 0;
+}
+
 static int work_item(ld *L, const cJSON *w, const char *what, scn_work *out) {
   int e = RT_ENTRY_FETCH;
   memset(out, 0, sizeof *out);
@@ -338,6 +366,8 @@ static int work_item(ld *L, const cJSON *w, const char *what, scn_work *out) {
     return -1;
   } else if (out->kind == SCN_W_TOOL_RECOVERY) {
     if (ld_get_actor(L, w, "tool_recovery", &out->actor) < 0) return -1;
+  } else if (out->kind == SCN_W_INVOKE) {
+    if (work_invoke(L, w, out) < 0) return -1;
   } else if (out->kind >= SCN_W_TOOL_ABORT) {
     if (work_issue15(L, w, out) < 0) return -1;
   } else if ((out->kind == SCN_W_EXEC_TURN && work_exec(L, w, out) < 0) ||

@@ -23,6 +23,7 @@ void scn_copy(scn_scenario *dst, const scn_scenario *src) {
   memcpy(dst, src, sizeof *dst);
   for (int i = 0; i < SCN_MAX_PROGRAMS; i++) dst->programs[i].steps = dst->steps[i];
   dst->source = NULL;
+  dst->actor_scripts_borrowed = 1; /* the agent script texts stay the source's */
 }
 
 void scn_truncate(scn_scenario *s, int64_t d) {

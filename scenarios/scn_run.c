@@ -20,6 +20,8 @@ int scn__add_actors(const scn_scenario *sc, rt_world *w, scn_result *res) {
     if (rt_program_register(w, &sc->programs[i]) < 0) return -1;
   for (uint32_t i = 0; i < sc->n_actors; i++) {
     if (rt_actor_add(w, &sc->actors[i]) != i) return -1;
+    const scn_actor_script *s = &sc->actor_scripts[i];
+    if (s->name[0] && rt_actor_script(w, i, s->name, s->text, s->len, s->dir) < 0) return -1;
     res->actor_names[i] = strdup(sc->actors[i].id);
     if (!res->actor_names[i]) return -1;
   }
@@ -66,6 +68,8 @@ static int plan_one(const scn_scenario *sc, rt_world *w, const scn_work *wk, int
       return rt_schedule_at(w, wk->actor, wk->callback, wk->delay_us, wk->interval_us, t);
     case SCN_W_CANCEL_SCHEDULE: return rt_cancel_schedule_at(w, wk->actor, wk->callback, t);
     case SCN_W_TOOL_RECOVERY: return rt_toolrun_recovery_at(w, wk->actor, t); /* issue #15 */
+    case SCN_W_INVOKE: /* a method of the actor's script (issue #13) */
+      return rt_invoke_at(w, wk->actor, wk->method, wk->args[0] ? wk->args : NULL, t);
     case SCN_W_TOOL_ABORT: return rt_toolrun_abort_at(w, wk->actor, wk->child, t);
     case SCN_W_TOOL_RECONNECT: return rt_toolrun_replay_at(w, wk->actor, wk->since, t);
     case SCN_W_CHAT_CONTINUE: return rt_chat_continue_at(w, wk->actor, t);
@@ -323,6 +327,7 @@ static int assemble(const scn_scenario *sc, int ci, const scn_run_opts *o, rt_wo
     return -1;
   }
   chk_set_actor_names(res->checks, (const char *const *)res->actor_names, res->n_actors);
+  rt_world_set_case(w, sc->cases[ci].label); /* revenant.case of scripts */
   if (o->crash_after_write) rt_on_write(w, o->crash_after_write, crash_now, w);
   return 0;
 }
@@ -402,6 +407,12 @@ static int run_once(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy 
   ** liveness checks judge the whole duration, not the last event. */
   if (why != SIM_STOP_REQUESTED && res->s->now_us < sc->duration_us)
     res->s->now_us = sc->duration_us;
+  if (rt_world_fatal(w)[0]) { /* a script ended the run: a scenario error */
+    scn__set_failure(res, rt_world_fatal(w));
+    rt_world_free(w);
+    flt_reset();
+    return -1;
+  }
   chk_finish(res->checks, res->s->now_us);
   scn__facts_end(w, res);
   res->writes = rt_write_count(w);

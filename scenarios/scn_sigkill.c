@@ -113,6 +113,7 @@ static rt_world *worker_world(const wk_job *j, sim *s) {
   scn_result names; /* only to reuse scn__add_actors */
   memset(&names, 0, sizeof names);
   if (!w || scn__add_actors(j->sc, w, &names)) _exit(3);
+  rt_world_set_case(w, j->cs->label); /* revenant.case of scripts */
   int rc = j->gen == 0 ? scn__seed_stale(j->sc, w) : rt_world_restore(w, j->gen * ID_BASE);
   if (j->gen > 0) rt_set_down(w, j->from_us + kill_down_for(j->sc, j->from_us)); /* down_for */
   if (rc || scn__plan_workload(j->sc, w, j->from_us) ||
@@ -133,6 +134,10 @@ static void worker_main(const wk_job *j, int fd) {
   sim_trace_observe(&s.trace, pipe_record, &p);
   rt_world *w = worker_world(j, &s);
   sim_run(&s, j->last ? j->sc->duration_us : j->until_us - 1, 0);
+  if (rt_world_fatal(w)[0]) { /* a script ended the run (budget, memory, escape) */
+    fprintf(stderr, "revenant: %s\n", rt_world_fatal(w));
+    _exit(4);
+  }
   if (j->last) {
     rt_world_free(w); /* checkpoints the WAL */
     fputc('D', p.out);
@@ -241,7 +246,11 @@ static int run_generation(const wk_job *j, sim *s, scn_result *res) {
   int killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
   if ((end == 'K' && killed) || (end == 'D' && WIFEXITED(status) && !WEXITSTATUS(status)))
     return 0;
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 4)
+    snprintf(res->failure, sizeof res->failure,
+             "worker process of generation %d: a script ended the run (the message is above)",
+             j->gen);
+  else if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
     snprintf(res->failure, sizeof res->failure,
              "worker process of generation %d could not assemble its world (storage, workload "
              "or fault plan)", j->gen);

@@ -485,6 +485,19 @@ static void put_actor(FILE *f, const scn_scenario *sc, uint32_t ai) {
   }
   put_policies(&o, a);
   if (a->chat.set) put_chat_policy(&o, "provider", &a->chat);
+  if (sc->actor_scripts[ai].name[0]) { /* inline, so the file runs from any folder */
+    const scn_actor_script *s = &sc->actor_scripts[ai];
+    char h[24];
+    key(&o, "script");
+    fputc('{', f);
+    wobj so = {f, 0};
+    m_str(&so, "name", s->name);
+    if (s->path[0]) m_str(&so, "file", s->path);
+    snprintf(h, sizeof h, "%016" PRIx64, s->hash);
+    m_str(&so, "hash", h);
+    m_str(&so, "text", s->text);
+    fputc('}', f);
+  }
   put_stale(&o, sc, ai);
   fputc('}', f);
 }
@@ -584,6 +597,10 @@ static void put_work(FILE *f, const scn_scenario *sc, const scn_work *w) {
     m_actor(&o, sc, "keep_alive", w->actor);
     m_dur(&o, "for", w->work_us);
     if (w->throws) m_str(&o, "throws", w->callback);
+  } else if (w->kind == SCN_W_INVOKE) {
+    m_actor(&o, sc, "invoke", w->actor);
+    m_str(&o, "method", w->method);
+    if (w->args[0]) m_raw(&o, "args", w->args);
   } else if (w->kind == SCN_W_KA_ACQUIRE || w->kind == SCN_W_KA_DISPOSE) {
     m_actor(&o, sc, w->kind == SCN_W_KA_ACQUIRE ? "keep_alive_acquire" : "keep_alive_dispose",
             w->actor);
@@ -893,7 +910,8 @@ static int writable(const scn_scenario *sc) {
         k != SCN_W_CANCEL_SCHEDULE && k != SCN_W_KEEPALIVE && k != SCN_W_STASH &&
         k != SCN_W_KA_ACQUIRE && k != SCN_W_KA_DISPOSE &&
         k != SCN_W_TOOL_RECOVERY && k != SCN_W_TOOL_ABORT && k != SCN_W_TOOL_RECONNECT &&
-        k != SCN_W_CHAT_CONTINUE && k != SCN_W_CHAT_SAVE && k != SCN_W_CHAT_CANCEL)
+        k != SCN_W_CHAT_CONTINUE && k != SCN_W_CHAT_SAVE && k != SCN_W_CHAT_CANCEL &&
+        k != SCN_W_INVOKE)
       return 0;
   }
   return 1;

@@ -177,7 +177,8 @@ static void test_rt_names(void **state) {
   assert_string_equal(rt_write_op_name(RT_W_OTHER), "other");
   assert_string_equal(rt_write_op_name(RT_W_CHECKPOINT), "checkpoint"); /* executor */
   assert_string_equal(rt_write_op_name(RT_W_THREAD), "thread");         /* thread store */
-  assert_string_equal(rt_write_op_name(RT_W_THREAD + 1), "?");
+  assert_string_equal(rt_write_op_name(RT_W_USER_SQL), "user_sql");   /* scripts */
+  assert_string_equal(rt_write_op_name(RT_W_USER_SQL + 1), "?");
 }
 
 static void test_chk_names(void **state) {

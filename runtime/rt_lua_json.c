@@ -1,0 +1,372 @@
+/*
+** rt_lua_json.c: JSON <-> Lua values for scripted agents (stash values,
+** snapshots, request arguments and results, RPC arguments).
+**
+** Encoding is deterministic: object keys are sorted by bytes, a table whose
+** keys are exactly 1..n (n > 0) is an array, an empty table is {}. What JSON
+** (or a JavaScript number) cannot carry is an error that names it: integers
+** beyond 2^53, NaN and infinities, functions, coroutines, userdata, keys
+** that are neither strings nor array indices, nesting deeper than 64.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "runtime/rt_lua.h"
+
+#define JSON_DEPTH 64
+#define SAFE_INT 9007199254740992LL /* 2^53 */
+
+/* The text is built in one growable buffer owned by the process (one run
+** at a time, single-threaded): a Lua error while encoding longjmps past
+** us, and a buffer that belongs to no call cannot leak. The encoder reads
+** tables raw (no metamethods), so it never re-enters itself. */
+typedef struct jb {
+  lua_State *L;
+} jb;
+
+static char *jbuf;
+static size_t jlen, jcap;
+
+static void jfree(void) {
+  free(jbuf);
+  jbuf = NULL;
+  jcap = 0;
+}
+
+static void add(jb *b, const char *s, size_t n) {
+  if (jlen + n > jcap) {
+    static int registered;
+    size_t nc = jcap ? jcap : 256;
+    while (nc < jlen + n) nc *= 2;
+    char *nb = realloc(jbuf, nc);
+    if (!nb) luaL_error(b->L, "cannot convert to JSON: out of memory");
+    if (!registered) registered = atexit(jfree) == 0;
+    jbuf = nb;
+    jcap = nc;
+  }
+  memcpy(jbuf + jlen, s, n);
+  jlen += n;
+}
+
+static void adds(jb *b, const char *s) { add(b, s, strlen(s)); }
+
+static void enc(jb *b, int idx, int depth);
+
+static void enc_string(jb *out, const char *s, size_t n) {
+  size_t run = 0; /* bytes that need no escape, copied in one go */
+  add(out, "\"", 1);
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c >= 0x20 && c != '"' && c != '\\') {
+      run++;
+      continue;
+    }
+    add(out, s + i - run, run);
+    run = 0;
+    char u[8];
+    if (c == '"' || c == '\\') {
+      u[0] = '\\';
+      u[1] = (char)c;
+      add(out, u, 2);
+    } else if (c == '\n') {
+      add(out, "\\n", 2);
+    } else if (c == '\t') {
+      add(out, "\\t", 2);
+    } else if (c == '\r') {
+      add(out, "\\r", 2);
+    } else {
+      snprintf(u, sizeof u, "\\u%04x", c);
+      add(out, u, 6);
+    }
+  }
+  add(out, s + n - run, run);
+  add(out, "\"", 1);
+}
+
+typedef struct skey {
+  const char *s;
+  size_t n;
+} skey;
+
+static int skey_cmp(const void *pa, const void *pb) {
+  const skey *a = pa, *b = pb;
+  size_t m = a->n < b->n ? a->n : b->n;
+  int c = memcmp(a->s, b->s, m);
+  return c ? c : (a->n > b->n) - (a->n < b->n);
+}
+
+/* A table: an array when its keys are exactly 1..n (n > 0), else an object
+** whose keys (strings) are written sorted by bytes. One pass collects the
+** keys; values are read back raw. */
+static void enc_table(jb *b, int idx, int depth) {
+  lua_State *L = b->L;
+  lua_Integer n = (lua_Integer)lua_rawlen(L, idx), nint = 0, k = 0;
+  skey small[16];
+  skey *keys = small;
+  int cap = 16, anchor = 0, other = 0;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      if (k == cap) { /* many keys: room in a userdata below the iteration */
+        int nc = cap * 4;
+        skey *nk = lua_newuserdatauv(L, (size_t)nc * sizeof *nk, 0);
+        memcpy(nk, keys, (size_t)k * sizeof *nk);
+        lua_insert(L, -2); /* keep the key on top for lua_next */
+        if (anchor) lua_remove(L, anchor);
+        anchor = lua_gettop(L) - 1;
+        keys = nk;
+        cap = nc;
+      }
+      keys[k].s = lua_tolstring(L, -1, &keys[k].n); /* anchored by the table itself */
+      k++;
+    } else if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1 && lua_tointeger(L, -1) <= n) {
+      nint++;
+    } else {
+      other = 1;
+    }
+  }
+  if (!other && k == 0 && n > 0) { /* 1..n with holes (nil) too: null there */
+    adds(b, "[");
+    for (lua_Integer i = 1; i <= n; i++) {
+      if (i > 1) adds(b, ",");
+      lua_rawgeti(L, idx, i);
+      enc(b, lua_gettop(L), depth + 1);
+      lua_pop(L, 1);
+    }
+    adds(b, "]");
+    if (anchor) lua_remove(L, anchor);
+    return;
+  }
+  if (other || nint)
+    luaL_error(L, "cannot convert to JSON: a table mixes array items and fields, or has a "
+                  "key that is not a string (JSON object keys are strings)");
+  if (k > 1) qsort(keys, (size_t)k, sizeof *keys, skey_cmp);
+  adds(b, "{");
+  for (lua_Integer i = 0; i < k; i++) {
+    if (i) adds(b, ",");
+    enc_string(b, keys[i].s, keys[i].n);
+    adds(b, ":");
+    lua_pushlstring(L, keys[i].s, keys[i].n);
+    lua_rawget(L, idx);
+    enc(b, lua_gettop(L), depth + 1);
+    lua_pop(L, 1);
+  }
+  adds(b, "}");
+  if (anchor) lua_remove(L, anchor);
+}
+
+static void enc(jb *b, int idx, int depth) {
+  lua_State *L = b->L;
+  char num[64];
+  if (depth > JSON_DEPTH) luaL_error(L, "cannot convert to JSON: nested deeper than %d (a cycle?)", JSON_DEPTH);
+  switch (lua_type(L, idx)) {
+    case LUA_TNIL: adds(b, "null"); return;
+    case LUA_TBOOLEAN: adds(b, lua_toboolean(L, idx) ? "true" : "false"); return;
+    case LUA_TNUMBER:
+      if (lua_isinteger(L, idx)) {
+        lua_Integer i = lua_tointeger(L, idx);
+        if (i > SAFE_INT || i < -SAFE_INT)
+          luaL_error(L, "cannot convert to JSON: the integer %I is beyond 2^53 (a JavaScript "
+                        "number loses it); store it as a string", i);
+        char *e = num + sizeof num, *q = e; /* digits by hand: snprintf is slow here */
+        uint64_t u = i < 0 ? (uint64_t)0 - (uint64_t)i : (uint64_t)i;
+        do *--q = (char)('0' + u % 10); while ((u /= 10) != 0);
+        if (i < 0) *--q = '-';
+        add(b, q, (size_t)(e - q));
+        return;
+      } else {
+        lua_Number d = lua_tonumber(L, idx);
+        if (isnan(d) || isinf(d))
+          luaL_error(L, "cannot convert to JSON: %s is not a JSON number",
+                     isnan(d) ? "NaN" : d > 0 ? "inf" : "-inf");
+        if (d == floor(d) && fabs(d) < 1e15)
+          snprintf(num, sizeof num, "%.0f", d);
+        else
+          snprintf(num, sizeof num, "%.17g", d);
+      }
+      adds(b, num);
+      return;
+    case LUA_TSTRING: {
+      size_t n;
+      const char *s = lua_tolstring(L, idx, &n);
+      enc_string(b, s, n);
+      return;
+    }
+    case LUA_TTABLE: enc_table(b, idx, depth); return;
+    default:
+      luaL_error(L, "cannot convert to JSON: a %s value", luaL_typename(L, idx));
+  }
+}
+
+const char *rt_lua_json_text(lua_State *L, int idx, size_t *len) {
+  jb b = {L};
+  idx = lua_absindex(L, idx);
+  jlen = 0;
+  enc(&b, idx, 0);
+  add(&b, "", 1); /* NUL, not counted */
+  *len = jlen - 1;
+  return jbuf;
+}
+
+int rt_lua_json_encode(lua_State *L, int idx) {
+  size_t n;
+  const char *s = rt_lua_json_text(L, idx, &n);
+  lua_pushlstring(L, s, n);
+  return 1;
+}
+
+/* ---- decoding ---------------------------------------------------------- */
+
+typedef struct jd {
+  const char *p, *end;
+} jd;
+
+static void ws(jd *d) {
+  while (d->p < d->end && (*d->p == ' ' || *d->p == '\t' || *d->p == '\n' || *d->p == '\r'))
+    d->p++;
+}
+
+static int dec(lua_State *L, jd *d, int depth);
+
+static int dec_string(lua_State *L, jd *d) {
+  luaL_Buffer b;
+  d->p++; /* the quote */
+  luaL_buffinit(L, &b);
+  while (d->p < d->end && *d->p != '"') {
+    char c = *d->p++;
+    if (c != '\\') {
+      luaL_addchar(&b, c);
+      continue;
+    }
+    if (d->p >= d->end) return -1;
+    c = *d->p++;
+    switch (c) {
+      case 'n': luaL_addchar(&b, '\n'); break;
+      case 't': luaL_addchar(&b, '\t'); break;
+      case 'r': luaL_addchar(&b, '\r'); break;
+      case 'b': luaL_addchar(&b, '\b'); break;
+      case 'f': luaL_addchar(&b, '\f'); break;
+      case 'u': {
+        unsigned cp = 0;
+        if (d->end - d->p < 4) return -1;
+        for (int i = 0; i < 4; i++) {
+          char h = *d->p++;
+          cp = cp * 16 + (unsigned)(h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                                    : h >= 'A' && h <= 'F' ? h - 'A' + 10 : 0);
+        }
+        char u[8];
+        int n = 0;
+        if (cp < 0x80) u[n++] = (char)cp;
+        else if (cp < 0x800) { u[n++] = (char)(0xc0 | (cp >> 6)); u[n++] = (char)(0x80 | (cp & 63)); }
+        else { u[n++] = (char)(0xe0 | (cp >> 12)); u[n++] = (char)(0x80 | ((cp >> 6) & 63)); u[n++] = (char)(0x80 | (cp & 63)); }
+        luaL_addlstring(&b, u, (size_t)n);
+        break;
+      }
+      default: luaL_addchar(&b, c); break;
+    }
+  }
+  if (d->p >= d->end) return -1;
+  d->p++;
+  luaL_pushresult(&b);
+  return 0;
+}
+
+static int dec_number(lua_State *L, jd *d) {
+  char buf[64];
+  size_t n = 0;
+  int isf = 0;
+  while (d->p < d->end && n < sizeof buf - 1 && strchr("+-0123456789.eE", *d->p)) {
+    if (*d->p == '.' || *d->p == 'e' || *d->p == 'E') isf = 1;
+    buf[n++] = *d->p++;
+  }
+  buf[n] = 0;
+  if (!n) return -1;
+  char *e;
+  if (!isf) {
+    long long v = strtoll(buf, &e, 10);
+    if (*e == 0 && v <= SAFE_INT && v >= -SAFE_INT) {
+      lua_pushinteger(L, (lua_Integer)v);
+      return 0;
+    }
+  }
+  double v = strtod(buf, &e);
+  if (*e) return -1;
+  lua_pushnumber(L, v);
+  return 0;
+}
+
+static int lit(jd *d, const char *w) {
+  size_t n = strlen(w);
+  if ((size_t)(d->end - d->p) < n || memcmp(d->p, w, n)) return -1;
+  d->p += n;
+  return 0;
+}
+
+static int dec(lua_State *L, jd *d, int depth) {
+  if (depth > JSON_DEPTH) return -1;
+  luaL_checkstack(L, 4, "JSON nesting");
+  ws(d);
+  if (d->p >= d->end) return -1;
+  switch (*d->p) {
+    case '{': {
+      d->p++;
+      lua_newtable(L);
+      ws(d);
+      if (d->p < d->end && *d->p == '}') { d->p++; return 0; }
+      for (;;) {
+        ws(d);
+        if (d->p >= d->end || *d->p != '"' || dec_string(L, d)) return -1;
+        ws(d);
+        if (d->p >= d->end || *d->p++ != ':') return -1;
+        if (dec(L, d, depth + 1)) return -1;
+        lua_rawset(L, -3);
+        ws(d);
+        if (d->p < d->end && *d->p == ',') { d->p++; continue; }
+        if (d->p < d->end && *d->p == '}') { d->p++; return 0; }
+        return -1;
+      }
+    }
+    case '[': {
+      lua_Integer i = 0;
+      d->p++;
+      lua_newtable(L);
+      ws(d);
+      if (d->p < d->end && *d->p == ']') { d->p++; return 0; }
+      for (;;) {
+        if (dec(L, d, depth + 1)) return -1;
+        lua_rawseti(L, -2, ++i);
+        ws(d);
+        if (d->p < d->end && *d->p == ',') { d->p++; continue; }
+        if (d->p < d->end && *d->p == ']') { d->p++; return 0; }
+        return -1;
+      }
+    }
+    case '"': return dec_string(L, d);
+    case 't': if (lit(d, "true")) return -1; lua_pushboolean(L, 1); return 0;
+    case 'f': if (lit(d, "false")) return -1; lua_pushboolean(L, 0); return 0;
+    case 'n': if (lit(d, "null")) return -1; lua_pushnil(L); return 0;
+    default: return dec_number(L, d);
+  }
+}
+
+int rt_lua_json_decode(lua_State *L, const char *s, size_t n) {
+  int top = lua_gettop(L);
+  jd d = {s, s + n};
+  if (!s || dec(L, &d, 0)) {
+    lua_settop(L, top);
+    lua_pushnil(L);
+    return -1;
+  }
+  ws(&d);
+  if (d.p != d.end) {
+    lua_settop(L, top);
+    lua_pushnil(L);
+    return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,1148 @@
+/*
+** rt_luaagent.c: Lua-scripted agents (issue #13 item 2; docs/scripting.md).
+**
+** An actor with a script gets one sandboxed Lua state (rt_lua.h) per
+** incarnation, made on the first call into user code and thrown away with
+** the incarnation's memory (rt__lg_mem_free): globals, upvalues and pending
+** coroutines never survive an eviction, restart, crash or SIGKILL.
+**
+** Every callback (a method called by a request or an RPC, onStart,
+** onFiberRecovered, a schedule callback) and every fiber body runs as a
+** coroutine on the simulation's one thread. Synchronous SDK calls (stash,
+** sql:exec, keepAlive, schedule, effect, log) are C functions that act at
+** once; a call that waits (revenant.work/sleep, fiber:await, self:call,
+** self:runFiber) yields a command to the host, which resumes the coroutine
+** with the result later in virtual time. A yield ends the turn.
+**
+** A Lua error is a thrown exception as the SDK sees it (a failed request, a
+** fiber that threw, a hook that threw), plus an RT_EV_SCRIPT_ERROR record
+** with the traceback. An exhausted instruction budget, the memory cap or a
+** sandbox escape ends the run with a scenario error (rt_world_fatal).
+*/
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "runtime/rt_agent.h"
+#include "runtime/rt_lua.h"
+#include "runtime/rt_sql_sandbox.h"
+
+typedef struct rt_lagent rt_lagent;
+
+#define LG_KEY "rv.agent"
+/* The incarnation's agent state: the extension's slot of its memory. */
+#define LG_OF_MEM(m) (*(rt_lagent **)&RT_EXT_MEM((m), &rt__lua_ext))
+
+enum { LC_REQUEST = 1, LC_RPC, LC_FIBER, LC_HOOK, LC_ONSTART, LC_SCHEDULE };
+
+typedef struct lg_co {
+  int used;
+  int kind;                 /* LC_* */
+  rt_lua_co co;
+  int started;
+  int fn_ref;               /* LC_FIBER before its body starts: fn, then its ctx */
+  int ctx_ref;
+  int64_t fiber;            /* the fiber this coroutine is the body of (LC_FIBER) */
+  int64_t seq;              /* identity for timers and replies */
+  rt_msg msg;               /* LC_REQUEST, LC_RPC: the message served */
+  int64_t await;            /* waiting for this fiber's end (0: not) */
+  int made_fiber;           /* LC_HOOK: it called runFiber */
+  char what[64];            /* the callback, for records */
+} lg_co;
+
+typedef struct lg_end {
+  int64_t id;
+  int ok;
+  uint32_t val;             /* trace string: result JSON or error message (0 none) */
+} lg_end;
+
+struct rt_lagent {
+  rt_world *w;
+  uint32_t a;
+  rt_lua *x;
+  int mod_ref, h_ref;       /* the script's table; the prelude's host table */
+  int fiber_mt, self_ref;   /* the Fiber metatable; the agent object (self) */
+  lg_co *cos;
+  int n_cos, cap_cos;
+  int cur;                  /* running coroutine, -1 none */
+  int64_t next_seq;
+  int depth;                /* nested host resumes in progress */
+  int dead;                 /* the incarnation died while Lua ran: free at depth 0 */
+};
+
+/* Scripts own no SDK table; their writes are RT_W_USER_SQL on the user's
+** own tables (the WRITE record's table: "user"). */
+static const rt_store_op lua_ops[] = {{RT_W_USER_SQL, "user"}};
+rt_store_module rt__lua_store = {"lua", "", NULL, 0, 0, lua_ops, 1, 0, 0};
+
+void rt__lg_request(rt_world *w, uint32_t a, const rt_msg *m);
+void rt__lg_schedule(rt_world *w, uint32_t a, int64_t id, const char *callback);
+void rt__lg_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t value);
+
+/* ---- the world's scripts ------------------------------------------------ */
+
+struct rt_script {
+  char *name, *src, *dir;
+  size_t len;
+  sim_rng rng;              /* revenant.random, math.random */
+  sim_rng sql_rng;          /* SQL random() */
+  rt_world *w;
+  uint32_t a;
+};
+
+int rt_actor_script(rt_world *w, uint32_t a, const char *name, const char *src, size_t len,
+                    const char *dir) {
+  if (a >= w->n_actors || !name || !src) return -1;
+  if (!w->scripts) {
+    w->scripts = calloc(w->cap_actors ? w->cap_actors : 1, sizeof *w->scripts);
+    w->cap_scripts = w->cap_actors ? w->cap_actors : 1;
+    if (!w->scripts) return -1;
+  }
+  if (a >= (uint32_t)w->cap_scripts) {
+    int nc = (int)a + 8;
+    struct rt_script **ns = realloc(w->scripts, (size_t)nc * sizeof *ns);
+    if (!ns) return -1;
+    memset(ns + w->cap_scripts, 0, (size_t)(nc - w->cap_scripts) * sizeof *ns);
+    w->scripts = ns;
+    w->cap_scripts = nc;
+  }
+  struct rt_script *s = calloc(1, sizeof *s);
+  if (!s) return -1;
+  s->name = strdup(name);
+  s->src = malloc(len + 1);
+  s->dir = dir ? strdup(dir) : NULL;
+  if (!s->name || !s->src || (dir && !s->dir)) {
+    free(s->name);
+    free(s->src);
+    free(s->dir);
+    free(s);
+    return -1;
+  }
+  memcpy(s->src, src, len);
+  s->src[len] = 0;
+  s->len = len;
+  s->w = w;
+  s->a = a;
+  char stream[96];
+  snprintf(stream, sizeof stream, "runtime.lua.%s", w->actors[a].spec.id);
+  sim_rng_stream(&s->rng, w->s->seed, stream);
+  snprintf(stream, sizeof stream, "runtime.sql.%s", w->actors[a].spec.id);
+  sim_rng_stream(&s->sql_rng, w->s->seed, stream);
+  if (w->scripts[a]) {
+    free(w->scripts[a]->name);
+    free(w->scripts[a]->src);
+    free(w->scripts[a]->dir);
+    free(w->scripts[a]);
+  }
+  w->scripts[a] = s;
+  return 0;
+}
+
+static struct rt_script *script_of(rt_world *w, uint32_t a) {
+  return w->scripts && a < (uint32_t)w->cap_scripts ? w->scripts[a] : NULL;
+}
+
+int rt__lg_scripted(rt_world *w, uint32_t a) { return script_of(w, a) != NULL; }
+
+static void lg_world_free(rt_world *w) {
+  for (int i = 0; w->scripts && i < w->cap_scripts; i++) {
+    if (!w->scripts[i]) continue;
+    free(w->scripts[i]->name);
+    free(w->scripts[i]->src);
+    free(w->scripts[i]->dir);
+    free(w->scripts[i]);
+  }
+  free(w->scripts);
+  w->scripts = NULL;
+}
+
+void rt__lg_fatal(rt_world *w, const char *msg) {
+  if (w->fatal[0]) return;
+  snprintf(w->fatal, sizeof w->fatal, "%s", msg);
+  sim_request_stop(w->s);
+}
+
+const char *rt_world_fatal(const rt_world *w) { return w->fatal; }
+
+void rt_world_set_case(rt_world *w, const char *label) {
+  snprintf(w->case_label, sizeof w->case_label, "%s", label ? label : "");
+}
+
+/* ---- host services lent to the state ----------------------------------- */
+
+static int64_t host_now(void *ctx) { return ((rt_lagent *)ctx)->w->s->now_us; }
+
+static uint64_t host_random(void *ctx) {
+  rt_lagent *lg = ctx;
+  return sim_rng_next(&script_of(lg->w, lg->a)->rng);
+}
+
+static int64_t current_fiber(rt_lagent *lg) {
+  return lg->cur >= 0 && lg->cos[lg->cur].kind == LC_FIBER ? lg->cos[lg->cur].fiber : 0;
+}
+
+static const char *current_what(rt_lagent *lg) { return lg->cur >= 0 ? lg->cos[lg->cur].what : ""; }
+
+static void host_log(void *ctx, const char *msg, size_t len) {
+  rt_lagent *lg = ctx;
+  char buf[512];
+  snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf ? len : sizeof buf - 1), msg);
+  sim_emit(lg->w->s, RT_EV_USER_LOG, lg->a, current_fiber(lg), 0, 0, rt__str(lg->w, buf),
+           rt__str(lg->w, current_what(lg)));
+}
+
+static int64_t sql_now(void *ctx) { return ((struct rt_script *)ctx)->w->s->now_us; }
+
+static uint64_t sql_random(void *ctx) { return sim_rng_next(&((struct rt_script *)ctx)->sql_rng); }
+
+/* The agent state of a primitive (its upvalue: the primitives are made
+** with it, and the state never outlives it). */
+static rt_lagent *lg_of(lua_State *L) {
+  rt_lagent *lg = lua_touserdata(L, lua_upvalueindex(1));
+  if (!lg || lg->dead) luaL_error(L, "this actor's incarnation has ended");
+  return lg;
+}
+
+/* ---- durations ---------------------------------------------------------- */
+
+/* A duration: a number of `unit_us` (ms for work/sleep, s for schedules),
+** or a string "250ms", "2s", "1.5m", "1h". */
+static int64_t duration_arg(lua_State *L, int idx, int64_t unit_us) {
+  if (lua_type(L, idx) == LUA_TNUMBER) {
+    lua_Number v = lua_tonumber(L, idx);
+    if (!(v >= 0) || v > 1e13) luaL_error(L, "a duration must be a number >= 0 (got %f)", v);
+    return (int64_t)(v * (lua_Number)unit_us);
+  }
+  const char *s = luaL_checkstring(L, idx);
+  char *end;
+  double v = strtod(s, &end);
+  int64_t mul = !strcmp(end, "ms") ? 1000 : !strcmp(end, "s") ? 1000000 : !strcmp(end, "m") ? 60000000
+                : !strcmp(end, "h") ? 3600000000LL : !strcmp(end, "us") ? 1 : 0;
+  if (end == s || !mul || !(v >= 0))
+    luaL_error(L, "bad duration '%s' (a number, or \"250ms\", \"2s\", \"1.5m\", \"1h\")", s);
+  return (int64_t)(v * (double)mul);
+}
+
+/* ---- primitives (the table P given to the prelude) ---------------------- */
+
+static rt_fiber *live_fiber(rt_lagent *lg, int64_t id) {
+  rt_mem *m = RT_MEM(lg->w, lg->a);
+  for (int i = 0; m && i < m->n_fibers; i++)
+    if (m->fibers[i].live && m->fibers[i].id == id) return &m->fibers[i];
+  return NULL;
+}
+
+/* P.stash(fiber id or nil, value): ctx.stash / this.stash */
+static int p_stash(lua_State *L) {
+  rt_lagent *lg = lg_of(L);
+  int via_this = lua_isnil(L, 1);
+  int64_t id = via_this ? current_fiber(lg) : luaL_checkinteger(L, 1);
+  if (!id) return luaL_error(L, RT_MSG_STASH_OUTSIDE);
+  if (!live_fiber(lg, id)) return luaL_error(L, "stash: fiber %I has ended", (lua_Integer)id);
+  size_t n;
+  const char *json = rt_lua_json_text(L, 2, &n);
+  if (rt__w_stash_value(lg->w, lg->a, id, json, via_this))
+    return luaL_error(L, "stash: the storage write failed");
+  if (lg->dead) return luaL_error(L, "this actor's incarnation has ended");
+  return 0;
+}
+
+static int p_ka_acquire(lua_State *L) {
+  rt_lagent *lg = lg_of(L);
+  rt__keepalive_acquire(lg->w, lg->a);
+  return 0;
+}
+
+static int p_ka_release(lua_State *L) {
+  rt_lagent *lg = lg_of(L);
+  rt__keepalive_release(lg->w, lg->a);
+  return 0;
+}
+
+/* P.schedule(when, callback, every): schedule / scheduleEvery (seconds) */
+static int p_schedule(lua_State *L) {
+  rt_lagent *lg = lg_of(L);
+  int every = lua_toboolean(L, 3);
+  int64_t d = duration_arg(L, 1, 1000000);
+  const char *cb = luaL_checkstring(L, 2);
+  if (strlen(cb) >= 48) return luaL_error(L, "schedule: callback name longer than 47 bytes");
+  int64_t id = rt__schedule_add(lg->w, lg->a, cb, every ? 0 : d, every ? (d > 0 ? d : 1) : 0);
+  lua_pushinteger(L, id);
+  return 1;
+}
+
+/* P.cancel(callback name or schedule id) -> true if a row was deleted */
+static int p_cancel(lua_State *L) {
+  rt_lagent *lg = lg_of(L);
+  char cb[64] = "";
+  if (lua_type(L, 1) == LUA_TNUMBER) {
+    sqlite3_stmt *st = rt__prepare(lg->w, lg->a, "SELECT callback FROM cf_agents_schedules WHERE id=?");
+    if (st) {
+      sqlite3_bind_int64(st, 1, luaL_checkinteger(L, 1));
+      if (sqlite3_step(st) == SQLITE_ROW) snprintf(cb, sizeof cb, "%s", sqlite3_column_text(st, 0));
+      sqlite3_finalize(st);
+    }
+    lua_pushboolean(L, cb[0] && rt__schedule_cancel(lg->w, lg->a, cb) == 1);
+    return 1;
+  }
+  lua_pushboolean(L, rt__schedule_cancel(lg->w, lg->a, luaL_checkstring(L, 1)) == 1);
+  return 1;
+}
+
+/* P.effect(name [, key]): an external side effect (RT_EV_EFFECT) */
+static int p_effect(lua_State *L) {
+  rt_lagent *lg = lg_of(L);
+  const char *name = luaL_checkstring(L, 1);
+  char buf[256];
+  if (!lua_isnoneornil(L, 2))
+    snprintf(buf, sizeof buf, "%s:%s", name, luaL_tolstring(L, 2, NULL));
+  else
+    snprintf(buf, sizeof buf, "%s", name);
+  rt__emit(lg->w, RT_EV_EFFECT, lg->a, current_fiber(lg), 0, 0, buf);
+  return 0;
+}
+
+static int p_json(lua_State *L) {
+  lua_settop(L, 1);
+  return rt_lua_json_encode(L, 1);
+}
+
+static int p_unjson(lua_State *L) {
+  size_t n;
+  if (lua_isnil(L, 1)) return 0;
+  const char *s = luaL_checklstring(L, 1, &n);
+  if (rt_lua_json_decode(L, s, n)) return luaL_error(L, "not JSON: %s", s);
+  return 1;
+}
+
+static int p_dur(lua_State *L) {
+  lua_pushinteger(L, duration_arg(L, 1, 1000));
+  return 1;
+}
+
+static void push_column(lua_State *L, sqlite3_stmt *st, int i) {
+  switch (sqlite3_column_type(st, i)) {
+    case SQLITE_INTEGER: lua_pushinteger(L, sqlite3_column_int64(st, i)); break;
+    case SQLITE_FLOAT: lua_pushnumber(L, sqlite3_column_double(st, i)); break;
+    case SQLITE_NULL: lua_pushnil(L); break;
+    default:
+      lua_pushlstring(L, (const char *)sqlite3_column_text(st, i), (size_t)sqlite3_column_bytes(st, i));
+  }
+}
+
+/* Binds Lua arguments from..top to the statement's parameters. */
+static void bind_args(lua_State *L, sqlite3_stmt *st, int from) {
+  int top = lua_gettop(L);
+  for (int i = from; i <= top; i++) {
+    int k = i - from + 1;
+    switch (lua_type(L, i)) {
+      case LUA_TNIL: sqlite3_bind_null(st, k); break;
+      case LUA_TBOOLEAN: sqlite3_bind_int(st, k, lua_toboolean(L, i)); break;
+      case LUA_TNUMBER:
+        if (lua_isinteger(L, i)) sqlite3_bind_int64(st, k, lua_tointeger(L, i));
+        else sqlite3_bind_double(st, k, lua_tonumber(L, i));
+        break;
+      case LUA_TSTRING: {
+        size_t n;
+        const char *s = lua_tolstring(L, i, &n);
+        sqlite3_bind_text(st, k, s, (int)n, SQLITE_TRANSIENT);
+        break;
+      }
+      case LUA_TTABLE:
+        rt_lua_json_encode(L, i);
+        sqlite3_bind_text(st, k, lua_tostring(L, -1), -1, SQLITE_TRANSIENT);
+        lua_pop(L, 1);
+        break;
+      default: luaL_error(L, "sql: cannot bind a %s value (parameter %d)", luaL_typename(L, i), k);
+    }
+  }
+}
+
+/* P.sql(query, ...) -> array of rows (column name -> value) */
+static int p_sql(lua_State *L) {
+  rt_lagent *lg = lg_of(L);
+  rt_world *w = lg->w;
+  uint32_t a = lg->a;
+  rt_db *d = &w->actors[a].store;
+  const char *q = luaL_checkstring(L, 1);
+  char err[512];
+  if (!d->db && rt__db_open(w, a)) return luaL_error(L, "sql: the actor's storage cannot be opened");
+  if (!d->sbx) {
+    struct rt_script *s = script_of(w, a);
+    /* the SDK's tables and the runtime's own (alarm slot, child runs,
+    ** executor checkpoints, thread store) are read-only to the script */
+    rt_sql_sandbox_config cfg = {s, sql_now, sql_random, NULL, 0, "cf_,rv_,beach_"};
+    d->poolable = 0; /* user tables and the overrides must not reach another world */
+    d->sbx = rt_sql_sandbox(d->db, &cfg, err, sizeof err);
+    if (!d->sbx) return luaL_error(L, "sql: %s", err);
+  }
+  sqlite3_stmt *st = NULL;
+  const char *tail = NULL;
+  if (rt_sql_sandbox_prepare(d->sbx, q, &st, &tail, err, sizeof err) != SQLITE_OK)
+    return luaL_error(L, "sql: %s", err);
+  while (tail && isspace((unsigned char)*tail)) tail++;
+  if (tail && *tail == ';') tail++;
+  while (tail && isspace((unsigned char)*tail)) tail++;
+  if (!st || (tail && *tail)) {
+    sqlite3_finalize(st);
+    return luaL_error(L, st ? "sql: one statement per exec" : "sql: an empty statement");
+  }
+  int writes = !sqlite3_stmt_readonly(st);
+  if (writes && rt__txn_join(w, a)) {
+    sqlite3_finalize(st);
+    return luaL_error(L, "sql: the actor's storage is broken (a commit failed)");
+  }
+  bind_args(L, st, 2);
+  lua_newtable(L);
+  int rows = lua_gettop(L), n = 0, rc;
+  rt_sql_sandbox_user(d->sbx, 1);
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int nc = sqlite3_column_count(st);
+    lua_createtable(L, 0, nc);
+    for (int i = 0; i < nc; i++) {
+      push_column(L, st, i);
+      lua_setfield(L, -2, sqlite3_column_name(st, i));
+    }
+    lua_rawseti(L, rows, ++n);
+  }
+  rt_sql_sandbox_user(d->sbx, 0);
+  if (rc != SQLITE_DONE) {
+    const char *refusal = rt_sql_sandbox_refusal(d->sbx);
+    snprintf(err, sizeof err, "%s", refusal && *refusal ? refusal : sqlite3_errmsg(d->db));
+    sqlite3_finalize(st);
+    return luaL_error(L, "sql: %s", err);
+  }
+  int changes = sqlite3_changes(d->db);
+  sqlite3_finalize(st);
+  if (writes) {
+    char text[96];
+    snprintf(text, sizeof text, "%.95s", q);
+    rt__txn_wrote_row(w, a, RT_W_USER_SQL, changes, SQLITE_DONE, text);
+    if (lg->dead) return luaL_error(L, "this actor's incarnation has ended");
+  }
+  return 1;
+}
+
+/* ---- the prelude: the SDK's names over the primitives ------------------- */
+
+static const char prelude[] =
+    "local P, H = ...\n"
+    "local yield = coroutine.yield\n"
+    "local Fiber = {}\n"
+    "Fiber.__index = Fiber\n"
+    "function Fiber:stash(v) P.stash(self.id, v) end\n"
+    "function Fiber:await()\n"
+    "  local ok, v\n"
+    "  if self._ended then\n"
+    "    ok, v = self._ok, self._value\n"
+    "    if ok then v = P.unjson(v) end\n"
+    "  else\n"
+    "    ok, v = yield('await', self.id)\n"
+    "  end\n"
+    "  if not ok then error(v, 0) end\n"
+    "  return v\n"
+    "end\n"
+    "local Agent = {}\n"
+    "Agent.__index = Agent\n"
+    "function Agent:runFiber(name, fn)\n"
+    "  if type(name) ~= 'string' or name == '' then error('runFiber: the name must be a non-empty string', 2) end\n"
+    "  if type(fn) ~= 'function' then error('runFiber: fn must be a function', 2) end\n"
+    "  return yield('runFiber', name, fn)\n"
+    "end\n"
+    "function Agent:stash(v) P.stash(nil, v) end\n"
+    "function Agent:keepAlive()\n"
+    "  P.ka_acquire()\n"
+    "  local disposed = false\n"
+    "  return function() if disposed then return end disposed = true P.ka_release() end\n"
+    "end\n"
+    "function Agent:keepAliveWhile(fn)\n"
+    "  local dispose = self:keepAlive()\n"
+    "  local ok, r = pcall(fn)\n"
+    "  dispose()\n"
+    "  if not ok then error(r, 0) end\n"
+    "  return r\n"
+    "end\n"
+    "function Agent:schedule(when, cb) return P.schedule(when, cb, false) end\n"
+    "function Agent:scheduleEvery(every, cb) return P.schedule(every, cb, true) end\n"
+    "function Agent:cancelSchedule(x) return P.cancel(x) end\n"
+    "function Agent:call(actor, method, args)\n"
+    "  if type(actor) ~= 'string' then error('call: the actor must be its id (a string)', 2) end\n"
+    "  if type(method) ~= 'string' then error('call: the method must be a string', 2) end\n"
+    "  local ok, v = yield('call', actor, method, P.json(args))\n"
+    "  if not ok then error(v, 0) end\n"
+    "  return P.unjson(v)\n"
+    "end\n"
+    "local sql = {}\n"
+    "function sql:exec(q, ...) return P.sql(q, ...) end\n"
+    "H.self = setmetatable({name = H.name, sql = sql}, Agent)\n"
+    "H.Fiber = Fiber\n"
+    "function H.recovery(id, name, snap, created)\n"
+    "  return {id = id, name = name, snapshot = P.unjson(snap), createdAt = created}\n"
+    "end\n"
+    "H.json, H.unjson = P.json, P.unjson\n"
+    "revenant.work = function(d) yield('work', P.dur(d)) end\n"
+    "revenant.sleep = revenant.work\n"
+    "revenant.case = H.case\n"
+    "revenant.effect = P.effect\n";
+
+static const luaL_Reg prims[] = {
+    {"stash", p_stash},     {"ka_acquire", p_ka_acquire}, {"ka_release", p_ka_release},
+    {"schedule", p_schedule}, {"cancel", p_cancel},       {"effect", p_effect},
+    {"json", p_json},       {"unjson", p_unjson},         {"dur", p_dur},
+    {"sql", p_sql},         {NULL, NULL}};
+
+/* ---- the state of one incarnation --------------------------------------- */
+
+static void lg_free(rt_lagent *lg) {
+  if (!lg) return;
+  rt_lua_free(lg->x);
+  free(lg->cos);
+  free(lg);
+}
+
+static void lg_mem_free(rt_world *w, rt_mem *m) {
+  (void)w;
+  rt_lagent *lg = LG_OF_MEM(m);
+  LG_OF_MEM(m) = NULL;
+  if (!lg) return;
+  if (lg->depth > 0) lg->dead = 1; /* Lua is running: freed when it returns */
+  else lg_free(lg);
+}
+
+/* Reports a failure to make the state: the run ends (a scenario error). */
+static void make_failed(rt_world *w, struct rt_script *s, const char *why) {
+  char msg[1200];
+  snprintf(msg, sizeof msg, "script %s: %s", s->name, why);
+  rt__lg_fatal(w, msg);
+}
+
+static void push_h(rt_lagent *lg, const char *field) {
+  lua_State *L = rt_lua_L(lg->x);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->h_ref);
+  lua_getfield(L, -1, field);
+  lua_remove(L, -2);
+}
+
+static rt_lagent *lg_make(rt_world *w, uint32_t a) {
+  struct rt_script *s = script_of(w, a);
+  rt_mem *m = RT_MEM(w, a);
+  char err[256];
+  if (!s || !m || w->fatal[0]) return NULL;
+  rt_lagent *lg = calloc(1, sizeof *lg);
+  if (!lg) return NULL;
+  lg->w = w;
+  lg->a = a;
+  lg->cur = -1;
+  lg->mod_ref = lg->h_ref = LUA_NOREF;
+  rt_lua_config cfg = {{lg, host_now, host_random, NULL, host_log}, s->dir, 0, 0};
+  lg->x = rt_lua_new(&cfg, err, sizeof err);
+  if (!lg->x) {
+    make_failed(w, s, err);
+    free(lg);
+    return NULL;
+  }
+  lua_State *L = rt_lua_L(lg->x);
+  /* generational collection: an agent's callbacks make many short-lived
+  ** tables (stash values, handles); the collector's timing is not
+  ** observable in the sandbox (no finalizers, no weak tables) */
+  lua_gc(L, LUA_GCGEN, 0, 0);
+  lua_pushlightuserdata(L, lg);
+  lua_setfield(L, LUA_REGISTRYINDEX, LG_KEY);
+  /* the prelude, with P and H */
+  if (luaL_loadbufferx(L, prelude, sizeof prelude - 1, "=revenant", "t") != LUA_OK) {
+    make_failed(w, s, lua_tostring(L, -1));
+    lg_free(lg);
+    return NULL;
+  }
+  luaL_newlibtable(L, prims);
+  lua_pushlightuserdata(L, lg);
+  luaL_setfuncs(L, prims, 1);
+  lua_newtable(L);
+  lua_pushstring(L, w->actors[a].spec.id);
+  lua_setfield(L, -2, "name");
+  lua_pushstring(L, w->case_label);
+  lua_setfield(L, -2, "case");
+  lua_pushvalue(L, -1);
+  lg->h_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+    make_failed(w, s, lua_tostring(L, -1));
+    lg_free(lg);
+    return NULL;
+  }
+  push_h(lg, "Fiber");
+  lg->fiber_mt = luaL_ref(L, LUA_REGISTRYINDEX);
+  push_h(lg, "self");
+  lg->self_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  /* the script's chunk, run once: it returns the table of callbacks */
+  rt_lua_co co;
+  int rc = rt_lua_load(lg->x, s->name, s->src, s->len);
+  if (rc == RT_LUA_DONE) rc = rt_lua_start(lg->x, 0, &co);
+  else co.ref = LUA_NOREF;
+  if (rc == RT_LUA_YIELDED) {
+    rt_lua_co_release(lg->x, &co);
+    make_failed(w, s, "the main chunk yielded (revenant.work and friends belong in callbacks)");
+    lg_free(lg);
+    return NULL;
+  }
+  if (rc != RT_LUA_DONE) {
+    make_failed(w, s, rt_lua_error(lg->x));
+    lg_free(lg);
+    return NULL;
+  }
+  if (co.nres < 1 || lua_type(co.L, -co.nres) != LUA_TTABLE) {
+    rt_lua_co_release(lg->x, &co);
+    make_failed(w, s, "the script must return a table of callbacks (return { onStart = ..., ... })");
+    lg_free(lg);
+    return NULL;
+  }
+  lua_pushvalue(co.L, -co.nres);
+  lua_xmove(co.L, L, 1);
+  lg->mod_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  rt_lua_co_release(lg->x, &co);
+  if (rt_lua_escape(lg->x)[0]) {
+    make_failed(w, s, rt_lua_escape(lg->x));
+    lg_free(lg);
+    return NULL;
+  }
+  LG_OF_MEM(m) = lg;
+  return lg;
+}
+
+static rt_lagent *lg_get(rt_world *w, uint32_t a) {
+  rt_mem *m = RT_MEM(w, a);
+  if (!m || !script_of(w, a)) return NULL;
+  return LG_OF_MEM(m) ? LG_OF_MEM(m) : lg_make(w, a);
+}
+
+/* Pushes mod[name] if it is a function (returns 1), else nothing (0). */
+static int push_callback(rt_lagent *lg, const char *name) {
+  lua_State *L = rt_lua_L(lg->x);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->mod_ref);
+  lua_getfield(L, -1, name);
+  lua_remove(L, -2);
+  if (lua_isfunction(L, -1)) return 1;
+  lua_pop(L, 1);
+  return 0;
+}
+
+int rt__lg_has(rt_world *w, uint32_t a, const char *callback) {
+  rt_lagent *lg = lg_get(w, a);
+  if (!lg || !push_callback(lg, callback)) return 0;
+  lua_pop(rt_lua_L(lg->x), 1);
+  return 1;
+}
+
+
+static int co_new(rt_lagent *lg, int kind, const char *what) {
+  int i;
+  for (i = 0; i < lg->n_cos && lg->cos[i].used; i++)
+    ;
+  if (i == lg->n_cos) {
+    if (lg->n_cos == lg->cap_cos) {
+      int nc = lg->cap_cos ? lg->cap_cos * 2 : 8;
+      lg_co *n = realloc(lg->cos, (size_t)nc * sizeof *n);
+      if (!n) return -1;
+      lg->cos = n;
+      lg->cap_cos = nc;
+    }
+    lg->n_cos++;
+  }
+  lg_co *c = &lg->cos[i];
+  memset(c, 0, sizeof *c);
+  c->used = 1;
+  c->kind = kind;
+  c->fn_ref = c->ctx_ref = LUA_NOREF;
+  c->co.ref = LUA_NOREF;
+  c->seq = ++lg->next_seq;
+  size_t n = strlen(what);
+  if (n >= sizeof c->what) n = sizeof c->what - 1;
+  memcpy(c->what, what, n);
+  c->what[n] = 0;
+  return i;
+}
+
+static int co_by_seq(rt_lagent *lg, int64_t seq) {
+  for (int i = 0; i < lg->n_cos; i++)
+    if (lg->cos[i].used && lg->cos[i].seq == seq) return i;
+  return -1;
+}
+
+static void co_drop(rt_lagent *lg, int ci) {
+  lg_co *c = &lg->cos[ci];
+  lua_State *L = rt_lua_L(lg->x);
+  rt_lua_co_release(lg->x, &c->co);
+  if (c->fn_ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, c->fn_ref);
+  if (c->ctx_ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, c->ctx_ref);
+  c->used = 0;
+}
+
+#define LG_GONE 100 /* the incarnation died while Lua ran */
+
+/* Starts (nargs values and the function below them on the main thread) or
+** resumes (nargs values) coroutine ci. */
+static int run(rt_lagent *lg, int ci, int start, int nargs) {
+  int prev = lg->cur;
+  lg->cur = ci;
+  lg->depth++;
+  rt_lua_co co = lg->cos[ci].co;
+  int rc = start ? rt_lua_start(lg->x, nargs, &co) : rt_lua_resume(lg->x, &co, nargs);
+  lg->depth--;
+  if (lg->dead) {
+    if (lg->depth == 0) lg_free(lg);
+    return LG_GONE;
+  }
+  lg->cos[ci].co = co;
+  lg->cos[ci].started = 1;
+  lg->cur = prev;
+  return rc;
+}
+
+static void drive(rt_lagent *lg, int ci, int rc);
+
+/* ---- endings -------------------------------------------------------------- */
+
+/* The first line of the last error (file:line: reason). */
+static void first_line(rt_lagent *lg, char *out, size_t n) {
+  const char *e = rt_lua_error(lg->x);
+  const char *nl = strstr(e, "\nstack traceback:");
+  size_t len = nl ? (size_t)(nl - e) : strlen(e);
+  snprintf(out, n, "%.*s", (int)(len < n ? len : n - 1), e);
+}
+
+/* The record of a Lua error; a budget, memory or sandbox abort also ends
+** the run (rt_world_fatal). */
+static void report_error(rt_lagent *lg, int ci, int rc) {
+  rt_world *w = lg->w;
+  lg_co *c = &lg->cos[ci];
+  const char *esc = rt_lua_escape(lg->x);
+  sim_emit(w->s, RT_EV_SCRIPT_ERROR, lg->a, esc[0] ? 7 : -rc, c->kind == LC_FIBER ? c->fiber : 0, 0,
+           rt__str(w, c->what), rt__str(w, rt_lua_error(lg->x)));
+  char msg[RT_FATAL_MAX];
+  if (esc[0]) {
+    snprintf(msg, sizeof msg, "%s: sandbox escape in %s: %s", script_of(w, lg->a)->name, c->what, esc);
+    rt__lg_fatal(w, msg);
+  } else if (rc == RT_LUA_ERR_BUDGET || rc == RT_LUA_ERR_MEMORY) {
+    snprintf(msg, sizeof msg, "%s: %s in %s:\n%s", script_of(w, lg->a)->name,
+             rc == RT_LUA_ERR_BUDGET ? "instruction budget exhausted" : "memory cap exceeded",
+             c->what, rt_lua_error(lg->x));
+    rt__lg_fatal(w, msg);
+  }
+}
+
+/* The JSON of the first result of a finished coroutine (NULL: nil), as a
+** trace string; 0 with *bad set when it cannot be converted. */
+static uint32_t result_json(rt_lagent *lg, int ci, char *err, size_t errn) {
+  lg_co *c = &lg->cos[ci];
+  lua_State *L = rt_lua_L(lg->x);
+  if (c->co.nres < 1 || lua_isnil(c->co.L, -c->co.nres)) return 0;
+  lua_pushcfunction(L, p_json);
+  lua_pushvalue(c->co.L, -c->co.nres);
+  lua_xmove(c->co.L, L, 1);
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+    snprintf(err, errn, "%s: the return value: %s", c->what, lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return UINT32_MAX;
+  }
+  uint32_t id = rt__str(lg->w, lua_tostring(L, -1));
+  lua_pop(L, 1);
+  return id;
+}
+
+static void finish(rt_lagent *lg, int ci, int ok, const char *err, uint32_t result) {
+  rt_world *w = lg->w;
+  uint32_t a = lg->a;
+  lg_co c = lg->cos[ci];
+  rt_mem *m = RT_MEM(w, a);
+  rt_msg msg;
+  if (c.kind == LC_FIBER && c.ctx_ref != LUA_NOREF) { /* the handle keeps the outcome */
+    lua_State *L = rt_lua_L(lg->x);
+    const char *v = ok ? (result ? sim_trace_str(&w->s->trace, result) : NULL) : err;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, c.ctx_ref);
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "_ended");
+    lua_pushboolean(L, ok);
+    lua_setfield(L, -2, "_ok");
+    if (v) lua_pushstring(L, v);
+    else lua_pushnil(L);
+    lua_setfield(L, -2, "_value");
+    lua_pop(L, 1);
+  }
+  co_drop(lg, ci);
+  const char *res = result ? sim_trace_str(&w->s->trace, result) : NULL;
+  char rbuf[4096];
+  if (res) { /* a copy: the trace's string table may move */
+    snprintf(rbuf, sizeof rbuf, "%s", res);
+    res = rbuf;
+  }
+  switch (c.kind) {
+    case LC_REQUEST:
+      if (m && rt__pop_serving(&m->inc, c.msg.id, &msg)) rt__request_result(w, a, &msg, ok, err, res);
+      break;
+    case LC_RPC:
+      if (m && rt__pop_serving(&m->inc, c.msg.id, &msg))
+        rt__send_reply(w, a, &msg, ok, ok ? (int64_t)result : (int64_t)rt__str(w, err), 0);
+      break;
+    case LC_FIBER: {
+      rt_fiber *f = live_fiber(lg, c.fiber);
+      if (f) rt__fiber_end(w, a, f, ok, ok ? res : err);
+      break;
+    }
+    case LC_HOOK: rt__hook_finish(w, a, ok, err, c.made_fiber); break;
+    case LC_ONSTART: rt__onstart_finish(w, a, ok, err); break;
+    default: break; /* a schedule callback: its error is only reported */
+  }
+}
+
+/* ---- commands a coroutine yields ---------------------------------------- */
+
+static void wake(sim *s, void *ctx, uint64_t arg) {
+  rt_world *w = ctx;
+  uint32_t a = (uint32_t)(arg >> 40);
+  (void)s;
+  rt_lagent *lg = RT_MEM(w, a) ? LG_OF_MEM(RT_MEM(w, a)) : NULL;
+  int ci = lg ? co_by_seq(lg, (int64_t)(arg & ((1ULL << 40) - 1))) : -1;
+  if (ci >= 0) drive(lg, ci, run(lg, ci, 0, 0));
+}
+
+static uint32_t actor_by_id(rt_world *w, const char *id) {
+  for (uint32_t i = 0; i < w->n_actors; i++)
+    if (!strcmp(w->actors[i].spec.id, id)) return i;
+  return RT_NO_ACTOR;
+}
+
+/* Pushes (ok, value-or-error) of an ended fiber on the main thread. */
+static void push_outcome(rt_lagent *lg, const lg_end *e) {
+  lua_State *L = rt_lua_L(lg->x);
+  lua_pushboolean(L, e->ok);
+  const char *v = e->val ? sim_trace_str(&lg->w->s->trace, e->val) : NULL;
+  if (!v) lua_pushnil(L);
+  else if (!e->ok) lua_pushstring(L, v);
+  else if (rt_lua_json_decode(L, v, strlen(v))) {
+    lua_pop(L, 1);
+    lua_pushnil(L);
+  }
+}
+
+/* self:runFiber(name, fn): the row, keepAlive, and the body's first slice
+** (or, inside a startup hook, after the gate opens); then the caller gets
+** the handle. Returns the rc of the caller's resume. */
+static int cmd_run_fiber(rt_lagent *lg, int ci) {
+  rt_world *w = lg->w;
+  uint32_t a = lg->a;
+  rt_mem *m = RT_MEM(w, a);
+  lua_State *L = rt_lua_L(lg->x), *co = lg->cos[ci].co.L;
+  char name[64];
+  size_t nl;
+  const char *nm = lua_tolstring(co, -2, &nl);
+  if (nl >= sizeof name) nl = sizeof name - 1;
+  memcpy(name, nm, nl);
+  name[nl] = 0;
+  int64_t from = 0;
+  int defer = 0;
+  if (lg->cos[ci].kind == LC_HOOK && m->recovery_in_progress && m->orphan_idx < m->n_orphans) {
+    from = m->orphans[m->orphan_idx].id;
+    defer = m->orphan_source == 1 && m->n_pending_resume < RT_MAX_ORPHANS;
+    lg->cos[ci].made_fiber = 1;
+  }
+  rt_fiber *f = rt__fiber_create_named(w, a, name, from);
+  if (!f) {
+    lua_pushnil(L);
+    return run(lg, ci, 0, 1);
+  }
+  f->lua = 1;
+  int64_t id = f->id;
+  char what[64] = "fiber ";
+  memcpy(what + 6, name, nl < 57 ? nl + 1 : 57);
+  what[63] = 0;
+  int bi = co_new(lg, LC_FIBER, what);
+  if (bi < 0) {
+    lua_pushnil(L);
+    return run(lg, ci, 0, 1);
+  }
+  lg->cos[bi].fiber = id;
+  lua_pushvalue(co, -1); /* fn */
+  lua_xmove(co, L, 1);
+  lg->cos[bi].fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_createtable(L, 0, 5); /* the handle: {id, name} with the Fiber methods; room for
+                               ** the outcome its fiber leaves there (_ended, _ok, _value) */
+  lua_pushinteger(L, id);
+  lua_setfield(L, -2, "id");
+  lua_pushstring(L, name);
+  lua_setfield(L, -2, "name");
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->fiber_mt);
+  lua_setmetatable(L, -2);
+  lua_pushvalue(L, -1);
+  lg->cos[bi].ctx_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* the handle stays on the stack */
+  if (defer)
+    m->pending_resume[m->n_pending_resume++] = id;
+  else
+    rt__lg_fiber_begin(w, a, id);
+  if (!RT_MEM(w, a) || LG_OF_MEM(RT_MEM(w, a)) != lg) {
+    lua_pop(L, 1);
+    return LG_GONE;
+  }
+  return run(lg, ci, 0, 1);
+}
+
+static int cmd_call(rt_lagent *lg, int ci) {
+  rt_world *w = lg->w;
+  lua_State *L = rt_lua_L(lg->x), *co = lg->cos[ci].co.L;
+  const char *actor = lua_tostring(co, -3), *method = lua_tostring(co, -2);
+  const char *args = lua_tostring(co, -1);
+  uint32_t callee = actor ? actor_by_id(w, actor) : RT_NO_ACTOR;
+  if (callee == RT_NO_ACTOR || !method) {
+    lua_pushboolean(L, 0);
+    lua_pushfstring(L, "call: no actor '%s' in the scenario", actor ? actor : "?");
+    return run(lg, ci, 0, 2);
+  }
+  rt_call *c = rt__new_call(w, lg->a, CALL_LUA, lg->cos[ci].seq, callee);
+  if (!c) {
+    lua_pushboolean(L, 0);
+    lua_pushliteral(L, "call: out of memory");
+    return run(lg, ci, 0, 2);
+  }
+  c->str = rt__str(w, method);
+  char mcopy[64]; /* interning the args may move the trace's strings */
+  snprintf(mcopy, sizeof mcopy, "%s", method);
+  int64_t aid = rt__str(w, args ? args : "null");
+  rt__send_call(w, lg->a, callee, MSG_LUA_CALL, mcopy, RT_ENTRY_RPC, c, aid, 0);
+  return RT_LUA_YIELDED + 1000; /* waits for the reply */
+}
+
+/* Handles what coroutine ci did in its last slice, and whatever follows at
+** once, until it waits or ends. */
+static void drive(rt_lagent *lg, int ci, int rc) {
+  rt_world *w = lg->w;
+  char err[600];
+  for (;;) {
+    if (rc == LG_GONE || rc == RT_LUA_YIELDED + 1000) return;
+    lg_co *c = &lg->cos[ci];
+    if (rc == RT_LUA_DONE) {
+      uint32_t res = result_json(lg, ci, err, sizeof err);
+      if (res == UINT32_MAX) finish(lg, ci, 0, err, 0);
+      else finish(lg, ci, 1, NULL, res);
+      return;
+    }
+    if (rc != RT_LUA_YIELDED) {
+      report_error(lg, ci, rc);
+      first_line(lg, err, sizeof err);
+      finish(lg, ci, 0, err, 0);
+      return;
+    }
+    lua_State *co = c->co.L, *L = rt_lua_L(lg->x);
+    const char *cmd = c->co.nres > 0 ? lua_tostring(co, -c->co.nres) : NULL;
+    if (cmd && !strcmp(cmd, "work") && c->co.nres == 2) {
+      int64_t d = lua_tointeger(co, -1);
+      sim_after(w->s, d, RT_MEM(w, lg->a)->inc.dom, wake, w, ((uint64_t)lg->a << 40) | (uint64_t)c->seq);
+      return;
+    }
+    if (cmd && !strcmp(cmd, "runFiber") && c->co.nres == 3) {
+      rc = cmd_run_fiber(lg, ci);
+      continue;
+    }
+    if (cmd && !strcmp(cmd, "await") && c->co.nres == 2) {
+      int64_t id = lua_tointeger(co, -1);
+      if (live_fiber(lg, id)) {
+        c->await = id;
+        return;
+      }
+      /* an ended fiber's handle carries its outcome (the prelude reads it);
+      ** one that ended otherwise cannot be waited for */
+      lua_pushboolean(L, 0);
+      lua_pushfstring(L, "await: fiber %I is not running in this incarnation", (lua_Integer)id);
+      rc = run(lg, ci, 0, 2);
+      continue;
+    }
+    if (cmd && !strcmp(cmd, "call") && c->co.nres == 4) {
+      rc = cmd_call(lg, ci);
+      continue;
+    }
+    /* a bare coroutine.yield reached the host */
+    (void)L;
+    snprintf(err, sizeof err, "%s: coroutine.yield() outside a coroutine the script made (wait "
+             "with revenant.work or revenant.sleep)", c->what);
+    finish(lg, ci, 0, err, 0);
+    return;
+  }
+}
+
+/* ---- entry points for the agent layer ----------------------------------- */
+
+/* Starts mod[callback](self, args...) as a coroutine of kind `kind` with
+** nargs values already pushed above nothing (the caller pushed them after
+** the function and self: see start_callback). */
+static int start_callback(rt_lagent *lg, int kind, const char *callback, const rt_msg *msg,
+                          const char *args_json, int spread) {
+  lua_State *L = rt_lua_L(lg->x);
+  if (!push_callback(lg, callback)) return -1;
+  int ci = co_new(lg, kind, callback);
+  if (ci < 0) {
+    lua_pop(L, 1);
+    return -1;
+  }
+  if (msg) lg->cos[ci].msg = *msg;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->self_ref);
+  int nargs = 1;
+  if (args_json) {
+    if (rt_lua_json_decode(L, args_json, strlen(args_json))) {
+      lua_pop(L, 1);
+      lua_pushnil(L);
+    }
+    if (spread && lua_istable(L, -1) && lua_rawlen(L, -1) > 0) {
+      int t = lua_gettop(L);
+      lua_Integer n = (lua_Integer)lua_rawlen(L, t);
+      luaL_checkstack(L, (int)n + 2, "arguments");
+      for (lua_Integer i = 1; i <= n; i++) lua_rawgeti(L, t, i);
+      lua_remove(L, t);
+      nargs += (int)n;
+    } else {
+      nargs++;
+    }
+  }
+  drive(lg, ci, run(lg, ci, 1, nargs));
+  return 0;
+}
+
+void rt__lg_request(rt_world *w, uint32_t a, const rt_msg *m) {
+  const char *method = sim_trace_str(&w->s->trace, m->str);
+  char mbuf[64];
+  size_t ml = method ? strlen(method) : 0;
+  if (ml >= sizeof mbuf) ml = sizeof mbuf - 1;
+  memcpy(mbuf, method ? method : "", ml);
+  mbuf[ml] = 0;
+  rt_lagent *lg = lg_get(w, a);
+  /* read after lg_get (making the state interns strings); decoded by
+  ** start_callback before anything else is interned */
+  const char *args = m->arg ? sim_trace_str(&w->s->trace, (uint32_t)m->arg) : NULL;
+  int rpc = m->kind == MSG_LUA_CALL;
+  if (!lg && rpc && !script_of(w, a)) { /* a plain actor answers an RPC: nil */
+    rt__send_reply(w, a, m, 1, 0, 0);
+    return;
+  }
+  rt__push_serving(&RT_MEM(w, a)->inc, m);
+  if (!lg || start_callback(lg, rpc ? LC_RPC : LC_REQUEST, mbuf, m, args, 1) < 0) {
+    char err[160];
+    rt_msg held;
+    snprintf(err, sizeof err, "%s is not a method of %s's script", mbuf, w->actors[a].spec.id);
+    if (!RT_MEM(w, a) || !rt__pop_serving(&RT_MEM(w, a)->inc, m->id, &held)) return;
+    if (rpc) rt__send_reply(w, a, &held, 0, rt__str(w, err), 0);
+    else rt__request_done(w, a, &held, 0, err);
+  }
+}
+
+void rt__lg_fiber_begin(rt_world *w, uint32_t a, int64_t id) {
+  rt_lagent *lg = lg_get(w, a);
+  if (!lg) return;
+  for (int ci = 0; ci < lg->n_cos; ci++) {
+    lg_co *c = &lg->cos[ci];
+    if (!c->used || c->kind != LC_FIBER || c->fiber != id || c->started) continue;
+    lua_State *L = rt_lua_L(lg->x);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, c->fn_ref);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, c->ctx_ref);
+    drive(lg, ci, run(lg, ci, 1, 1));
+    return;
+  }
+}
+
+void rt__lg_fiber_ended(rt_world *w, uint32_t a, int64_t id, int ok, const char *result) {
+  rt_lagent *lg = RT_MEM(w, a) ? LG_OF_MEM(RT_MEM(w, a)) : NULL;
+  if (!lg) return;
+  lg_end e = {id, ok, result ? rt__str(w, result) : 0};
+  /* awaiters, oldest coroutine slot first */
+  for (int ci = 0; ci < lg->n_cos; ci++) {
+    if (!lg->cos[ci].used || lg->cos[ci].await != id) continue;
+    lg->cos[ci].await = 0;
+    push_outcome(lg, &e);
+    drive(lg, ci, run(lg, ci, 0, 2));
+    if (!RT_MEM(w, a) || LG_OF_MEM(RT_MEM(w, a)) != lg) return;
+  }
+}
+
+int rt__lg_hook(rt_world *w, uint32_t a, const rt_orphan *o, const char *snap) {
+  rt_lagent *lg = lg_get(w, a);
+  if (!lg || !push_callback(lg, "onFiberRecovered")) return 0;
+  lua_State *L = rt_lua_L(lg->x);
+  lua_pop(L, 1);
+  /* onFiberRecovered(self, ctx) */
+  int ci = co_new(lg, LC_HOOK, "onFiberRecovered");
+  if (ci < 0) return 0;
+  push_callback(lg, "onFiberRecovered");
+  push_h(lg, "self");
+  push_h(lg, "recovery");
+  lua_pushinteger(L, o->id);
+  lua_pushstring(L, o->name);
+  lua_pushstring(L, snap ? snap : "null");
+  lua_pushinteger(L, o->created_ms);
+  if (lua_pcall(L, 4, 1, 0) != LUA_OK) { /* a snapshot that is not JSON: null */
+    lua_pop(L, 1);
+    lua_newtable(L);
+  }
+  drive(lg, ci, run(lg, ci, 1, 2));
+  return 1;
+}
+
+int rt__lg_onstart(rt_world *w, uint32_t a) {
+  rt_lagent *lg = lg_get(w, a);
+  if (!lg || !push_callback(lg, "onStart")) return 0;
+  lua_pop(rt_lua_L(lg->x), 1);
+  if (start_callback(lg, LC_ONSTART, "onStart", NULL, NULL, 0) < 0) return 0;
+  return 1;
+}
+
+void rt__lg_schedule(rt_world *w, uint32_t a, int64_t id, const char *callback) {
+  rt_lagent *lg = lg_get(w, a);
+  char args[64];
+  if (!lg || !push_callback(lg, callback)) return;
+  lua_pop(rt_lua_L(lg->x), 1);
+  snprintf(args, sizeof args, "{\"id\":%lld}", (long long)id);
+  start_callback(lg, LC_SCHEDULE, callback, NULL, args, 0);
+}
+
+void rt__lg_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t value) {
+  rt_lagent *lg = RT_MEM(w, a) ? LG_OF_MEM(RT_MEM(w, a)) : NULL;
+  int64_t seq = c->key;
+  c->live = 0;
+  int ci = lg ? co_by_seq(lg, seq) : -1;
+  if (ci < 0) return;
+  lua_State *L = rt_lua_L(lg->x);
+  const char *v = value ? sim_trace_str(&w->s->trace, (uint32_t)value) : NULL;
+  lua_pushboolean(L, ok);
+  if (v) lua_pushstring(L, v);
+  else if (ok) lua_pushliteral(L, "null");
+  else lua_pushliteral(L, "the call failed (the callee died or the call was dropped)");
+  drive(lg, ci, run(lg, ci, 0, 2));
+}
+
+int rt_invoke_at(rt_world *w, uint32_t a, const char *method, const char *args_json,
+                 int64_t at_us) {
+  rt_msg m = {0};
+  if (!method || !*method || a >= w->n_actors) return -1;
+  m.kind = MSG_LUA_INVOKE;
+  m.entry = RT_ENTRY_FETCH;
+  m.str = rt__str(w, method);
+  m.arg = args_json ? rt__str(w, args_json) : 0;
+  return rt__deliver_at(w, a, &m, at_us);
+}
+
+/* The script's extension of the agent core: its messages (invoke, a
+** script-to-script call), the replies to its calls, its schedule
+** callbacks, and its state's life (rt_agent.h). */
+static const int lua_kinds[] = {MSG_LUA_INVOKE, MSG_LUA_CALL};
+static const int lua_purposes[] = {CALL_LUA};
+
+rt_agent_ext rt__lua_ext = {
+    .name = "lua",
+    .store = &rt__lua_store,
+    .kinds = lua_kinds,
+    .n_kinds = 2,
+    .message = rt__lg_request,
+    .purposes = lua_purposes,
+    .n_purposes = 1,
+    .reply = rt__lg_reply,
+    .schedule_ran = rt__lg_schedule,
+    .mem_free = lg_mem_free,
+    .world_free = lg_world_free,
+};

@@ -1,0 +1,1 @@
+return { charge = function(self, order) return order end }

@@ -1,0 +1,5 @@
+return {
+  onStart = function(self)
+    local x = = 1
+  end
+}

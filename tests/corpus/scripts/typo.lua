@@ -1,0 +1,1 @@
+return { onFiberRecoverd = function(self, ctx) end }

@@ -1,0 +1,212 @@
+/*
+** test_luaagent.c: Lua-scripted agents (runtime/rt_luaagent.c, issue #13):
+** a Lua global set before an eviction is gone after it while the script's
+** table survives; one Lua state per incarnation; the JSON a stash stores
+** (sorted keys, arrays, integers beyond 2^53 and NaN refused); a script's
+** fatal error stops the run. The cross-process hash test of scripted
+** scenarios is tests/sh_lua_agents.sh.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <lauxlib.h>
+
+#include "runtime/rt.h"
+#include "runtime/rt_lua.h"
+#include "sim/sim.h"
+
+#define MS(x) ((int64_t)(x) * 1000)
+
+static const char counter_script[] =
+    "seen = seen or 0\n"
+    "local A = {}\n"
+    "function A:onStart() self.sql:exec('CREATE TABLE IF NOT EXISTS c(n INTEGER)') end\n"
+    "function A:bump()\n"
+    "  seen = seen + 1\n"
+    "  self.sql:exec('INSERT INTO c(n) VALUES (?)', seen)\n"
+    "  return {global = seen, rows = self.sql:exec('SELECT count(*) AS k FROM c')[1].k}\n"
+    "end\n"
+    "return A\n";
+
+typedef struct world {
+  sim s;
+  rt_world *w;
+} world;
+
+static void make(world *x, const char *src) {
+  sim_config sc = {1, SIM_FIFO, 3, 1000};
+  rt_config c;
+  rt_actor_spec sp;
+  rt_config_default(&c);
+  assert_int_equal(sim_init(&x->s, &sc), 0);
+  x->s.trace.keep = 1;
+  x->w = rt_world_new(&x->s, &c);
+  assert_non_null(x->w);
+  memset(&sp, 0, sizeof sp);
+  snprintf(sp.id, sizeof sp.id, "agent");
+  assert_int_equal(rt_actor_add(x->w, &sp), 0);
+  assert_int_equal(rt_actor_script(x->w, 0, "agent.lua", src, strlen(src), NULL), 0);
+}
+
+static void done(world *x) {
+  rt_world_free(x->w);
+  sim_free(&x->s);
+}
+
+/* The result JSON of the k-th request_ok record (0-based), or NULL. */
+static const char *result_of(world *x, int k) {
+  for (size_t i = 0; i < x->s.trace.n; i++) {
+    const sim_rec *r = &x->s.trace.recs[i];
+    if (r->kind == RT_EV_REQUEST_OK && k-- == 0) return sim_trace_str(&x->s.trace, r->s);
+  }
+  return NULL;
+}
+
+static int count_kind(world *x, uint32_t kind) {
+  int n = 0;
+  for (size_t i = 0; i < x->s.trace.n; i++) n += x->s.trace.recs[i].kind == kind;
+  return n;
+}
+
+static void kill_at(sim *s, void *ctx, uint64_t arg) {
+  (void)s;
+  rt_kill_actor((rt_world *)ctx, (uint32_t)arg, RT_DEATH_EVICT);
+}
+
+/* A global set before an eviction is gone after it; the table is not. */
+static void test_global_gone_after_eviction(void **st) {
+  world x;
+  (void)st;
+  make(&x, counter_script);
+  for (int i = 0; i < 3; i++) assert_int_equal(rt_invoke_at(x.w, 0, "bump", NULL, MS(100 * (i + 1))), 0);
+  sim_at(&x.s, MS(500), 0, kill_at, x.w, 0);
+  assert_int_equal(rt_invoke_at(x.w, 0, "bump", NULL, MS(1000)), 0);
+  sim_run(&x.s, MS(2000), 0);
+  assert_string_equal(rt_world_fatal(x.w), "");
+  assert_string_equal(result_of(&x, 2), "{\"global\":3,\"rows\":3}");
+  /* a new incarnation, a new state: the global starts again, the rows go on */
+  assert_string_equal(result_of(&x, 3), "{\"global\":1,\"rows\":4}");
+  assert_int_equal(count_kind(&x, RT_EV_ACTOR_WAKE), 2);
+  done(&x);
+}
+
+/* Without the eviction the same global keeps counting (the test above can fail). */
+static void test_global_kept_within_incarnation(void **st) {
+  world x;
+  (void)st;
+  make(&x, counter_script);
+  for (int i = 0; i < 4; i++) assert_int_equal(rt_invoke_at(x.w, 0, "bump", NULL, MS(100 * (i + 1))), 0);
+  sim_run(&x.s, MS(2000), 0);
+  assert_string_equal(result_of(&x, 3), "{\"global\":4,\"rows\":4}");
+  done(&x);
+}
+
+static int encode(lua_State *L) {
+  rt_lua_json_encode(L, 1);
+  return 1;
+}
+
+/* Encodes the value of Lua expression expr; NULL and the error in err. */
+static const char *json_of(rt_lua *x, const char *expr, char *err, size_t n) {
+  static char out[256];
+  char src[256];
+  lua_State *L = rt_lua_L(x);
+  snprintf(src, sizeof src, "return %s", expr);
+  assert_int_equal(luaL_loadstring(L, src), LUA_OK);
+  assert_int_equal(lua_pcall(L, 0, 1, 0), LUA_OK);
+  lua_pushcfunction(L, encode);
+  lua_insert(L, -2);
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+    snprintf(err, n, "%s", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return NULL;
+  }
+  snprintf(out, sizeof out, "%s", lua_tostring(L, -1));
+  lua_pop(L, 1);
+  return out;
+}
+
+static void test_json(void **st) {
+  char err[256];
+  rt_lua_config cfg = {{0}, NULL, 0, 0};
+  rt_lua *x = rt_lua_new(&cfg, err, sizeof err);
+  (void)st;
+  assert_non_null(x);
+  assert_string_equal(json_of(x, "{b = 1, a = {2, 3, 'x'}, c = {}}", err, sizeof err),
+                      "{\"a\":[2,3,\"x\"],\"b\":1,\"c\":{}}");
+  assert_string_equal(json_of(x, "{['k\"\\n'] = true, z = false, n = 1.5}", err, sizeof err),
+                      "{\"k\\\"\\n\":true,\"n\":1.5,\"z\":false}");
+  assert_string_equal(json_of(x, "9007199254740992", err, sizeof err), "9007199254740992");
+  assert_null(json_of(x, "9007199254740993", err, sizeof err));
+  assert_non_null(strstr(err, "beyond 2^53"));
+  assert_null(json_of(x, "0/0", err, sizeof err));
+  assert_non_null(strstr(err, "NaN"));
+  assert_null(json_of(x, "{1, 2, x = 3}", err, sizeof err));
+  assert_non_null(strstr(err, "mixes array items and fields"));
+  assert_null(json_of(x, "{print}", err, sizeof err));
+  assert_non_null(strstr(err, "a function value"));
+  /* decode: back to a table, encoded again the same */
+  lua_State *L = rt_lua_L(x);
+  const char *j = "{\"a\":[1,2.5,\"s\"],\"b\":{\"c\":true,\"d\":null}}";
+  assert_int_equal(rt_lua_json_decode(L, j, strlen(j)), 0);
+  lua_pushcfunction(L, encode);
+  lua_insert(L, -2);
+  assert_int_equal(lua_pcall(L, 1, 1, 0), LUA_OK);
+  assert_string_equal(lua_tostring(L, -1), "{\"a\":[1,2.5,\"s\"],\"b\":{\"c\":true}}"); /* a null field is nil */
+  lua_pop(L, 1);
+  assert_int_equal(rt_lua_json_decode(L, "{bad", 4), -1);
+  lua_pop(L, 1);
+  rt_lua_free(x);
+}
+
+/* An endless loop in a method stops the run with a clear error (no hang). */
+static void test_budget_stops_the_run(void **st) {
+  world x;
+  (void)st;
+  make(&x, "return { spin = function(self) while true do end end }");
+  assert_int_equal(rt_invoke_at(x.w, 0, "spin", NULL, MS(100)), 0);
+  assert_int_equal(rt_invoke_at(x.w, 0, "spin", NULL, MS(200)), 0);
+  sim_run(&x.s, MS(2000), 0);
+  assert_non_null(strstr(rt_world_fatal(x.w), "instruction budget exhausted in spin"));
+  assert_non_null(strstr(rt_world_fatal(x.w), "agent.lua:1:"));
+  assert_true(x.s.now_us < MS(200)); /* stopped at the first */
+  assert_int_equal(count_kind(&x, RT_EV_SCRIPT_ERROR), 1);
+  done(&x);
+}
+
+/* The SDK's and the runtime's tables are read-only to a script's SQL. */
+static void test_sdk_tables_read_only(void **st) {
+  world x;
+  (void)st;
+  make(&x, "return { onStart = function(self) self.sql:exec('CREATE TABLE mine(x)') end,\n"
+           "  w = function(self, t) return pcall(function()\n"
+           "  self.sql:exec('DELETE FROM ' .. t) end) end,\n"
+           "  r = function(self) return #self.sql:exec('SELECT * FROM rv_alarm') end }");
+  assert_int_equal(rt_invoke_at(x.w, 0, "w", "[\"cf_agents_runs\"]", MS(100)), 0);
+  assert_int_equal(rt_invoke_at(x.w, 0, "w", "[\"rv_alarm\"]", MS(200)), 0);
+  assert_int_equal(rt_invoke_at(x.w, 0, "r", NULL, MS(300)), 0);
+  assert_int_equal(rt_invoke_at(x.w, 0, "w", "[\"mine\"]", MS(400)), 0);
+  sim_run(&x.s, MS(1000), 0);
+  assert_string_equal(result_of(&x, 0), "false"); /* refused: pcall returned false */
+  assert_string_equal(result_of(&x, 1), "false");
+  assert_string_equal(result_of(&x, 2), "0");     /* reading is allowed */
+  assert_string_equal(result_of(&x, 3), "true");  /* the script's own table: allowed */
+  done(&x);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_global_gone_after_eviction),
+      cmocka_unit_test(test_global_kept_within_incarnation),
+      cmocka_unit_test(test_json),
+      cmocka_unit_test(test_budget_stops_the_run),
+      cmocka_unit_test(test_sdk_tables_read_only),
+  };
+  return cmocka_run_group_tests_name("luaagent", tests, NULL, NULL);
+}
