@@ -1,0 +1,328 @@
+/*
+** test_sdk_calls.c: the synchronous SDK calls of user code (rt_sdk.h),
+** each checked against what it must do and what it must refuse, through a
+** table written here in C (issue #16 item 7: the tests reach every guard of
+** runtime/rt_sdk.c). Identity and the user PRNG stream; runFiber, stash and
+** ctx.snapshot inside and outside a fiber; keepAlive leases and their
+** disposers; schedule refusals; effects with and without a key; a request
+** handler that yields work and answers later.
+*/
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/rt.h"
+#include "runtime/rt_models.h"
+#include "sim/sim_rng.h"
+
+#define S(x) ((int64_t)(x) * 1000000)
+
+static sim SIM;
+static rt_world *W;
+
+/* What the request handler saw, filled in the call (the handle is valid only
+** during it). */
+static struct {
+  int calls;
+  uint32_t index;
+  char id[64], cls[64];
+  int alive;
+  int64_t now_us, fiber;
+  uint64_t rnd[2];
+  int stash_outside, fiber_noname, fiber_null;
+  int64_t fiber_id;
+  int64_t lease;
+  int dispose1, dispose2;
+  int64_t sched_neg, sched_noname, sched_ok, every_zero, every_ok;
+  int cancel_none, cancel_every;
+} R;
+
+/* What the fiber body saw. */
+static struct {
+  int calls;
+  int64_t key, current;
+  char snap0[128], snap1[128];
+  int snap_small, stash_null, stash_other;
+} F;
+
+static int mode; /* 0: the SDK tour; 1: the handler yields 3 s of work */
+
+static rt_uc_status p_on_request(void *st, rt_sdk_actor *self, const char *method,
+                                 const char *args, rt_uc_frame *fr, rt_uc_out *out) {
+  (void)st;
+  (void)method;
+  (void)args;
+  (void)fr;
+  R.calls++;
+  if (mode == 1) {
+    out->status = RT_UC_YIELD;
+    out->cmd.kind = RT_UC_CMD_WORK;
+    out->cmd.min_us = S(3);
+    out->cmd.max_us = S(3);
+    return out->status;
+  }
+  R.index = rt_sdk_index(self);
+  snprintf(R.id, sizeof R.id, "%s", rt_sdk_id(self));
+  snprintf(R.cls, sizeof R.cls, "%s", rt_sdk_class(self));
+  R.alive = rt_sdk_alive(self);
+  R.now_us = rt_sdk_now_us(self);
+  R.fiber = rt_sdk_current_fiber(self);
+  R.rnd[0] = rt_sdk_random(self);
+  R.rnd[1] = rt_sdk_random(self);
+  R.stash_outside = rt_sdk_stash(self, 0, "{\"x\":1}", 0);
+  R.fiber_noname = (int)rt_sdk_run_fiber(self, "", NULL);
+  R.fiber_null = (int)rt_sdk_run_fiber(self, NULL, NULL);
+  R.fiber_id = rt_sdk_run_fiber(self, "job", "{\"n\":1}");
+  R.lease = rt_sdk_keepalive(self);
+  R.dispose1 = rt_sdk_keepalive_dispose(self, R.lease);
+  R.dispose2 = rt_sdk_keepalive_dispose(self, R.lease);
+  R.sched_neg = rt_sdk_schedule(self, -1, "tick", NULL);
+  R.sched_noname = rt_sdk_schedule(self, S(5), "", NULL);
+  R.sched_ok = rt_sdk_schedule(self, S(5), "tick", NULL);
+  R.every_zero = rt_sdk_schedule_every(self, 0, "beat", NULL);
+  R.every_ok = rt_sdk_schedule_every(self, S(10), "beat", NULL);
+  R.cancel_none = rt_sdk_cancel_schedule(self, "nothing");
+  R.cancel_every = rt_sdk_cancel_schedule(self, "beat");
+  rt_sdk_effect(self, "mail", NULL);
+  snprintf(out->value, sizeof out->value, "\"toured\"");
+  return out->status = RT_UC_DONE;
+}
+
+static rt_uc_status p_fiber_body(void *st, rt_sdk_actor *self, const char *name,
+                                 const char *snapshot, rt_uc_frame *fr, rt_uc_out *out) {
+  char tiny[1];
+  (void)st;
+  (void)name;
+  (void)snapshot;
+  F.calls++;
+  F.key = fr->key;
+  F.current = rt_sdk_current_fiber(self);
+  rt_sdk_snapshot(self, 0, F.snap0, sizeof F.snap0);
+  F.stash_null = rt_sdk_stash(self, 0, NULL, 0);
+  F.stash_other = rt_sdk_stash(self, F.key + 1000, "{\"n\":9}", 0);
+  rt_sdk_stash(self, 0, "{\"n\":2}", 1);
+  rt_sdk_snapshot(self, F.key, F.snap1, sizeof F.snap1);
+  F.snap_small = rt_sdk_snapshot(self, 0, tiny, 0);
+  rt_sdk_effect(self, "mail", "k1");
+  snprintf(out->value, sizeof out->value, "\"sent\"");
+  return out->status = RT_UC_DONE;
+}
+
+static rt_uc_status p_resume(void *st, rt_sdk_actor *self, rt_uc_frame *fr, const rt_uc_in *in,
+                             rt_uc_out *out) {
+  (void)st;
+  (void)self;
+  (void)in;
+  if (fr->hook != RT_UC_ON_REQUEST) return out->status = RT_UC_THREW;
+  snprintf(out->value, sizeof out->value, "\"worked\"");
+  return out->status = RT_UC_DONE;
+}
+
+static const rt_usercode probe_uc = {
+    .name = "sdk-probe",
+    .on_request = p_on_request,
+    .fiber_body = p_fiber_body,
+    .resume = p_resume,
+};
+
+/* ---- harness ------------------------------------------------------------- */
+
+static uint32_t add(const char *id, const char *cls) {
+  rt_actor_spec sp;
+  memset(&sp, 0, sizeof sp);
+  snprintf(sp.id, sizeof sp.id, "%s", id);
+  snprintf(sp.cls, sizeof sp.cls, "%s", cls);
+  uint32_t a = rt_actor_add(W, &sp);
+  assert_int_equal(rt__usercode_set(W, a, &probe_uc), 0);
+  return a;
+}
+
+static void world(uint64_t seed) {
+  sim_config sc = {seed, SIM_FIFO, 3, 1000};
+  rt_config c;
+  assert_int_equal(sim_init(&SIM, &sc), 0);
+  rt_config_default(&c);
+  W = rt_world_new(&SIM, &c);
+  assert_non_null(W);
+  memset(&R, 0, sizeof R);
+  memset(&F, 0, sizeof F);
+  mode = 0;
+}
+
+static void done(void) {
+  rt_world_free(W);
+  sim_free(&SIM);
+  W = NULL;
+}
+
+static size_t count(uint32_t kind, const char *s_is) {
+  size_t n = 0;
+  for (size_t i = 0; i < SIM.trace.n; i++) {
+    const sim_rec *r = &SIM.trace.recs[i];
+    if (r->kind != kind) continue;
+    if (s_is && (!r->s || strcmp(sim_trace_str(&SIM.trace, r->s), s_is) != 0)) continue;
+    n++;
+  }
+  return n;
+}
+
+static const sim_rec *last(uint32_t kind) {
+  const sim_rec *found = NULL;
+  for (size_t i = 0; i < SIM.trace.n; i++)
+    if (SIM.trace.recs[i].kind == kind) found = &SIM.trace.recs[i];
+  return found;
+}
+
+/* ---- tests ----------------------------------------------------------------- */
+
+/* Identity, clock and the user stream: the draws are the stream
+** "user.<id>" of the seed, the same in every run, and another actor's
+** stream differs. */
+static void test_identity_and_random(void **st) {
+  (void)st;
+  world(7);
+  add("first", "Probe");
+  uint32_t b = add("second", "Probe");
+  assert_int_equal(rt_request_at(W, b, RT_ENTRY_FETCH, S(2)), 0);
+  sim_run(&SIM, S(10), 0);
+  assert_int_equal(R.calls, 1);
+  assert_int_equal(R.index, b);
+  assert_string_equal(R.id, "second");
+  assert_string_equal(R.cls, "Probe");
+  assert_int_equal(R.alive, 1);
+  assert_true(R.now_us >= S(2) && R.now_us < S(3));
+  assert_int_equal(R.fiber, 0); /* a request handler runs in no fiber */
+  sim_rng want;
+  sim_rng_stream(&want, 7, "user.second");
+  assert_true(R.rnd[0] == sim_rng_next(&want));
+  assert_true(R.rnd[1] == sim_rng_next(&want));
+  assert_true(R.rnd[0] != R.rnd[1]);
+  assert_int_equal(count(RT_EV_REQUEST_OK, "\"toured\""), 1);
+  uint64_t mine = R.rnd[0];
+  done();
+  /* the other actor, same seed: its own stream */
+  world(7);
+  uint32_t a = add("first", "Probe");
+  assert_int_equal(rt_request_at(W, a, RT_ENTRY_FETCH, S(2)), 0);
+  sim_run(&SIM, S(10), 0);
+  sim_rng_stream(&want, 7, "user.first");
+  assert_true(R.rnd[0] == sim_rng_next(&want));
+  assert_true(R.rnd[0] != mine);
+  done();
+}
+
+/* runFiber refuses a missing name; stash outside a fiber fails; inside the
+** body, ctx.snapshot sees the initial snapshot, then the turn's own stash;
+** a stash of NULL or of a fiber that does not exist fails; effects carry
+** "name" or "name:key". */
+static void test_fibers_stash_snapshot(void **st) {
+  (void)st;
+  world(3);
+  uint32_t a = add("shop", "Probe");
+  assert_int_equal(rt_request_at(W, a, RT_ENTRY_FETCH, S(1)), 0);
+  sim_run(&SIM, S(10), 0);
+  assert_int_equal(R.stash_outside, -1);
+  assert_int_equal(R.fiber_noname, -1);
+  assert_int_equal(R.fiber_null, -1);
+  assert_true(R.fiber_id > 0);
+  assert_int_equal(F.calls, 1);
+  assert_true(F.key == R.fiber_id);
+  assert_true(F.current == R.fiber_id);
+  assert_string_equal(F.snap0, "{\"n\":1}");
+  assert_string_equal(F.snap1, "{\"n\":2}");
+  assert_int_equal(F.snap_small, -1);
+  assert_int_equal(F.stash_null, -1);
+  assert_int_equal(F.stash_other, -1);
+  assert_int_equal(count(RT_EV_FIBER_READ, "{\"n\":1}"), 1);
+  assert_int_equal(count(RT_EV_FIBER_READ, "{\"n\":2}"), 1);
+  assert_int_equal(count(RT_EV_STASH, "{\"n\":2}"), 1);
+  assert_int_equal(count(RT_EV_STASH, "{\"n\":9}"), 0);
+  assert_int_equal(count(RT_EV_EFFECT, "mail"), 1);
+  assert_int_equal(count(RT_EV_EFFECT, "mail:k1"), 1);
+  assert_int_equal(count(RT_EV_FIBER_DONE, "job"), 1);
+  assert_int_equal(rt_count_fiber_rows(W, a), 0);
+  done();
+}
+
+/* keepAlive takes a ref and names its disposer; the first dispose releases
+** it, the second does nothing (released 0). Schedules refuse a negative
+** delay, an empty callback and a zero interval; cancel deletes the row it
+** names and reports none for an unknown callback. */
+static void test_keepalive_and_schedules(void **st) {
+  (void)st;
+  world(3);
+  uint32_t a = add("shop", "Probe");
+  assert_int_equal(rt_request_at(W, a, RT_ENTRY_FETCH, S(1)), 0);
+  sim_run(&SIM, S(3), 0);
+  assert_true(R.lease > 0);
+  assert_int_equal(R.dispose1, 0);
+  assert_int_equal(R.dispose2, 0);
+  size_t disposes = 0, released = 0;
+  for (size_t i = 0; i < SIM.trace.n; i++) {
+    const sim_rec *r = &SIM.trace.recs[i];
+    if (r->kind != RT_EV_KEEPALIVE_DISPOSE) continue;
+    disposes++;
+    released += r->a == 1;
+  }
+  assert_int_equal(disposes, 2);
+  assert_int_equal(released, 1);
+  assert_int_equal(R.sched_neg, -1);
+  assert_int_equal(R.sched_noname, -1);
+  assert_true(R.sched_ok > 0);
+  assert_int_equal(R.every_zero, -1);
+  assert_true(R.every_ok > 0);
+  assert_int_equal(R.cancel_none, 0);
+  assert_int_equal(R.cancel_every, 1);
+  assert_int_equal(count(RT_EV_SCHEDULE_SET, "tick"), 1);
+  done();
+}
+
+/* A handler that yields 3 s of work answers when the work is done, with
+** the value its continuation returns; two runs give one trace. */
+static void test_request_yields_work(void **st) {
+  uint64_t h[2];
+  (void)st;
+  for (int k = 0; k < 2; k++) {
+    world(5);
+    mode = 1;
+    uint32_t a = add("shop", "Probe");
+    assert_int_equal(rt_request_at(W, a, RT_ENTRY_FETCH, S(1)), 0);
+    sim_run(&SIM, S(10), 0);
+    assert_int_equal(R.calls, 1);
+    const sim_rec *ok = last(RT_EV_REQUEST_OK);
+    assert_non_null(ok);
+    assert_string_equal(sim_trace_str(&SIM.trace, ok->s), "\"worked\"");
+    assert_true(ok->t_us >= S(4) && ok->t_us < S(5));
+    h[k] = SIM.trace.hash;
+    done();
+  }
+  assert_true(h[0] == h[1]);
+}
+
+/* Every hook has its SDK name (trace records and Lua use them); an index
+** outside the table has none. */
+static void test_hook_names(void **st) {
+  (void)st;
+  assert_string_equal(rt_uc_hook_name(RT_UC_ON_START), "onStart");
+  assert_string_equal(rt_uc_hook_name(RT_UC_ON_FIBER_RECOVERED), "onFiberRecovered");
+  assert_string_equal(rt_uc_hook_name(RT_UC_TOOL_RUN), "runAgentTool");
+  for (int h = 0; h < RT_UC_HOOKS; h++) assert_non_null(rt_uc_hook_name((rt_uc_hook)h));
+  assert_null(rt_uc_hook_name(RT_UC_HOOKS));
+  assert_null(rt_uc_hook_name((rt_uc_hook)-1));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_identity_and_random),
+      cmocka_unit_test(test_fibers_stash_snapshot),
+      cmocka_unit_test(test_keepalive_and_schedules),
+      cmocka_unit_test(test_request_yields_work),
+      cmocka_unit_test(test_hook_names),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
