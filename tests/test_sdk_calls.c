@@ -50,7 +50,13 @@ static struct {
   int snap_small, stash_null, stash_other;
 } F;
 
-static int mode; /* 0: the SDK tour; 1: the handler yields 3 s of work */
+/* 0: the SDK tour; 1: the handler yields 1..3 s of work; 2: onStart yields
+** 1..2 s of work; 3: onStart yields a command it cannot wait for; 4: the
+** handler does; 5: the fiber body does; 6: the handler starts a fiber that
+** stashes and works 5 s (recovered without onFiberRecovered) */
+static int mode;
+static const rt_usercode *table_seen;
+static char resumed_from[128];
 
 static rt_uc_status p_on_request(void *st, rt_sdk_actor *self, const char *method,
                                  const char *args, rt_uc_frame *fr, rt_uc_out *out) {
@@ -59,12 +65,17 @@ static rt_uc_status p_on_request(void *st, rt_sdk_actor *self, const char *metho
   (void)args;
   (void)fr;
   R.calls++;
-  if (mode == 1) {
+  table_seen = rt_usercode_of(self);
+  if (mode == 1 || mode == 4) {
     out->status = RT_UC_YIELD;
-    out->cmd.kind = RT_UC_CMD_WORK;
-    out->cmd.min_us = S(3);
+    out->cmd.kind = mode == 1 ? RT_UC_CMD_WORK : RT_UC_CMD_AWAIT_FIBER;
+    out->cmd.min_us = S(1);
     out->cmd.max_us = S(3);
     return out->status;
+  }
+  if (mode == 5 || mode == 6) { /* the second request of mode 6 only wakes the actor */
+    if (R.calls == 1) R.fiber_id = rt_sdk_run_fiber(self, "job", NULL);
+    return out->status = RT_UC_DONE;
   }
   R.index = rt_sdk_index(self);
   snprintf(R.id, sizeof R.id, "%s", rt_sdk_id(self));
@@ -100,6 +111,23 @@ static rt_uc_status p_fiber_body(void *st, rt_sdk_actor *self, const char *name,
   (void)name;
   (void)snapshot;
   F.calls++;
+  if (mode == 5) {
+    out->status = RT_UC_YIELD;
+    out->cmd.kind = RT_UC_CMD_TOOL;
+    return out->status;
+  }
+  if (mode == 6) {
+    rt_sdk_snapshot(self, 0, resumed_from, sizeof resumed_from);
+    if (strcmp(resumed_from, "{\"n\":2}") == 0) {
+      snprintf(out->value, sizeof out->value, "\"resumed\"");
+      return out->status = RT_UC_DONE;
+    }
+    rt_sdk_stash(self, 0, "{\"n\":2}", 0);
+    out->status = RT_UC_YIELD;
+    out->cmd.kind = RT_UC_CMD_SLEEP;
+    out->cmd.min_us = S(5);
+    return out->status;
+  }
   F.key = fr->key;
   F.current = rt_sdk_current_fiber(self);
   rt_sdk_snapshot(self, 0, F.snap0, sizeof F.snap0);
@@ -113,11 +141,24 @@ static rt_uc_status p_fiber_body(void *st, rt_sdk_actor *self, const char *name,
   return out->status = RT_UC_DONE;
 }
 
+static rt_uc_status p_on_start(void *st, rt_sdk_actor *self, rt_uc_frame *fr, rt_uc_out *out) {
+  (void)st;
+  (void)self;
+  (void)fr;
+  if (mode != 2 && mode != 3) return out->status = RT_UC_DONE;
+  out->status = RT_UC_YIELD;
+  out->cmd.kind = mode == 2 ? RT_UC_CMD_WORK : RT_UC_CMD_CALL;
+  out->cmd.min_us = S(1);
+  out->cmd.max_us = S(2);
+  return out->status;
+}
+
 static rt_uc_status p_resume(void *st, rt_sdk_actor *self, rt_uc_frame *fr, const rt_uc_in *in,
                              rt_uc_out *out) {
   (void)st;
   (void)self;
   (void)in;
+  if (fr->hook == RT_UC_ON_START) return out->status = RT_UC_DONE;
   if (fr->hook != RT_UC_ON_REQUEST) return out->status = RT_UC_THREW;
   snprintf(out->value, sizeof out->value, "\"worked\"");
   return out->status = RT_UC_DONE;
@@ -125,6 +166,7 @@ static rt_uc_status p_resume(void *st, rt_sdk_actor *self, rt_uc_frame *fr, cons
 
 static const rt_usercode probe_uc = {
     .name = "sdk-probe",
+    .on_start = p_on_start,
     .on_request = p_on_request,
     .fiber_body = p_fiber_body,
     .resume = p_resume,
@@ -169,6 +211,21 @@ static size_t count(uint32_t kind, const char *s_is) {
     n++;
   }
   return n;
+}
+
+/* 1 if a record of this kind carries a string containing needle. */
+static int said(uint32_t kind, const char *needle) {
+  for (size_t i = 0; i < SIM.trace.n; i++) {
+    const sim_rec *r = &SIM.trace.recs[i];
+    if (r->kind == kind && r->s && strstr(sim_trace_str(&SIM.trace, r->s), needle)) return 1;
+  }
+  return 0;
+}
+
+static void crash_cb(sim *s, void *ctx, uint64_t arg) {
+  (void)s;
+  (void)arg;
+  rt_kill_all(ctx, RT_DEATH_CRASH);
 }
 
 static const sim_rec *last(uint32_t kind) {
@@ -282,7 +339,7 @@ static void test_keepalive_and_schedules(void **st) {
   done();
 }
 
-/* A handler that yields 3 s of work answers when the work is done, with
+/* A handler that yields 1..3 s of work answers when the work is done, with
 ** the value its continuation returns; two runs give one trace. */
 static void test_request_yields_work(void **st) {
   uint64_t h[2];
@@ -297,7 +354,8 @@ static void test_request_yields_work(void **st) {
     const sim_rec *ok = last(RT_EV_REQUEST_OK);
     assert_non_null(ok);
     assert_string_equal(sim_trace_str(&SIM.trace, ok->s), "\"worked\"");
-    assert_true(ok->t_us >= S(4) && ok->t_us < S(5));
+    assert_true(ok->t_us >= S(2) && ok->t_us <= S(4) + 100000);
+    assert_true(table_seen == &probe_uc);
     h[k] = SIM.trace.hash;
     done();
   }
@@ -316,6 +374,77 @@ static void test_hook_names(void **st) {
   assert_null(rt_uc_hook_name((rt_uc_hook)-1));
 }
 
+/* onStart that works 1..2 s holds the request until it returns. */
+static void test_onstart_yields_work(void **st) {
+  (void)st;
+  world(5);
+  mode = 2;
+  uint32_t a = add("shop", "Probe");
+  assert_int_equal(rt_request_at(W, a, RT_ENTRY_FETCH, S(1)), 0);
+  sim_run(&SIM, S(10), 0);
+  const sim_rec *ok = last(RT_EV_REQUEST_OK);
+  assert_non_null(ok);
+  assert_true(ok->t_us >= S(2) && ok->t_us <= S(3) + 100000);
+  assert_int_equal(count(RT_EV_STARTUP_FAIL, NULL), 0);
+  done();
+}
+
+/* A callback that yields a command its hook cannot wait for fails with a
+** message naming the hook: onStart fails the startup, onRequest the
+** request, a fiber body its fiber. */
+static void test_unsupported_commands(void **st) {
+  (void)st;
+  world(5);
+  mode = 3;
+  uint32_t a = add("shop", "Probe");
+  assert_int_equal(rt_request_at(W, a, RT_ENTRY_FETCH, S(1)), 0);
+  sim_run(&SIM, S(10), 0);
+  assert_true(said(RT_EV_STARTUP_FAIL, "onStart: unsupported command"));
+  assert_int_equal(count(RT_EV_REQUEST_OK, NULL), 0);
+  assert_true(count(RT_EV_REQUEST_FAIL, NULL) >= 1);
+  done();
+  world(5);
+  mode = 4;
+  a = add("shop", "Probe");
+  assert_int_equal(rt_request_at(W, a, RT_ENTRY_FETCH, S(1)), 0);
+  sim_run(&SIM, S(10), 0);
+  assert_true(said(RT_EV_REQUEST_FAIL, "onRequest: unsupported command"));
+  assert_int_equal(count(RT_EV_REQUEST_OK, NULL), 0);
+  done();
+  world(5);
+  mode = 5;
+  a = add("shop", "Probe");
+  assert_int_equal(rt_request_at(W, a, RT_ENTRY_FETCH, S(1)), 0);
+  sim_run(&SIM, S(10), 0);
+  assert_true(R.fiber_id > 0);
+  assert_int_equal(F.calls, 1);
+  const sim_rec *d = last(RT_EV_FIBER_DONE);
+  assert_non_null(d);
+  assert_int_equal(d->b, 0); /* not ok */
+  assert_non_null(d->s2);
+  assert_non_null(strstr(sim_trace_str(&SIM.trace, d->s2), "runFiber: unsupported command"));
+  assert_int_equal(rt_count_fiber_rows(W, a), 0);
+  done();
+}
+
+/* A class without onFiberRecovered: the SDK resumes an interrupted fiber
+** itself, from its stash. */
+static void test_recovery_without_hook(void **st) {
+  (void)st;
+  world(5);
+  mode = 6;
+  uint32_t a = add("shop", "Probe");
+  assert_int_equal(rt_request_at(W, a, RT_ENTRY_FETCH, S(1)), 0);
+  sim_at(&SIM, S(3), 0, crash_cb, W, 0);
+  assert_int_equal(rt_request_at(W, a, RT_ENTRY_FETCH, S(10)), 0);
+  sim_run(&SIM, S(60), 0);
+  assert_int_equal(F.calls, 2);
+  assert_string_equal(resumed_from, "{\"n\":2}");
+  assert_true(count(RT_EV_FIBER_RECOVERED, NULL) >= 1);
+  assert_int_equal(rt_count_fiber_rows(W, a), 0);
+  done();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_identity_and_random),
@@ -323,6 +452,9 @@ int main(void) {
       cmocka_unit_test(test_keepalive_and_schedules),
       cmocka_unit_test(test_request_yields_work),
       cmocka_unit_test(test_hook_names),
+      cmocka_unit_test(test_onstart_yields_work),
+      cmocka_unit_test(test_unsupported_commands),
+      cmocka_unit_test(test_recovery_without_hook),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
