@@ -164,12 +164,45 @@ static rt_uc_status p_resume(void *st, rt_sdk_actor *self, rt_uc_frame *fr, cons
   return out->status = RT_UC_DONE;
 }
 
+/* onFiberRecovered that works 1..2 s (a yielded command), then resumes. */
+static int hook_calls, hook_resumes;
+static rt_uc_status p_on_fiber_recovered(void *st, rt_sdk_actor *self, const rt_uc_recovery *ctx,
+                                         rt_uc_frame *fr, rt_uc_out *out) {
+  (void)st;
+  (void)self;
+  (void)ctx;
+  (void)fr;
+  hook_calls++;
+  out->status = RT_UC_YIELD;
+  out->cmd.kind = RT_UC_CMD_WORK;
+  out->cmd.min_us = S(1);
+  out->cmd.max_us = S(2);
+  return out->status;
+}
+
+static rt_uc_status p_hook_resume(void *st, rt_sdk_actor *self, rt_uc_frame *fr,
+                                  const rt_uc_in *in, rt_uc_out *out) {
+  if (fr->hook != RT_UC_ON_FIBER_RECOVERED) return p_resume(st, self, fr, in, out);
+  hook_resumes++;
+  out->action = RT_RECOVER_RESUME;
+  return out->status = RT_UC_DONE;
+}
+
 static const rt_usercode probe_uc = {
     .name = "sdk-probe",
     .on_start = p_on_start,
     .on_request = p_on_request,
     .fiber_body = p_fiber_body,
     .resume = p_resume,
+};
+
+static const rt_usercode hooked_uc = {
+    .name = "sdk-probe-hooked",
+    .on_start = p_on_start,
+    .on_request = p_on_request,
+    .fiber_body = p_fiber_body,
+    .on_fiber_recovered = p_on_fiber_recovered,
+    .resume = p_hook_resume,
 };
 
 /* ---- harness ------------------------------------------------------------- */
@@ -445,6 +478,39 @@ static void test_recovery_without_hook(void **st) {
   done();
 }
 
+/* A recovery hook that awaits work before it decides: the fiber is resumed
+** from its stash after the hook's 1..2 s; the world's probe counters agree
+** with the probe records of the trace. */
+static void test_hook_yields_work(void **st) {
+  (void)st;
+  world(5);
+  mode = 6;
+  hook_calls = hook_resumes = 0;
+  uint32_t a = add("shop", "Probe");
+  assert_int_equal(rt__usercode_set(W, a, &hooked_uc), 0);
+  assert_int_equal(rt_request_at(W, a, RT_ENTRY_FETCH, S(1)), 0);
+  sim_at(&SIM, S(3), 0, crash_cb, W, 0);
+  assert_int_equal(rt_request_at(W, a, RT_ENTRY_FETCH, S(10)), 0);
+  sim_run(&SIM, S(60), 0);
+  assert_int_equal(hook_calls, 1);
+  assert_int_equal(hook_resumes, 1);
+  assert_int_equal(F.calls, 2);
+  assert_string_equal(resumed_from, "{\"n\":2}");
+  const sim_rec *rec = last(RT_EV_FIBER_RECOVERED);
+  assert_non_null(rec);
+  assert_true(rec->t_us >= S(11) && rec->t_us <= S(12) + 100000); /* after the hook's work */
+  for (int p = 0; p < RT_PROBE_COUNT; p++) {
+    uint32_t n = 0;
+    for (size_t i = 0; i < SIM.trace.n; i++)
+      n += SIM.trace.recs[i].kind == RT_EV_PROBE && SIM.trace.recs[i].a == p;
+    assert_true(rt_probe_hits(W, p) >= n);
+    assert_true((rt_probe_hits(W, p) == 0) == (n == 0));
+  }
+  assert_int_equal(rt_probe_hits(W, -1), 0);
+  assert_int_equal(rt_probe_hits(W, RT_PROBE_COUNT), 0);
+  done();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_identity_and_random),
@@ -455,6 +521,7 @@ int main(void) {
       cmocka_unit_test(test_onstart_yields_work),
       cmocka_unit_test(test_unsupported_commands),
       cmocka_unit_test(test_recovery_without_hook),
+      cmocka_unit_test(test_hook_yields_work),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
