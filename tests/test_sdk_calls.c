@@ -196,6 +196,33 @@ static const rt_usercode probe_uc = {
     .resume = p_resume,
 };
 
+/* As a sub-agent: the tool run works 1..2 s (drawn), then completes. */
+static rt_uc_status p_tool_run(void *st, rt_sdk_actor *self, rt_uc_frame *fr, rt_uc_out *out) {
+  (void)st;
+  (void)self;
+  (void)fr;
+  out->status = RT_UC_YIELD;
+  out->cmd.kind = RT_UC_CMD_WORK;
+  out->cmd.min_us = S(1);
+  out->cmd.max_us = S(2);
+  return out->status;
+}
+
+static rt_uc_status p_tool_resume(void *st, rt_sdk_actor *self, rt_uc_frame *fr,
+                                  const rt_uc_in *in, rt_uc_out *out) {
+  (void)st;
+  (void)self;
+  (void)fr;
+  (void)in;
+  return out->status = RT_UC_DONE;
+}
+
+static const rt_usercode worker_uc = {
+    .name = "sdk-worker",
+    .tool_run = p_tool_run,
+    .resume = p_tool_resume,
+};
+
 static const rt_usercode hooked_uc = {
     .name = "sdk-probe-hooked",
     .on_start = p_on_start,
@@ -511,6 +538,50 @@ static void test_hook_yields_work(void **st) {
   done();
 }
 
+/* A sub-agent whose tool run works a drawn 1..2 s: the parent's run
+** completes when the body says, not after the 60 s the parent asked. */
+static void test_child_tool_run_drawn_work(void **st) {
+  (void)st;
+  world(5);
+  uint32_t parent = add("parent", "Parent");
+  assert_int_equal(rt__usercode_set(W, parent, &rt__uc_declarative), 0);
+  uint32_t child = add("worker", "Worker");
+  assert_int_equal(rt__usercode_set(W, child, &worker_uc), 0);
+  assert_int_equal(rt_toolrun_at(W, parent, child, S(60), S(1)), 0);
+  sim_run(&SIM, S(30), 0);
+  int done_n = 0;
+  int64_t at = -1;
+  for (size_t i = 0; i < SIM.trace.n; i++) {
+    const sim_rec *r = &SIM.trace.recs[i];
+    if (r->kind == RT_EV_TOOLRUN_STATUS && r->b == RT_TR_COMPLETED && r->actor == parent) {
+      done_n++;
+      at = r->t_us;
+    }
+  }
+  assert_int_equal(done_n, 1);
+  assert_true(at > S(2) && at < S(3) + 500000);
+  done();
+}
+
+/* rt_fail_commits(RT_NO_ACTOR, 1): the next commit of any actor fails (the
+** turn rolls back, the actor is reset), and the actor serves again after. */
+static void test_fail_any_commit(void **st) {
+  (void)st;
+  world(5);
+  mode = 6;
+  uint32_t a = add("shop", "Probe");
+  rt_fail_commits(W, RT_NO_ACTOR, 1);
+  assert_int_equal(rt_request_at(W, a, RT_ENTRY_FETCH, S(1)), 0);
+  assert_int_equal(rt_request_at(W, a, RT_ENTRY_FETCH, S(10)), 0);
+  sim_run(&SIM, S(60), 0);
+  assert_int_equal(count(RT_EV_STORAGE_FAIL, NULL), 1);
+  assert_true(count(RT_EV_ACTOR_DEATH, NULL) >= 1);
+  const sim_rec *ok = last(RT_EV_REQUEST_OK);
+  assert_non_null(ok); /* the request after the reset is served */
+  assert_true(ok->t_us >= S(10));
+  done();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_identity_and_random),
@@ -522,6 +593,8 @@ int main(void) {
       cmocka_unit_test(test_unsupported_commands),
       cmocka_unit_test(test_recovery_without_hook),
       cmocka_unit_test(test_hook_yields_work),
+      cmocka_unit_test(test_child_tool_run_drawn_work),
+      cmocka_unit_test(test_fail_any_commit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
