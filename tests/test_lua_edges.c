@@ -155,12 +155,36 @@ static void test_bad_folder_and_usage(void **st) {
   rt_lua_free(x);
 }
 
+/* A C callback that throws a table: no Lua line to name. */
+static int throw_table(lua_State *L) {
+  lua_newtable(L);
+  return lua_error(L);
+}
+
+/* Error objects that are not strings still give a message: a number is
+** printed as the number, another value by its type. */
+static void test_error_objects(void **st) {
+  char err[256];
+  (void)st;
+  rt_lua *x = mk(NULL, 0, err, sizeof err);
+  assert_non_null(x);
+  assert_int_equal(run(x, "error(42)"), RT_LUA_ERR_RUN);
+  assert_true(strncmp(rt_lua_error(x), "42", 2) == 0);
+  rt_lua_co co;
+  lua_pushcfunction(rt_lua_L(x), throw_table);
+  assert_int_equal(rt_lua_start(x, 0, &co), RT_LUA_ERR_RUN);
+  assert_non_null(strstr(rt_lua_error(x), "(error object is a table value)"));
+  rt_lua_co_release(x, &co);
+  rt_lua_free(x);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_xpcall_and_load),
       cmocka_unit_test(test_int_float_key_order),
       cmocka_unit_test(test_files),
       cmocka_unit_test(test_bad_folder_and_usage),
+      cmocka_unit_test(test_error_objects),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
