@@ -190,6 +190,10 @@ typedef struct rt_actor_spec {
                                        completed, else an rt_toolrun_status) */
   char tool_error[96];              /* ... the error message of an error run */
   int max_tools;                    /* maxConcurrentAgentTools (0 = Infinity) */
+  int tool_chunks;                  /* as a child: chunks its runs store, evenly
+                                       over the work (issue #15; 0 none) */
+  int finish_hook_aborts;           /* 1: its onAgentToolFinish aborts every
+                                       other open run (first result wins) */
 } rt_actor_spec;
 
 typedef struct rt_world rt_world;
@@ -259,6 +263,27 @@ int rt_toolrun_at(rt_world *w, uint32_t parent, uint32_t child,
 ** in flight it returns that pass (single flight; RT_EV_TOOLRUN_RECOVERY
 ** phase 2 "joined"). Issue #15. Returns 0 or -1. */
 int rt_toolrun_recovery_at(rt_world *w, uint32_t actor, int64_t at_us);
+
+/* A request to `parent` that aborts every open run of `child`, oldest first
+** (their AbortSignal; RT_EV_TOOLRUN_ABORT by "workload", status aborted, the
+** finish hook, the `aborted` event, cancelAgentToolRun on the child). A
+** terminal run is not rewritten. Issue #15. Returns 0 or -1. */
+int rt_toolrun_abort_at(rt_world *w, uint32_t parent, uint32_t child, int64_t at_us);
+
+/* A client of `parent` reconnects (a WebSocket message) asking for the
+** events after sequence `since` (-1: all, started included) of every run,
+** in started_at order: RT_EV_TOOLRUN_REPLAY, then per run the stored chunks
+** (getAgentToolChunks on its child) and, for a terminal run, its terminal
+** event, as RT_EV_TOOLRUN_EVENT with replay 1. Returns 0 or -1. */
+int rt_toolrun_replay_at(rt_world *w, uint32_t parent, int since, int64_t at_us);
+
+/* runAgentTool(child) with runId `run_id` (> 0; the run RT_TR_USER_BASE +
+** run_id, 2000000000000 + run_id): a new id starts a run; an existing
+** terminal row returns its stored result (RT_EV_TOOLRUN_ATTACH "stored");
+** an open row is re-attached with stable ids (#1640), else (@1604) its
+** chunks are replayed and it ends interrupted ("reused"). Returns 0 or -1. */
+int rt_toolrun_id_at(rt_world *w, uint32_t parent, uint32_t child, int64_t work_us,
+                     int64_t run_id, int64_t at_us);
 
 /* A request that calls schedule(delay, callback) (interval_us == 0: a
 ** one-shot row at floor((now + delay) / 1 s)) or scheduleEvery(interval,
@@ -522,6 +547,16 @@ int rt_chat_at(rt_world *w, uint32_t actor, int chunks, int64_t chunk_every_us,
 ** #1630). lastBody gains "tool" (the child's actor index) and "work". */
 int rt_chat_tool_at(rt_world *w, uint32_t actor, int chunks, int64_t chunk_every_us,
                     uint32_t child, int64_t work_us, int64_t at_us);
+
+/* Direct chat calls as requests (issue #15; rt_sdk.h has them for user
+** code): continueLastTurn(); saveMessages() with a user message `text`
+** whose turn streams `chunks` (0: lastBody's count) one every
+** chunk_every_us; and the client's cancel of the running turn (a WebSocket
+** message; RT_EV_CHAT_CANCEL). Each returns 0 or -1. */
+int rt_chat_continue_at(rt_world *w, uint32_t actor, int64_t at_us);
+int rt_chat_save_at(rt_world *w, uint32_t actor, const char *text, int chunks,
+                    int64_t chunk_every_us, int64_t at_us);
+int rt_chat_cancel_at(rt_world *w, uint32_t actor, int64_t at_us);
 
 /* Fault door (stream_cut): severs every active upstream stream of `actor`
 ** (RT_NO_ACTOR: of every actor) now. A store:true generation (retrieve

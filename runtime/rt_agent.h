@@ -43,6 +43,15 @@ enum rt_agent_msg {
   MSG_STASH_OUTSIDE,    /* request whose handler calls this.stash() outside a fiber */
   MSG_KEEPALIVE_ACQUIRE,/* request that calls keepAlive(); str lease */
   MSG_KEEPALIVE_DISPOSE,/* request that calls a kept disposer; str lease */
+  MSG_CHAT_CONTINUE,    /* request that calls continueLastTurn() (rt_chat.c) */
+  MSG_CHAT_SAVE,        /* request that calls saveMessages(str text); arg chunks, arg2 spacing */
+  MSG_CHAT_CANCEL,      /* the client cancels the running chat turn */
+  MSG_TOOL_ABORT,       /* request that aborts the open runs of child arg (signal) */
+  MSG_TOOL_REPLAY,      /* a client reconnects: replay every run's events after arg */
+  MSG_CALL_CANCEL,      /* parent → child: cancelAgentToolRun(run arg) */
+  MSG_CALL_CHUNKS,      /* parent → child: getAgentToolChunks(run arg): the reply is the
+                           last stored sequence */
+  MSG_TOOL_CHUNK,       /* child → parent (notify): chunk arg2 of run arg was stored */
   MSG_KINDS
 };
 
@@ -53,6 +62,8 @@ typedef enum rt_call_purpose {
   CALL_FIBER_STEP,          /* a fiber's CALL step */
   CALL_TOOL_START,          /* live runAgentTool start */
   CALL_TOOL_ATTACH,         /* re-attach to a running child (#1640) */
+  CALL_TOOL_CANCEL,         /* cancelAgentToolRun: the reply is ignored */
+  CALL_TOOL_CHUNKS,         /* getAgentToolChunks: replay to a client or a reuse */
   CALL_PURPOSES
 } rt_call_purpose;
 
@@ -69,6 +80,17 @@ typedef struct rt_fiber {
   int64_t await_req;        /* awaited runFiber: the request waiting (0 none) */
   rt_uc_frame fr;           /* its body's continuation (rt_usercode.h) */
 } rt_fiber;
+
+/* The models' synchronous SDK calls (rt_sdk.h), registered by the chat and
+** tool-run models (from rt_models.c) so that the core's rt_sdk.c can reach
+** them without naming them. NULL: not registered. */
+typedef struct rt_model_calls {
+  int (*continue_last_turn)(rt_world *w, uint32_t a);
+  int64_t (*save_messages)(rt_world *w, uint32_t a, const char *text);
+  int (*abort_tool_run)(rt_world *w, uint32_t a, int64_t run, const char *by);
+  int (*open_tool_runs)(rt_world *w, uint32_t a, int64_t *out, int cap);
+} rt_model_calls;
+extern rt_model_calls rt__model_calls;
 
 /* Legacy fibers recovered inside the startup gate, run after it opens. */
 typedef struct rt_legacy_pending {

@@ -66,6 +66,7 @@ typedef struct chat_turn {
   int64_t tool_run;                /* ... this one */
   int up_chunks;                   /* the stream to start after the tool */
   int64_t up_every;
+  int durable;                     /* 1: runs as a fiber (chatRecovery on) */
 } chat_turn;
 
 typedef struct turn_spec {
@@ -605,14 +606,17 @@ static int turn_begin(rt_world *w, uint32_t a, const turn_spec *sp) {
   if (appends && msg_get(w, a, sp->target, &target) == 0)
     cut_copy(t->text, sizeof t->text, target.text);
   snprintf(name, sizeof name, CHAT_PREFIX "%lld", (long long)t->req);
-  if (fiber_slot(m, t->fiber, 1)) {
+  t->durable = !policy_of(w, a)->off; /* chatRecovery = false: no fiber */
+  if (t->durable && fiber_slot(m, t->fiber, 1)) {
     t->live = 0;
     return -1;
   }
-  rt__emit(w, RT_EV_FIBER_START, a, t->fiber, 0, 0, name);
-  rt__w_fiber_insert(w, a, t->fiber, name);
-  w_snapshot(w, a, t, cm->last_body, cm->last_tools, 0);
-  rt__keepalive_acquire(w, a);
+  if (t->durable) {
+    rt__emit(w, RT_EV_FIBER_START, a, t->fiber, 0, 0, name);
+    rt__w_fiber_insert(w, a, t->fiber, name);
+    w_snapshot(w, a, t, cm->last_body, cm->last_tools, 0);
+    rt__keepalive_acquire(w, a);
+  }
   w_meta(w, a, t->stream, t->req, RT_CS_STREAMING);
   snprintf(body, sizeof body, "{\"type\":\"start\",\"messageId\":%lld}", (long long)t->msg);
   w_chunk(w, a, t->stream, 0, body);
@@ -661,7 +665,7 @@ static void turn_chunk(rt_world *w, uint32_t a, int64_t up, int k, int last) {
   snprintf(body, sizeof body, "{\"type\":\"text-delta\",\"delta\":\"%s\"}", tok);
   w_chunk(w, a, t->stream, ++t->deltas, body);
   cut_cat(t->text, sizeof t->text, tok);
-  if (t->deltas == 1 && policy_of(w, a)->provider == RT_CHAT_RETRIEVE)
+  if (t->deltas == 1 && t->durable && policy_of(w, a)->provider == RT_CHAT_RETRIEVE)
     w_snapshot(w, a, t, cm->last_body, cm->last_tools, up); /* this.stash({responseId}) */
   if (last) turn_finish(w, a, RT_CS_COMPLETED);
 }
@@ -683,12 +687,14 @@ static void turn_finish(rt_world *w, uint32_t a, int status) {
   if (t->deltas > 0)
     w_assistant(w, a, t->msg, t->req, t->answers, t->text, msg_get(w, a, t->msg, &ex) != 0);
   w_meta(w, a, t->stream, t->req, status);
-  snprintf(name, sizeof name, CHAT_PREFIX "%lld", (long long)t->req);
-  rt__w_fiber_delete(w, a, t->fiber);
-  fiber_slot(m, t->fiber, 0);
-  rt__emit(w, RT_EV_FIBER_DONE, a, t->fiber, 1, 0, name);
   t->live = 0;
-  rt__keepalive_release(w, a);
+  if (t->durable) {
+    snprintf(name, sizeof name, CHAT_PREFIX "%lld", (long long)t->req);
+    rt__w_fiber_delete(w, a, t->fiber);
+    fiber_slot(m, t->fiber, 0);
+    rt__emit(w, RT_EV_FIBER_DONE, a, t->fiber, 1, 0, name);
+    rt__keepalive_release(w, a);
+  }
   if (RT_MEM(w, a) != m) return;
   if (cm->n_queue == 0) {
     run_waiting(w, a); /* the queue is idle: waitUntilStable resolves */
@@ -917,6 +923,43 @@ static int retrieve(rt_world *w, uint32_t a, rec_state *r) {
   return 1;
 }
 
+/* Appends text to buf (cap bytes) as a JSON string, cut to fit. */
+static void json_str(char *buf, size_t cap, const char *text) {
+  size_t o = strlen(buf);
+  if (o + 3 >= cap) return;
+  buf[o++] = '"';
+  for (; *text && o + 3 < cap; text++) {
+    if (*text == '"' || *text == '\\') buf[o++] = '\\';
+    buf[o++] = (unsigned char)*text < 0x20 ? ' ' : *text;
+  }
+  buf[o++] = '"';
+  buf[o] = '\0';
+}
+
+/* RT_EV_CHAT_RECOVERY_CTX: the whole ctx onChatRecovery receives (A.12
+** step 3): streamId, requestId, createdAt, partialText, partialParts (the
+** parts rebuilt from the text deltas: one text part, or none),
+** recoveryData (the user's stash), messages (how many), lastBody and
+** lastClientTools (as restored in the constructor; null when none). */
+static void emit_ctx(rt_world *w, uint32_t a, const rec_state *r) {
+  struct rt_chat_mem *cm = chat_m(RT_MEM(w, a));
+  char *js = malloc(TEXT_CAP + 1024), rd[48] = "null";
+  if (!js) return;
+  if (r->response > 0) snprintf(rd, sizeof rd, "{\"responseId\":%lld}", (long long)r->response);
+  snprintf(js, TEXT_CAP + 1024,
+           "{\"streamId\":%lld,\"requestId\":%lld,\"createdAt\":%lld,\"partialParts\":%d,"
+           "\"recoveryData\":%s,\"messages\":%d,\"lastBody\":%s,\"lastClientTools\":%s,"
+           "\"partialText\":",
+           (long long)r->stream, (long long)r->req, (long long)r->created_ms, r->deltas > 0, rd,
+           r->n_messages, cm && cm->last_body[0] ? cm->last_body : "null",
+           cm && cm->last_tools[0] ? cm->last_tools : "null");
+  json_str(js, TEXT_CAP + 1000, r->text);
+  strcat(js, "}");
+  sim_emit(w->s, RT_EV_CHAT_RECOVERY_CTX, a, r->stream, r->req, r->n_messages,
+           rt__str(w, r->text), rt__str(w, js));
+  free(js);
+}
+
 /* onChatRecovery per provider strategy (seed 000 "Recovery strategies by
 ** provider"); the actor's configured options otherwise. */
 static void on_chat_recovery(rt_world *w, uint32_t a, rec_state *r) {
@@ -927,6 +970,7 @@ static void on_chat_recovery(rt_world *w, uint32_t a, rec_state *r) {
   void *st;
   const char *err = NULL;
   const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  emit_ctx(w, a, r);
   if (uc && uc->on_chat_recovery && /* the user's options (rt_usercode.h) */
       uc->on_chat_recovery(st, &self, &ctx, &opts) == RT_UC_THREW)
     opts = (rt_uc_chat_opts){1, 1, NULL};
@@ -1041,7 +1085,7 @@ static int stable(const struct rt_chat_mem *cm) { return !cm->turn.live && cm->n
 
 /* Deletes a callback's payload row (and its schedule row if still held). */
 static void release(rt_world *w, uint32_t a, const chat_cb *cb) {
-  sqlite3_stmt *st = wst(w, a, C_PAY_DELETE);
+  sqlite3_stmt *st = cb->sid > 0 ? wst(w, a, C_PAY_DELETE) : NULL; /* 0: a direct call */
   if (st) {
     sqlite3_bind_int64(st, 1, cb->sid);
     rt__txn_wrote(w, a, RT_W_SCHEDULE, cb->sid, sqlite3_step(st));
@@ -1235,6 +1279,109 @@ static void rt__chat_callback(rt_world *w, uint32_t a, int64_t sid, const char *
   }
 }
 
+/* ---- direct calls (issue #15): continueLastTurn(), saveMessages(), and the
+** client's cancel of the running turn ------------------------------------------ */
+
+/* continueLastTurn() called by user code: no schedule row, no payload. */
+static int direct_continue(rt_world *w, uint32_t a) {
+  chat_cb cb = {.kind = RT_CM_CONTINUE, .name = "continueLastTurn"};
+  chat_row last;
+  if (!chat_mem(w, a)) return -1;
+  int found = msg_last(w, a, 1, &last) == 0;
+  run_continue(w, a, &cb);
+  return found;
+}
+
+/* saveMessages([text]): chunks 0 takes lastBody's. */
+static int64_t direct_save(rt_world *w, uint32_t a, const char *text, int chunks,
+                           int64_t every) {
+  struct rt_chat_mem *cm = chat_mem(w, a);
+  chat_cb cb = {.kind = RT_CM_SAVE, .name = "saveMessages"};
+  int n;
+  int64_t e;
+  if (!cm) return -1;
+  body_params(cm, &n, &e);
+  if (chunks > 0) n = chunks, e = every;
+  int64_t req = rt__new_id(w), uid = rt__new_id(w);
+  turn_spec sp = {RT_CM_SAVE, req, uid, 0, n, e, 0, ""};
+  cut_copy(sp.user, sizeof sp.user, text);
+  submit(w, a, &cb, &sp);
+  return req;
+}
+
+static int sdk_continue(rt_world *w, uint32_t a) { return direct_continue(w, a); }
+static int64_t sdk_save(rt_world *w, uint32_t a, const char *text) {
+  return direct_save(w, a, text, 0, 0);
+}
+
+/* The client cancels the running turn (the request's AbortController): the
+** provider stops generating, the turn ends as a finished stream would, its
+** partial text persisted (modelling choice, docs/runtime.md). */
+static void chat_cancel(rt_world *w, uint32_t a, const rt_msg *m) {
+  struct rt_chat_mem *cm = chat_mem(w, a);
+  chat_turn *t = cm ? &cm->turn : NULL;
+  if (!t || !t->live) {
+    rt__emit(w, RT_EV_CHAT_CANCEL, a, 0, 0, 0, NULL);
+    rt__request_done(w, a, m, 1, NULL);
+    return;
+  }
+  rt__emit(w, RT_EV_CHAT_CANCEL, a, t->req, t->deltas, 0, NULL);
+  chat_up *u = t->up ? up_find(w, a, t->up) : NULL;
+  if (u && u->attached) {
+    u->attached = 0;
+    u->stored = 0; /* aborted: the provider stops too */
+    up_emit(w, u, RT_UP_SEVERED);
+  }
+  t->tool_wait = 0;
+  turn_finish(w, a, RT_CS_COMPLETED);
+  if (RT_MEM(w, a)) rt__request_done(w, a, m, 1, NULL);
+}
+
+static void chat_message(rt_world *w, uint32_t a, const rt_msg *m) {
+  switch (m->kind) {
+    case MSG_CHAT: rt__chat_request(w, a, m); break;
+    case MSG_CHAT_CONTINUE:
+      direct_continue(w, a);
+      if (RT_MEM(w, a)) rt__request_done(w, a, m, 1, NULL);
+      break;
+    case MSG_CHAT_SAVE:
+      direct_save(w, a, sim_trace_str(&w->s->trace, m->str), (int)m->arg, m->arg2);
+      if (RT_MEM(w, a)) rt__request_done(w, a, m, 1, NULL);
+      break;
+    case MSG_CHAT_CANCEL: chat_cancel(w, a, m); break;
+    default: break;
+  }
+}
+
+static int chat_req_at(rt_world *w, uint32_t actor, int kind, rt_entry entry, uint32_t str,
+                       int chunks, int64_t every, int64_t at_us) {
+  rt_msg m = {0};
+  if (!w || actor >= w->n_actors) return -1;
+  m.kind = kind;
+  m.entry = entry;
+  m.str = str;
+  m.arg = chunks;
+  m.arg2 = every;
+  return rt__deliver_at(w, actor, &m, at_us);
+}
+
+int rt_chat_continue_at(rt_world *w, uint32_t actor, int64_t at_us) {
+  return chat_req_at(w, actor, MSG_CHAT_CONTINUE, RT_ENTRY_FETCH, 0, 0, 0, at_us);
+}
+
+int rt_chat_save_at(rt_world *w, uint32_t actor, const char *text, int chunks,
+                    int64_t chunk_every_us, int64_t at_us) {
+  if (!w || !text || !*text || chunks < 0 || chunks > RT_CHAT_MAX_CHUNKS ||
+      (chunks > 0 && chunk_every_us <= 0))
+    return -1;
+  return chat_req_at(w, actor, MSG_CHAT_SAVE, RT_ENTRY_FETCH, rt__str(w, text), chunks,
+                     chunk_every_us, at_us);
+}
+
+int rt_chat_cancel_at(rt_world *w, uint32_t actor, int64_t at_us) {
+  return chat_req_at(w, actor, MSG_CHAT_CANCEL, RT_ENTRY_WS, 0, 0, 0, at_us);
+}
+
 /* ---- inspection -------------------------------------------------------------- */
 
 int rt_chat_messages(rt_world *w, uint32_t actor, rt_chat_message *out, int cap) {
@@ -1265,14 +1412,14 @@ int rt_chat_last_recovery(rt_world *w, uint32_t actor, rt_chat_recovery_info *ou
 
 /* ---- the extension ----------------------------------------------------------- */
 
-static const int chat_kinds[] = {MSG_CHAT};
+static const int chat_kinds[] = {MSG_CHAT, MSG_CHAT_CONTINUE, MSG_CHAT_SAVE, MSG_CHAT_CANCEL};
 
 rt_agent_ext rt__chat_ext = {
     .name = "chat",
     .store = &rt__chat_store,
     .kinds = chat_kinds,
-    .n_kinds = 1,
-    .message = rt__chat_request,
+    .n_kinds = (int)(sizeof chat_kinds / sizeof chat_kinds[0]),
+    .message = chat_message,
     .schedule_ran = rt__chat_callback,
     .recover_orphan = rt__chat_recover,
     .mem_free = rt__chat_mem_free,
@@ -1280,4 +1427,8 @@ rt_agent_ext rt__chat_ext = {
 };
 
 /* Registers what chat needs from the tool-run model (rt_models.c). */
-int rt__chat_register(void) { return rt__toolrun_on_terminal(rt__chat_tool_done); }
+int rt__chat_register(void) {
+  rt__model_calls.continue_last_turn = sdk_continue;
+  rt__model_calls.save_messages = sdk_save;
+  return rt__toolrun_on_terminal(rt__chat_tool_done);
+}

@@ -170,6 +170,8 @@ typedef struct rt_chat_policy {
   rt_chat_provider provider;
   int no_persist;           /* onChatRecovery returns persist: false */
   int no_continue;          /* onChatRecovery returns continue: false */
+  int off;                  /* chatRecovery = false: turns are not fibers,
+                               nothing is recovered (issue #15) */
 } rt_chat_policy;
 
 /* Deliberately broken chat recoveries (the runtime field "chat_bug"). */
@@ -188,7 +190,8 @@ enum rt_chat_mode {
   RT_CM_CONTINUE = 2,       /* _chatRecoveryContinue -> continueLastTurn: appends to b */
   RT_CM_RETRY = 3,          /* _chatRecoveryRetry: the unanswered user turn again */
   RT_CM_SYNTHETIC = 4,      /* _continueWithSyntheticMessage: answers a synthetic user message */
-  RT_CM_SKIPPED = 5         /* a recovery callback found nothing to do: no turn runs */
+  RT_CM_SKIPPED = 5,        /* a recovery callback found nothing to do: no turn runs */
+  RT_CM_SAVE = 6            /* saveMessages(): answers the user message it saved */
 };
 
 /* RT_EV_CHAT_STREAM.b: cf_ai_chat_stream_metadata.status. */
@@ -295,6 +298,18 @@ typedef enum rt_event_kind {
   RT_EV_FIBER_SKIPPED,     /* old fiber id, age_us, -, name, reason : #1729 dropped the row (max_age_exceeded) */
   /* probes (issue #16; docs/trace.md "Probes") */
   RT_EV_PROBE,             /* rt_probe, -, -, probe name, - : its first hit in this run */
+  /* issue #15, the rest (tool-run events, abort, chat context and cancel) */
+  RT_EV_CHAT_RECOVERY_CTX, /* stream id, request id, messages, partial text, context JSON : the
+                              whole ctx onChatRecovery received */
+  RT_EV_CHAT_CANCEL,       /* request id (0: no turn ran), text chunks received, -, -, - :
+                              the client cancelled the running turn */
+  RT_EV_TOOLRUN_EVENT,     /* run id, sequence, 0 live / 1 replay to every client / 2 replay to
+                              one reconnecting client, event kind, tool call id :
+                              an agent-tool-event frame broadcast to the parent's clients */
+  RT_EV_TOOLRUN_ABORT,     /* run id, child actor, status found, by ("workload"/"hook"), - :
+                              the parent aborted the run (signal) */
+  RT_EV_TOOLRUN_REPLAY,    /* replay id, afterSequence, runs, -, - : a client reconnected and
+                              asked for the runs' events after a sequence */
   RT_EV_KIND_COUNT
 } rt_event_kind;
 
@@ -331,7 +346,9 @@ typedef enum rt_tr_attach {
   RT_TRA_STORED = 1,       /* the row is terminal: its stored result is returned */
   RT_TRA_TAIL = 2,         /* the row is open: re-attach to the running child (#1640) */
   RT_TRA_RECOVERY = 3,     /* parent recovery re-attaches instead of interrupting (#1640) */
-  RT_TRA_GAVE_UP = 4       /* no progress within the budget: interrupted "no-progress" */
+  RT_TRA_GAVE_UP = 4,      /* no progress within the budget: interrupted "no-progress" */
+  RT_TRA_REUSED = 5        /* a plain runAgentTool with the id of an open run (@1604): its
+                              chunks replayed, then interrupted; no second start */
 } rt_tr_attach;
 
 /* Stable lower-case name of a kind ("fiber_start"), "?" if unknown. */

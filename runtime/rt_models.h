@@ -41,6 +41,12 @@ int64_t rt__toolrun_call(rt_world *w, uint32_t a, uint32_t child, int64_t work_u
 int rt__toolrun_on_terminal(void (*fn)(rt_world *w, uint32_t a, int64_t run, int status));
 /* Status of tool run `run` on actor a (-1 none) and its child actor. */
 int rt__toolrun_get(rt_world *w, uint32_t a, int64_t run, uint32_t *child);
+/* Run ids a plain runAgentTool names itself ("run_id": N is run
+** RT_TR_USER_BASE + N; issue #15). */
+#define RT_TR_USER_BASE 2000000000000LL
+/* Registers the tool-run SDK calls in rt__model_calls (abort, open runs);
+** once per process, before the first world. 0 or -1. */
+int rt__toolrun_register(void);
 
 /* ---- rt_chat.c: durable chat turns (seed 000 Layer 3; reference A.12) ------ */
 

@@ -86,6 +86,11 @@ static const char *const rt_event_names[RT_EV_KIND_COUNT] = {
   [RT_EV_FIBER_SKIPPED] = "fiber_skipped",
   [RT_EV_KEEPALIVE_DISPOSE] = "keepalive_dispose",
   [RT_EV_PROBE] = "probe",
+  [RT_EV_CHAT_RECOVERY_CTX] = "chat_recovery_ctx",
+  [RT_EV_CHAT_CANCEL] = "chat_cancel",
+  [RT_EV_TOOLRUN_EVENT] = "toolrun_event",
+  [RT_EV_TOOLRUN_ABORT] = "toolrun_abort",
+  [RT_EV_TOOLRUN_REPLAY] = "toolrun_replay",
 };
 
 static const char *const rt_probe_names[] = {
@@ -292,6 +297,7 @@ static const char *const rt_chat_mode_names[] = {
   [RT_CM_RETRY] = "retry",
   [RT_CM_SYNTHETIC] = "synthetic",
   [RT_CM_SKIPPED] = "skipped",
+  [RT_CM_SAVE] = "save_messages",
 };
 
 static const char *const rt_chat_provider_names[] = {
@@ -352,6 +358,7 @@ static const char *const rt_tr_attach_names[] = {
   [RT_TRA_TAIL] = "tail",
   [RT_TRA_RECOVERY] = "recovery",
   [RT_TRA_GAVE_UP] = "gave_up",
+  [RT_TRA_REUSED] = "reused",
 };
 
 const char *rt_tr_attach_name(int how) { return RT_NAME_IN(rt_tr_attach_names, how); }

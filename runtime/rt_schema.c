@@ -102,6 +102,12 @@ static const rt_field rt_fields[RT_EV_KIND_COUNT][RT_FIELDS] = {
   [RT_EV_SCHEDULE_SET] = {I_("schedule"), T_("at_us"), U_("interval_us"), S_("callback"), N_},
   /* probes (issue #16) */
   [RT_EV_PROBE] = {I_("id"), N_, N_, S_("probe"), N_},
+  /* issue #15, the rest */
+  [RT_EV_CHAT_RECOVERY_CTX] = {I_("stream"), I_("request"), I_("messages"), S_("partial_text"), J_("context")},
+  [RT_EV_CHAT_CANCEL] = {I_("request"), I_("chunks"), N_, N_, N_},
+  [RT_EV_TOOLRUN_EVENT] = {I_("run"), I_("sequence"), I_("replay"), S_("event"), S_("tool_call")},
+  [RT_EV_TOOLRUN_ABORT] = {I_("run"), E_("child", RT_F_ACTOR), E_("status", RT_F_TRSTATUS), S_("by"), N_},
+  [RT_EV_TOOLRUN_REPLAY] = {I_("replay"), I_("after_sequence"), I_("runs"), N_, N_},
 };
 
 static const rt_field rt_unknown[RT_FIELDS] = {I_("a"), I_("b"), I_("c"), S_("s"), S_("s2")};

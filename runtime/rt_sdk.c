@@ -107,3 +107,29 @@ void rt_sdk_effect(rt_sdk_actor *self, const char *name, const char *key) {
   snprintf(text, sizeof text, "%s%s%s", name, key && *key ? ":" : "", key ? key : "");
   rt__emit(self->w, RT_EV_EFFECT, self->a, self->fiber, -1, 0, text);
 }
+
+/* ---- chat (issue #15): reached through the chat model's registration ---- */
+
+rt_model_calls rt__model_calls;
+
+int rt_sdk_continue_last_turn(rt_sdk_actor *self) {
+  if (!live(self) || !rt__model_calls.continue_last_turn) return -1;
+  return rt__model_calls.continue_last_turn(self->w, self->a);
+}
+
+int64_t rt_sdk_save_messages(rt_sdk_actor *self, const char *text) {
+  if (!live(self) || !text || !*text || !rt__model_calls.save_messages) return -1;
+  return rt__model_calls.save_messages(self->w, self->a, text);
+}
+
+/* ---- tool runs (issue #15) ------------------------------------------------ */
+
+int rt_sdk_abort_agent_tool(rt_sdk_actor *self, int64_t run) {
+  if (!live(self) || !rt__model_calls.abort_tool_run) return -1;
+  return rt__model_calls.abort_tool_run(self->w, self->a, run, "hook");
+}
+
+int rt_sdk_open_agent_tools(rt_sdk_actor *self, int64_t *out, int cap) {
+  if (!live(self) || !out || cap < 0 || !rt__model_calls.open_tool_runs) return -1;
+  return rt__model_calls.open_tool_runs(self->w, self->a, out, cap);
+}

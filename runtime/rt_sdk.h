@@ -122,4 +122,34 @@ int rt_sdk_sql_exec(rt_sdk_actor *self, const char *sql, const char *const *para
 ** outside one). */
 void rt_sdk_effect(rt_sdk_actor *self, const char *name, const char *key);
 
+/* ---- chat (AIChatAgent; reference A.12; issue #15) ------------------------ */
+
+/* continueLastTurn(): a turn that appends to the last assistant message,
+** through the turn queue (it runs now if no turn runs or waits, else after
+** them). With no assistant message it is skipped (RT_EV_CHAT_TURN mode
+** "skipped"). The turn streams lastBody's chunk count minus the words the
+** message already has. Records: RT_EV_CHAT_RESUME (callback
+** "continueLastTurn"), RT_EV_CHAT_TURN. Returns 1 if a turn was started or
+** queued, 0 if skipped, -1 on error (no chat model, dead actor). */
+int rt_sdk_continue_last_turn(rt_sdk_actor *self);
+
+/* saveMessages([user message `text`]): persists a new user message when its
+** turn starts and answers it with a new turn (RT_EV_CHAT_TURN mode
+** "save_messages"), through the same turn queue; lastBody gives the chunk
+** count. Returns the request id of the turn, or -1. */
+int64_t rt_sdk_save_messages(rt_sdk_actor *self, const char *text);
+
+/* ---- tool runs (reference A.11; issue #15) ------------------------------- */
+
+/* Aborts tool run `run` (its AbortSignal fires): an open row becomes
+** `aborted` (RT_EV_TOOLRUN_ABORT by "hook", then the usual status, finish
+** hook and `aborted` event) and the child is sent cancelAgentToolRun, which
+** stops its work. A terminal row is not rewritten. Returns 1 if the row was
+** open, 0 if not, -1 on error. */
+int rt_sdk_abort_agent_tool(rt_sdk_actor *self, int64_t run);
+
+/* The open (starting/running) tool runs of the actor, oldest first (at most
+** cap into out). Returns how many there are, or -1. */
+int rt_sdk_open_agent_tools(rt_sdk_actor *self, int64_t *out, int cap);
+
 #endif

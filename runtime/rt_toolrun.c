@@ -26,6 +26,19 @@
 ** still-running child instead of interrupting it. The child's
 ** startAgentToolRun for a run id it already has does not start the work
 ** again (the facet is named by the run id).
+**
+** The rest of issue #15 (reference A.11; the agents RFC "Agent tool event
+** protocol", "V1 observer semantics"): every run broadcasts agent-tool-event
+** frames with a per-run sequence (started 0, chunk k, then the terminal
+** event), RT_EV_TOOLRUN_EVENT; a child stores its chunks (sequence 1..n,
+** rv_child_chunks) and answers inspections with its status and n; the
+** reconciliation replays the n chunks (replay: true) before the terminal
+** event; a reconnecting client gets every run's events after its
+** afterSequence (getAgentToolChunks per run, in started_at order). The
+** parent may abort a run (its signal: `aborted`, then cancelAgentToolRun on
+** the child, which stops its work). A plain runAgentTool with the id of an
+** existing row (@1604): terminal → its stored result; open → its chunks
+** replayed, then `interrupted` (no second start).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +55,94 @@ static int rt__w_child_run(rt_world *w, uint32_t a, int64_t run, int status);
 static int rt__load_open_toolruns(rt_world *w, uint32_t a, int64_t *out, int cap);
 static int rt__child_run_get(rt_world *w, uint32_t a, int64_t run);
 static void rt__toolrun_schedule_recovery(rt_world *w, uint32_t a);
+static int load_all_toolruns(rt_world *w, uint32_t a, int64_t *out, int cap);
+static int child_chunk_count(rt_world *w, uint32_t a, int64_t run);
+static int w_child_chunk(rt_world *w, uint32_t a, int64_t run, int seq);
+
+/* A child's answer about a run: its status in the low 8 bits, the number
+** of chunks it stored above them (inspectAgentToolRun + the chunk count). */
+#define ANS_STATUS(v) ((int)((v) & 0xff))
+#define ANS_CHUNKS(v) ((int)((v) >> 8))
+
+/* ---- incarnation memory: the sequence broadcast per run, client replays -- */
+
+#define SEQ_SLOTS 128
+#define MAX_REPLAYS 8
+
+typedef struct tr_mem {
+  int64_t seq_run[SEQ_SLOTS];      /* runs whose events this incarnation sent ... */
+  int seq_last[SEQ_SLOTS];         /* ... the last sequence sent */
+  uint32_t seq_call[SEQ_SLOTS];    /* ... and the tool call id (trace string, 0 none) */
+  int n_seq, next_slot;
+  rt_msg replays[MAX_REPLAYS];     /* client replays: the first runs, the others wait */
+  int n_replays;
+  int64_t rows[RT_MAX_ROWS];       /* the running replay's runs, started_at order */
+  int n_rows, idx;
+  rt_uc_frame *fr;                 /* the child's tool-run bodies waiting for their work */
+  int n_fr, cap_fr;                /* (rt_usercode.h) */
+} tr_mem;
+
+static tr_mem *trm(rt_world *w, uint32_t a) {
+  rt_mem *m = RT_MEM(w, a);
+  if (!m) return NULL;
+  tr_mem *t = RT_EXT_MEM(m, &rt__toolrun_ext);
+  if (!t && (t = calloc(1, sizeof *t)) != NULL) RT_EXT_MEM(m, &rt__toolrun_ext) = t;
+  return t;
+}
+
+static void toolrun_mem_free(rt_world *w, rt_mem *m) {
+  tr_mem *t = RT_EXT_MEM(m, &rt__toolrun_ext);
+  (void)w;
+  if (!t) return;
+  free(t->fr);
+  free(t);
+  RT_EXT_MEM(m, &rt__toolrun_ext) = NULL;
+}
+
+/* The slot of run (made if absent: the oldest is reused when full). */
+static int seq_slot(tr_mem *t, int64_t run) {
+  for (int i = 0; i < t->n_seq; i++)
+    if (t->seq_run[i] == run) return i;
+  int i = t->n_seq < SEQ_SLOTS ? t->n_seq++ : t->next_slot;
+  t->next_slot = (i + 1) % SEQ_SLOTS;
+  t->seq_run[i] = run;
+  t->seq_last[i] = -1;
+  t->seq_call[i] = 0;
+  return i;
+}
+
+/* Sends an agent-tool-event frame of run at sequence seq: to every client
+** (replay 0 live, 1 a recovery's replay: both advance the run's last
+** sequence) or to one reconnecting client (replay 2, recorded as a replay). */
+static void broadcast(rt_world *w, uint32_t a, int64_t run, int seq, int replay,
+                      const char *kind) {
+  tr_mem *t = trm(w, a);
+  uint32_t call = 0;
+  if (t) {
+    int i = seq_slot(t, run);
+    call = t->seq_call[i];
+    if (replay < 2 && seq > t->seq_last[i]) t->seq_last[i] = seq;
+  }
+  sim_emit(w->s, RT_EV_TOOLRUN_EVENT, a, run, seq, replay, rt__str(w, kind), call);
+}
+
+static int last_seq(rt_world *w, uint32_t a, int64_t run) {
+  tr_mem *t = trm(w, a);
+  return t ? t->seq_last[seq_slot(t, run)] : -1;
+}
+
+/* The event of a terminal status (the RFC's AgentToolEvent kinds). */
+static const char *terminal_kind(int status) {
+  return status == RT_TR_COMPLETED ? "finished"
+         : status == RT_TR_ERROR   ? "error"
+         : status == RT_TR_ABORTED ? "aborted" : "interrupted";
+}
+
+/* Replays chunks from+1..n of run (replay frames; how: 1 to every client,
+** 2 to one reconnecting client). */
+static void replay_chunks(rt_world *w, uint32_t a, int64_t run, int from, int n, int how) {
+  for (int k = from + 1 > 1 ? from + 1 : 1; k <= n; k++) broadcast(w, a, run, k, how, "chunk");
+}
 
 /* Listeners of terminal runs (rt__toolrun_on_terminal): chat turns. */
 static void (*terminal_fns[4])(rt_world *w, uint32_t a, int64_t run, int status);
@@ -91,6 +192,8 @@ static int rt__finish_toolrun(rt_world *w, uint32_t a, int64_t run, int status,
   int changed = rt__w_toolrun_status(w, a, run, status, reason);
   if (changed == 1) rt__emit(w, RT_EV_TOOLRUN_STATUS, a, run, status, old, reason);
   if (changed != 1 || !RT_TR_IS_TERMINAL(status)) return changed;
+  broadcast(w, a, run, last_seq(w, a, run) + 1, 0, terminal_kind(status));
+  if (RT_MEM(w, a) != m) return changed;
   uint32_t msg = reason ? rt__str(w, reason) : 0;
   if (m->defer_finish == 2) { /* refused before it started: no hook */
   } else if (m->defer_finish && m->n_finish_hooks < RT_MAX_ROWS) {
@@ -121,7 +224,12 @@ static void rt__toolrun_started(rt_world *w, uint32_t a) {
 
 /* Maps a child's answer to the parent's terminal status (A.11 step 3); an
 ** error carries the child's message ("Agent tool run failed" if none). */
-static void finish_from_child(rt_world *w, uint32_t a, int64_t run, int child_status) {
+static void finish_from_child(rt_world *w, uint32_t a, int64_t run, int64_t answer) {
+  int child_status = ANS_STATUS(answer), last = last_seq(w, a, run);
+  if (ANS_CHUNKS(answer) > last) { /* chunks this incarnation did not send: replayed */
+    if (last < 0) last = 0;
+    replay_chunks(w, a, run, last, ANS_CHUNKS(answer), 1);
+  }
   uint32_t child = 0;
   rt__toolrun_get(w, a, run, &child);
   const char *msg = w->actors[child].spec.tool_error;
@@ -148,6 +256,8 @@ static void start_run(rt_world *w, uint32_t a, int64_t run, uint32_t child, int6
   rt__w_toolrun_insert(w, a, run, child, RT_TR_STARTING);
   sim_emit(w->s, RT_EV_TOOLRUN_INSERT, a, run, child, RT_TR_STARTING,
            rt__str(w, w->actors[child].spec.cls), tool_call);
+  tr_mem *t = trm(w, a);
+  if (t) t->seq_call[seq_slot(t, run)] = tool_call;
   if (cap > 0 && n_open >= cap) { /* an error row, no child spawned, no finish hook */
     char msg[64];
     snprintf(msg, sizeof msg, "maxConcurrentAgentTools (%d) exceeded", cap);
@@ -156,6 +266,7 @@ static void start_run(rt_world *w, uint32_t a, int64_t run, uint32_t child, int6
     m->defer_finish = 0;
     return;
   }
+  broadcast(w, a, run, 0, 0, "started"); /* after onAgentToolStart */
   rt_call *c = rt__new_call(w, a, CALL_TOOL_START, run, child);
   if (!c) return;
   c->str = tool_call;
@@ -221,14 +332,165 @@ int64_t rt__toolrun_call(rt_world *w, uint32_t a, uint32_t child, int64_t work_u
   return run;
 }
 
+/* A plain runAgentTool with a given runId (m->alarm_at > 0: run
+** RT_TR_USER_BASE + it). A new id starts a run; an existing terminal row
+** returns its stored result; an open row is re-attached (#1640 ids) or, at
+** @1604, gets its chunks replayed and is then finished `interrupted`. */
 static void rt__toolrun_request(rt_world *w, uint32_t a, const rt_msg *m) {
-  rt__toolrun_start(w, a, (uint32_t)m->arg, m->arg2);
-  rt__request_done(w, a, m, 1, NULL);
+  uint32_t child = (uint32_t)m->arg;
+  int64_t run = m->alarm_at > 0 ? RT_TR_USER_BASE + m->alarm_at : 0;
+  int st = run ? rt__toolrun_get(w, a, run, NULL) : -1;
+  if (st < 0) {
+    start_run(w, a, run ? run : rt__new_id(w), child, m->arg2, 0);
+  } else if (RT_TR_IS_TERMINAL(st)) {
+    sim_emit(w->s, RT_EV_TOOLRUN_ATTACH, a, run, RT_TRA_STORED, st, 0, 0);
+  } else if (w->cfg.toolrun_ids == RT_TR_IDS_STABLE) {
+    attach(w, a, run, RT_TRA_TAIL, 0);
+  } else {
+    uint32_t owner = 0;
+    rt__toolrun_get(w, a, run, &owner);
+    sim_emit(w->s, RT_EV_TOOLRUN_ATTACH, a, run, RT_TRA_REUSED, st, 0, 0);
+    rt_call *c = rt__new_call(w, a, CALL_TOOL_CHUNKS, run, owner);
+    if (c)
+      rt__send_call(w, a, owner, MSG_CALL_CHUNKS, "getAgentToolChunks", RT_ENTRY_FACET_INIT, c,
+                    run, 0);
+  }
+  if (RT_MEM(w, a)) rt__request_done(w, a, m, 1, NULL);
+}
+
+/* ---- abort by the parent (the run's AbortSignal) ------------------------ */
+
+static int abort_run(rt_world *w, uint32_t a, int64_t run, const char *by) {
+  uint32_t child = 0;
+  int st = rt__toolrun_get(w, a, run, &child);
+  if (st < 0) return 0;
+  rt__emit(w, RT_EV_TOOLRUN_ABORT, a, run, child, st, by);
+  if (RT_TR_IS_TERMINAL(st)) return 0; /* terminal rows are not rewritten */
+  rt__finish_toolrun(w, a, run, RT_TR_ABORTED, NULL);
+  if (!RT_MEM(w, a)) return 1;
+  rt_call *c = rt__new_call(w, a, CALL_TOOL_CANCEL, run, child);
+  if (c)
+    rt__send_call(w, a, child, MSG_CALL_CANCEL, "cancelAgentToolRun", RT_ENTRY_FACET_INIT, c,
+                  run, 0);
+  return 1;
+}
+
+static int sdk_abort(rt_world *w, uint32_t a, int64_t run, const char *by) {
+  return abort_run(w, a, run, by);
+}
+
+static int sdk_open(rt_world *w, uint32_t a, int64_t *out, int cap) {
+  int64_t all[RT_MAX_ROWS];
+  int n = rt__load_open_toolruns(w, a, all, RT_MAX_ROWS);
+  for (int i = 0; i < n && i < cap; i++) out[i] = all[i];
+  return n;
+}
+
+/* The workload's abort: every open run of child m->arg, oldest first. */
+static void abort_request(rt_world *w, uint32_t a, const rt_msg *m) {
+  int64_t open[RT_MAX_ROWS];
+  int n = rt__load_open_toolruns(w, a, open, RT_MAX_ROWS);
+  for (int i = 0; i < n && RT_MEM(w, a); i++) {
+    uint32_t child = 0;
+    rt__toolrun_get(w, a, open[i], &child);
+    if (child == (uint32_t)m->arg) abort_run(w, a, open[i], "workload");
+  }
+  if (RT_MEM(w, a)) rt__request_done(w, a, m, 1, NULL);
+}
+
+/* ---- a reconnecting client: every run's events after afterSequence ------- */
+
+static void replay_next(rt_world *w, uint32_t a);
+
+static void replay_begin(rt_world *w, uint32_t a) {
+  tr_mem *t = trm(w, a);
+  t->n_rows = load_all_toolruns(w, a, t->rows, RT_MAX_ROWS);
+  t->idx = 0;
+  rt__emit(w, RT_EV_TOOLRUN_REPLAY, a, t->replays[0].id, t->replays[0].arg, t->n_rows, NULL);
+  replay_next(w, a);
+}
+
+static void replay_request(rt_world *w, uint32_t a, const rt_msg *m) {
+  tr_mem *t = trm(w, a);
+  if (!t || t->n_replays == MAX_REPLAYS) {
+    rt__request_done(w, a, m, 0, t ? "too many reconnecting clients" : "out of memory");
+    return;
+  }
+  t->replays[t->n_replays++] = *m;
+  if (t->n_replays == 1) replay_begin(w, a);
+}
+
+/* Asks the child of the next run for its chunks, or ends this replay. */
+static void replay_next(rt_world *w, uint32_t a) {
+  tr_mem *t = trm(w, a);
+  while (t->idx < t->n_rows) {
+    uint32_t child = 0;
+    int64_t run = t->rows[t->idx];
+    if (rt__toolrun_get(w, a, run, &child) < 0) {
+      t->idx++;
+      continue;
+    }
+    rt_call *c = rt__new_call(w, a, CALL_TOOL_CHUNKS, run, child);
+    if (!c) break;
+    c->str = 1; /* a client replay (0: a reused run id) */
+    rt__send_call(w, a, child, MSG_CALL_CHUNKS, "getAgentToolChunks", RT_ENTRY_FACET_INIT, c,
+                  run, 0);
+    return;
+  }
+  rt_msg done = t->replays[0];
+  memmove(&t->replays[0], &t->replays[1], (size_t)(t->n_replays - 1) * sizeof done);
+  t->n_replays--;
+  rt__request_done(w, a, &done, 1, NULL);
+  if (RT_MEM(w, a) && t->n_replays > 0) replay_begin(w, a);
+}
+
+/* getAgentToolChunks answered n chunks (ok 0: none, the error swallowed). */
+static void chunks_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t n) {
+  int64_t run = c->key;
+  if (!ok) n = 0;
+  if (!c->str) { /* a reused open run id (@1604): replay, then interrupted */
+    replay_chunks(w, a, run, 0, (int)n, 1);
+    rt__finish_toolrun(w, a, run, RT_TR_INTERRUPTED, RT_MSG_TR_STILL_RUNNING);
+    return;
+  }
+  tr_mem *t = trm(w, a);
+  int since = (int)t->replays[0].arg;
+  int st = rt__toolrun_get(w, a, run, NULL);
+  if (since < 0) broadcast(w, a, run, 0, 2, "started");
+  replay_chunks(w, a, run, since, (int)n, 2);
+  if (RT_TR_IS_TERMINAL(st) && n + 1 > since) broadcast(w, a, run, (int)n + 1, 2, terminal_kind(st));
+  t->idx++;
+  replay_next(w, a);
+}
+
+int rt_toolrun_abort_at(rt_world *w, uint32_t parent, uint32_t child, int64_t at_us) {
+  rt_msg m = {0};
+  if (!w || parent >= w->n_actors || child >= w->n_actors) return -1;
+  m.kind = MSG_TOOL_ABORT;
+  m.entry = RT_ENTRY_FETCH;
+  m.arg = child;
+  return rt__deliver_at(w, parent, &m, at_us);
+}
+
+int rt_toolrun_replay_at(rt_world *w, uint32_t parent, int since, int64_t at_us) {
+  rt_msg m = {0};
+  if (!w || parent >= w->n_actors || since < -1) return -1;
+  m.kind = MSG_TOOL_REPLAY;
+  m.entry = RT_ENTRY_WS; /* the client's WebSocket reconnects */
+  m.arg = since;
+  return rt__deliver_at(w, parent, &m, at_us);
 }
 
 /* A child's run ended (its RT_MC_NOTIFY message to this incarnation). */
 static void toolrun_notify(rt_world *w, uint32_t a, const rt_msg *m) {
-  if (m->kind == MSG_RUN_DONE) finish_from_child(w, a, m->arg, (int)m->arg2);
+  if (m->kind == MSG_RUN_DONE) finish_from_child(w, a, m->arg, m->arg2);
+  if (m->kind == MSG_TOOL_CHUNK) { /* a live chunk of an open run, in order */
+    int st = rt__toolrun_get(w, a, m->arg, NULL);
+    /* the tail is a stream: chunks arrive in order, none skipped */
+    for (int k = last_seq(w, a, m->arg) + 1; st >= 0 && !RT_TR_IS_TERMINAL(st) && k <= m->arg2;
+         k++)
+      broadcast(w, a, m->arg, k < 1 ? 1 : k, 0, "chunk");
+  }
 }
 
 /* ---- the child side --------------------------------------------------- */
@@ -240,46 +502,68 @@ static int child_live(const rt_mem *mem, int64_t run) {
   return 0;
 }
 
-/* The child's tool-run bodies waiting for their work (rt_usercode.h),
-** in the extension's incarnation slot. */
-typedef struct tr_mem {
-  rt_uc_frame *fr;
-  int n, cap;
-} tr_mem;
+/* The child's answer about run: its status and its stored chunks. */
+static int64_t answer(rt_world *w, uint32_t a, int64_t run, int status) {
+  return (int64_t)status | ((int64_t)child_chunk_count(w, a, run) << 8);
+}
+
+/* The serving start of run on this incarnation, or NULL. */
+static const rt_msg *serving_start(const rt_mem *mem, int64_t id) {
+  for (int i = 0; i < mem->inc.n_serving; i++)
+    if (mem->inc.serving[i].kind == MSG_CALL_START && mem->inc.serving[i].id == id)
+      return &mem->inc.serving[i];
+  return NULL;
+}
+
+/* The child stores its next chunk while it works (tool_chunks of them,
+** evenly over the work) and sends it up the parent's tail. */
+static void child_chunk(sim *s, void *ctx, uint64_t arg) {
+  rt_world *w = ctx;
+  uint32_t a = (uint32_t)(arg >> 40);
+  rt_mem *mem = RT_MEM(w, a);
+  const rt_msg *start = mem ? serving_start(mem, (int64_t)(arg & ((1ULL << 40) - 1))) : NULL;
+  int n = w->actors[a].spec.tool_chunks;
+  (void)s;
+  if (!start) return; /* the run ended, was cancelled, or this incarnation died */
+  int seq = child_chunk_count(w, a, start->arg) + 1;
+  if (seq > n || w_child_chunk(w, a, start->arg, seq)) return;
+  rt_msg r = {0};
+  r.kind = MSG_TOOL_CHUNK;
+  r.cls = RT_MC_NOTIFY;
+  r.from = a;
+  r.from_dom = start->from_dom;
+  r.arg = start->arg;
+  r.arg2 = seq;
+  uint32_t parent = start->from;
+  int64_t gap = start->arg2 / (n + 1);
+  rt__deliver(w, parent, &r, w->cfg.rpc_latency_us + w->rpc_extra_us);
+  if (seq < n) sim_after(w->s, gap, mem->inc.dom, child_chunk, w, arg);
+}
 
 static int frame_put(rt_mem *m, const rt_uc_frame *f) {
   tr_mem *t = RT_EXT_MEM(m, &rt__toolrun_ext);
   if (!t && !(t = calloc(1, sizeof *t))) return -1;
   RT_EXT_MEM(m, &rt__toolrun_ext) = t;
-  if (t->n == t->cap) {
-    int nc = t->cap ? t->cap * 2 : 4;
+  if (t->n_fr == t->cap_fr) {
+    int nc = t->cap_fr ? t->cap_fr * 2 : 4;
     rt_uc_frame *n = realloc(t->fr, (size_t)nc * sizeof *n);
     if (!n) return -1;
     t->fr = n;
-    t->cap = nc;
+    t->cap_fr = nc;
   }
-  t->fr[t->n++] = *f;
+  t->fr[t->n_fr++] = *f;
   return 0;
 }
 
 static int frame_take(rt_mem *m, int64_t key, rt_uc_frame *out) {
   tr_mem *t = RT_EXT_MEM(m, &rt__toolrun_ext);
-  for (int i = 0; t && i < t->n; i++) {
+  for (int i = 0; t && i < t->n_fr; i++) {
     if (t->fr[i].key != key) continue;
     *out = t->fr[i];
-    t->fr[i] = t->fr[--t->n];
+    t->fr[i] = t->fr[--t->n_fr];
     return 1;
   }
   return 0;
-}
-
-static void toolrun_mem_free(rt_world *w, rt_mem *m) {
-  tr_mem *t = RT_EXT_MEM(m, &rt__toolrun_ext);
-  (void)w;
-  if (!t) return;
-  free(t->fr);
-  free(t);
-  RT_EXT_MEM(m, &rt__toolrun_ext) = NULL;
 }
 
 /* The child's body of run m->arg (the user's code, rt_usercode.h) starts;
@@ -340,7 +624,8 @@ static void child_work_done(sim *s, void *ctx, uint64_t arg) {
   for (int i = mem->inc.n_serving; i-- > 0;) { /* tails re-attached to this run (#1640) */
     rt_msg t;
     if (mem->inc.serving[i].kind != MSG_CALL_ATTACH || mem->inc.serving[i].arg != done.arg) continue;
-    if (rt__pop_serving(&mem->inc, mem->inc.serving[i].id, &t)) rt__send_reply(w, a, &t, 1, result, 0);
+    if (rt__pop_serving(&mem->inc, mem->inc.serving[i].id, &t))
+      rt__send_reply(w, a, &t, 1, answer(w, a, done.arg, result), 0);
   }
   rt_msg r = {0};
   r.kind = MSG_RUN_DONE;
@@ -348,7 +633,7 @@ static void child_work_done(sim *s, void *ctx, uint64_t arg) {
   r.from = a;
   r.from_dom = done.from_dom;
   r.arg = done.arg;
-  r.arg2 = result;
+  r.arg2 = answer(w, a, done.arg, result);
   rt__deliver(w, done.from, &r, w->cfg.rpc_latency_us + w->rpc_extra_us);
 }
 
@@ -358,7 +643,7 @@ static void child_inspect_done(sim *s, void *ctx, uint64_t arg) {
   uint32_t a = (uint32_t)(arg >> 40);
   (void)s;
   if (!rt__pop_serving(&RT_MEM(w, a)->inc, (int64_t)(arg & ((1ULL << 40) - 1)), &call)) return;
-  rt__send_reply(w, a, &call, 1, rt__child_run_get(w, a, call.arg), 0);
+  rt__send_reply(w, a, &call, 1, answer(w, a, call.arg, rt__child_run_get(w, a, call.arg)), 0);
 }
 
 static void rt__child_handle(rt_world *w, uint32_t a, const rt_msg *m) {
@@ -380,7 +665,32 @@ static void rt__child_handle(rt_world *w, uint32_t a, const rt_msg *m) {
         int64_t work = child_body_start(w, a, m);
         if (work < 0) break; /* the body killed the actor */
         sim_after(w->s, work + late, mem->inc.dom, child_work_done, w, key);
+        for (int i = 0; i < mem->inc.n_serving; i++) /* chunks spread over the decided work */
+          if (mem->inc.serving[i].id == m->id) mem->inc.serving[i].arg2 = work;
+        if (sp->tool_chunks > 0)
+          sim_after(w->s, work / (sp->tool_chunks + 1) + late, mem->inc.dom, child_chunk, w, key);
       }
+      break;
+    case MSG_CALL_CANCEL: { /* cancelAgentToolRun: idempotent; terminal runs stay */
+      rt_msg run;
+      rt_uc_frame fr;
+      for (int i = mem->inc.n_serving; i-- > 0;)
+        if (mem->inc.serving[i].kind == MSG_CALL_START && mem->inc.serving[i].arg == m->arg)
+          rt__pop_serving(&mem->inc, mem->inc.serving[i].id, &run);
+      if (frame_take(mem, m->arg, &fr)) { /* its body is dropped, not resumed */
+        rt_sdk_actor self;
+        void *st;
+        const char *err = NULL;
+        const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+        if (uc && uc->drop) uc->drop(st, &fr);
+      }
+      if (rt__child_run_get(w, a, m->arg) == RT_TR_RUNNING)
+        rt__w_child_run(w, a, m->arg, RT_TR_ABORTED);
+      rt__send_reply(w, a, m, 1, 0, late);
+      break;
+    }
+    case MSG_CALL_CHUNKS: /* getAgentToolChunks: the stored chunks (their count) */
+      rt__send_reply(w, a, m, 1, child_chunk_count(w, a, m->arg), late);
       break;
     case MSG_CALL_INSPECT:
       rt__push_serving(&mem->inc, m);
@@ -391,7 +701,7 @@ static void rt__child_handle(rt_world *w, uint32_t a, const rt_msg *m) {
       if (st == RT_TR_RUNNING && child_live(mem, m->arg))
         rt__push_serving(&mem->inc, m); /* answered when the run ends */
       else
-        rt__send_reply(w, a, m, 1, st, late); /* ended, or nothing works on it here */
+        rt__send_reply(w, a, m, 1, answer(w, a, m->arg, st), late); /* ended, or idle here */
       break;
     }
     default: rt__send_reply(w, a, m, 1, 0, late); break;
@@ -526,10 +836,16 @@ static void rt__inspect_timeout(sim *s, void *ctx, uint64_t arg) {
   deferred_next(w, a);
 }
 
-static void rt__toolrun_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t value) {
+static void rt__toolrun_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t answer_v) {
   rt_mem *m = RT_MEM(w, a);
   int64_t run = c->key;
+  int64_t value = ANS_STATUS(answer_v);
   c->live = 0;
+  if (c->purpose == CALL_TOOL_CANCEL) return; /* cancelAgentToolRun: not awaited */
+  if (c->purpose == CALL_TOOL_CHUNKS) {
+    chunks_reply(w, a, c, ok, answer_v);
+    return;
+  }
   if (c->purpose == CALL_TOOL_START) {
     if (ok)
       rt__finish_toolrun(w, a, run, RT_TR_RUNNING, NULL);
@@ -542,7 +858,7 @@ static void rt__toolrun_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64
     if (ok && value == RT_TR_RUNNING)
       rt__finish_toolrun(w, a, run, RT_TR_INTERRUPTED, "no-progress");
     else if (ok)
-      finish_from_child(w, a, run, (int)value);
+      finish_from_child(w, a, run, answer_v);
     else
       rt__finish_toolrun(w, a, run, RT_TR_INTERRUPTED, RT_MSG_TR_FAILED);
     return;
@@ -554,7 +870,7 @@ static void rt__toolrun_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64
   else {
     m->defer_finish = 1; /* _reconcileAgentToolRuns({deferFinishHooks: true}) */
     if (ok)
-      finish_from_child(w, a, run, (int)value);
+      finish_from_child(w, a, run, answer_v); /* its chunks replayed first (seq 1..n) */
     else
       rt__finish_toolrun(w, a, run, RT_TR_INTERRUPTED, RT_MSG_TR_FAILED);
     m->defer_finish = 0;
@@ -571,7 +887,8 @@ static void rt__toolrun_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64
 /* ---- storage: cf_agent_tool_runs (parent side) and rv_child_runs (child
 ** side), registered with the host's storage (rt__store_register) ------- */
 
-enum { ST_TR_INSERT, ST_TR_STATUS, ST_TR_OPEN, ST_TR_GET, ST_CHILD_SET, ST_CHILD_GET, ST_COUNT };
+enum { ST_TR_INSERT, ST_TR_STATUS, ST_TR_OPEN, ST_TR_GET, ST_CHILD_SET, ST_CHILD_GET,
+       ST_TR_ALL, ST_CHUNK_SET, ST_CHUNK_COUNT, ST_COUNT };
 
 static const char *const sql[ST_COUNT] = {
     [ST_TR_INSERT] = "INSERT INTO cf_agent_tool_runs(run_id,agent_type,child,status,started_at)"
@@ -583,12 +900,16 @@ static const char *const sql[ST_COUNT] = {
     [ST_TR_GET] = "SELECT status,child FROM cf_agent_tool_runs WHERE run_id=?",
     [ST_CHILD_SET] = "INSERT OR REPLACE INTO rv_child_runs(run_id,status) VALUES(?,?)",
     [ST_CHILD_GET] = "SELECT status FROM rv_child_runs WHERE run_id=?",
+    [ST_TR_ALL] = "SELECT run_id FROM cf_agent_tool_runs ORDER BY started_at,run_id",
+    [ST_CHUNK_SET] = "INSERT OR REPLACE INTO rv_child_chunks(run_id,sequence,body) VALUES(?,?,?)",
+    [ST_CHUNK_COUNT] = "SELECT count(*) FROM rv_child_chunks WHERE run_id=?",
 };
 
 static const rt_store_op ops[] = {
     {RT_W_TOOLRUN_INSERT, "cf_agent_tool_runs"},
     {RT_W_TOOLRUN_STATUS, "cf_agent_tool_runs"},
     {RT_W_CHILD_RUN, "rv_child_runs"},
+    {RT_W_OTHER, "rv_child_chunks"},
 };
 
 static rt_store_module rt__toolrun_store = {
@@ -597,7 +918,9 @@ static rt_store_module rt__toolrun_store = {
         "CREATE TABLE IF NOT EXISTS cf_agent_tool_runs(run_id INTEGER PRIMARY KEY,"
         " agent_type TEXT NOT NULL, child INTEGER, status INTEGER NOT NULL, error_message TEXT,"
         " started_at INTEGER NOT NULL, completed_at INTEGER);"
-        "CREATE TABLE IF NOT EXISTS rv_child_runs(run_id INTEGER PRIMARY KEY, status INTEGER);",
+        "CREATE TABLE IF NOT EXISTS rv_child_runs(run_id INTEGER PRIMARY KEY, status INTEGER);"
+        "CREATE TABLE IF NOT EXISTS rv_child_chunks(run_id INTEGER NOT NULL, sequence INTEGER"
+        " NOT NULL, body TEXT NOT NULL, PRIMARY KEY(run_id, sequence));",
     .sql = sql,
     .n_sql = ST_COUNT,
     .ops = ops,
@@ -649,6 +972,39 @@ static int rt__w_child_run(rt_world *w, uint32_t a, int64_t run, int status) {
   sqlite3_bind_int64(st, 1, run);
   sqlite3_bind_int(st, 2, status);
   return rt__txn_wrote(w, a, RT_W_CHILD_RUN, run, sqlite3_step(st));
+}
+
+/* A chunk the child stored (the body names the run and its sequence). */
+static int w_child_chunk(rt_world *w, uint32_t a, int64_t run, int seq) {
+  sqlite3_stmt *st;
+  char body[80];
+  if (rt__txn_join(w, a) || !(st = stmt(w, a, ST_CHUNK_SET))) return -1;
+  snprintf(body, sizeof body, "{\"type\":\"text-delta\",\"delta\":\"t%lld.%d \"}", (long long)run,
+           seq);
+  sqlite3_bind_int64(st, 1, run);
+  sqlite3_bind_int(st, 2, seq);
+  sqlite3_bind_text(st, 3, body, -1, SQLITE_TRANSIENT);
+  return rt__txn_wrote(w, a, RT_W_OTHER, run, sqlite3_step(st));
+}
+
+static int child_chunk_count(rt_world *w, uint32_t a, int64_t run) {
+  sqlite3_stmt *st = stmt(w, a, ST_CHUNK_COUNT);
+  int n = 0;
+  if (!st) return 0;
+  sqlite3_bind_int64(st, 1, run);
+  if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int(st, 0);
+  sqlite3_reset(st);
+  return n;
+}
+
+/* Every run of the parent, started_at order (a reconnecting client's replay). */
+static int load_all_toolruns(rt_world *w, uint32_t a, int64_t *out, int cap) {
+  sqlite3_stmt *st = stmt(w, a, ST_TR_ALL);
+  int n = 0;
+  if (!st) return 0;
+  while (n < cap && sqlite3_step(st) == SQLITE_ROW) out[n++] = sqlite3_column_int64(st, 0);
+  sqlite3_reset(st);
+  return n;
 }
 
 static int rt__load_open_toolruns(rt_world *w, uint32_t a, int64_t *out, int cap) {
@@ -705,6 +1061,18 @@ int rt_toolrun_at(rt_world *w, uint32_t parent, uint32_t child, int64_t work_us,
   return rt__deliver_at(w, parent, &m, at_us);
 }
 
+int rt_toolrun_id_at(rt_world *w, uint32_t parent, uint32_t child, int64_t work_us,
+                     int64_t run_id, int64_t at_us) {
+  rt_msg m = {0};
+  if (!w || child >= w->n_actors || run_id <= 0) return -1;
+  m.kind = MSG_TOOLRUN;
+  m.entry = RT_ENTRY_FETCH;
+  m.arg = child;
+  m.arg2 = work_us;
+  m.alarm_at = run_id; /* MSG_TOOLRUN: the given runId (0: a fresh one) */
+  return rt__deliver_at(w, parent, &m, at_us);
+}
+
 int64_t rt_seed_stale_toolrun(rt_world *w, uint32_t parent, uint32_t child,
                               rt_toolrun_status status, int child_status) {
   if (parent >= w->n_actors || child >= w->n_actors) return -1;
@@ -740,14 +1108,19 @@ static void toolrun_message(rt_world *w, uint32_t a, const rt_msg *m) {
   switch (m->kind) {
     case MSG_TOOLRUN: rt__toolrun_request(w, a, m); break;
     case MSG_TOOL_RECOVERY: rt__toolrun_recovery_request(w, a, m); break;
+    case MSG_TOOL_ABORT: abort_request(w, a, m); break;
+    case MSG_TOOL_REPLAY: replay_request(w, a, m); break;
     default: rt__child_handle(w, a, m); break; /* MSG_CALL_*: the child side */
   }
 }
 
-static const int toolrun_kinds[] = {MSG_TOOLRUN, MSG_TOOL_RECOVERY, MSG_CALL_INSPECT,
-                                    MSG_CALL_START, MSG_CALL_ATTACH, MSG_CALL_PLAIN};
+static const int toolrun_kinds[] = {MSG_TOOLRUN,     MSG_TOOL_RECOVERY, MSG_CALL_INSPECT,
+                                    MSG_CALL_START,  MSG_CALL_ATTACH,   MSG_CALL_PLAIN,
+                                    MSG_TOOL_ABORT,  MSG_TOOL_REPLAY,   MSG_CALL_CANCEL,
+                                    MSG_CALL_CHUNKS};
 static const int toolrun_purposes[] = {CALL_GATED_INSPECT, CALL_DEFERRED_INSPECT,
-                                       CALL_TOOL_START, CALL_TOOL_ATTACH};
+                                       CALL_TOOL_START,    CALL_TOOL_ATTACH,
+                                       CALL_TOOL_CANCEL,   CALL_TOOL_CHUNKS};
 
 rt_agent_ext rt__toolrun_ext = {
     .name = "toolrun",
@@ -763,3 +1136,10 @@ rt_agent_ext rt__toolrun_ext = {
     .startup_early = rt__toolrun_started,
     .mem_free = toolrun_mem_free,
 };
+
+/* Registers the tool-run SDK calls (rt_sdk_abort_agent_tool, ...). */
+int rt__toolrun_register(void) {
+  rt__model_calls.abort_tool_run = sdk_abort;
+  rt__model_calls.open_tool_runs = sdk_open;
+  return 0;
+}

@@ -271,14 +271,21 @@ static rt_uc_status decl_on_chat_recovery(void *st, rt_sdk_actor *self,
   return RT_UC_DONE;
 }
 
-/* onAgentToolFinish: throws when the spec says so (finish_hook_throws). */
+/* onAgentToolFinish: throws when the spec says so (finish_hook_throws);
+** with finish_hook_aborts, a completed run aborts every other open run
+** (the first result wins; issue #15). */
 static rt_uc_status decl_on_agent_tool_finish(void *st, rt_sdk_actor *self, int64_t run,
                                               int status, const char *error) {
+  const rt_actor_spec *sp = &self->w->actors[self->a].spec;
   (void)st;
-  (void)run;
-  (void)status;
   (void)error;
-  return self->w->actors[self->a].spec.finish_hook_throws ? RT_UC_THREW : RT_UC_DONE;
+  if (sp->finish_hook_aborts && status == RT_TR_COMPLETED) {
+    int64_t open[64];
+    int n = rt_sdk_open_agent_tools(self, open, 64);
+    for (int i = 0; i < n && i < 64 && rt_sdk_alive(self); i++)
+      if (open[i] != run) rt_sdk_abort_agent_tool(self, open[i]);
+  }
+  return sp->finish_hook_throws ? RT_UC_THREW : RT_UC_DONE;
 }
 
 const rt_usercode rt__uc_declarative = {

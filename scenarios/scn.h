@@ -45,7 +45,13 @@ typedef enum scn_work_kind {
   SCN_W_TOOL_RECOVERY = 30, /* _scheduleAgentToolRunRecovery() (issue #15) */
   SCN_W_STASH = 22,        /* this.stash() outside a fiber (an error) */
   SCN_W_KA_ACQUIRE = 23,   /* keepAlive(), disposer kept under a lease name */
-  SCN_W_KA_DISPOSE = 24    /* calls the disposer of a lease */
+  SCN_W_KA_DISPOSE = 24,   /* calls the disposer of a lease */
+  /* issue #15, the rest */
+  SCN_W_TOOL_ABORT = 31,   /* tool_abort: the parent aborts the open runs of a child */
+  SCN_W_TOOL_RECONNECT = 32, /* tool_reconnect: a client replays runs' events after since */
+  SCN_W_CHAT_CONTINUE = 33, /* continue_last_turn: continueLastTurn() */
+  SCN_W_CHAT_SAVE = 34,    /* save_messages: saveMessages([text]) */
+  SCN_W_CHAT_CANCEL = 35   /* chat_cancel: the client cancels the running turn */
 } scn_work_kind;
 
 typedef struct scn_work {
@@ -68,6 +74,9 @@ typedef struct scn_work {
   char callback[48];       /* SCN_W_SCHEDULE, SCN_W_CANCEL_SCHEDULE */
   int64_t delay_us;        /* SCN_W_SCHEDULE: one-shot delay */
   int64_t interval_us;     /* SCN_W_SCHEDULE: scheduleEvery interval (0: one-shot) */
+  int64_t run_id;          /* SCN_W_TOOLRUN: the given runId (0: a fresh one) */
+  int since;               /* SCN_W_TOOL_RECONNECT: afterSequence (-1: all) */
+  char text[96];           /* SCN_W_CHAT_SAVE: the user message */
 } scn_work;
 
 typedef flt_fault scn_fault;

@@ -397,6 +397,14 @@ static int chat_policy(ld *L, const cJSON *o, const char *pkey, rt_chat_policy *
   p->set |= rc == 0 || rec != NULL;
   p->provider = (rt_chat_provider)v;
   if (!rec) return 0;
+  if (cJSON_IsFalse(rec)) { /* chatRecovery = false: turns are not fibers (issue #15) */
+    p->off = 1;
+    return 0;
+  }
+  if (cJSON_IsTrue(rec))
+    return scn_errf(L->err, L->d, rec,
+                    "expected an object or false for \"chat_recovery\", found true (recovery is "
+                    "on by default: give {} or leave it out)");
   if (ld_obj_fields(L, rec, "chat_recovery", chat_rec_fields) < 0 ||
       scn_get_bool(L->d, rec, "persist", &persist, L->err) < 0 ||
       scn_get_bool(L->d, rec, "continue", &cont, L->err) < 0)
@@ -518,7 +526,7 @@ static const char *const actor_fields[] = {
     "id", "class", "children", "on_start", "on_start_throws", "serve", "inspect_time",
     "stuck", "stuck_delay", "recovery", "stale", "provider", "chat_recovery",
     "on_start_tool_run", "on_alarm_keep_alive", "on_agent_tool_finish", "tool_result",
-    "tool_error", "max_concurrent_agent_tools", NULL};
+    "tool_error", "max_concurrent_agent_tools", "tool_chunks", NULL};
 
 static const opt tool_result_opts[] = {{"completed", 0}, {"error", RT_TR_ERROR},
                                        {"aborted", RT_TR_ABORTED}, {NULL, 0}};
@@ -531,6 +539,9 @@ static int actor_tools(ld *L, const cJSON *a, rt_actor_spec *sp) {
       ld_get_text(L, a, "tool_error", sp->tool_error, sizeof sp->tool_error, 0) < 0 ||
       scn_get_int(L->d, a, "max_concurrent_agent_tools", 1, 64, &cap, L->err) < 0)
     return -1;
+  int64_t chunks = 0;
+  if (scn_get_int(L->d, a, "tool_chunks", 0, 1000, &chunks, L->err) < 0) return -1;
+  sp->tool_chunks = (int)chunks;
   if (ld_get(a, "tool_error") && sp->tool_result != RT_TR_ERROR)
     return scn_errf(L->err, L->d, ld_get(a, "tool_error"),
                     "\"tool_error\": only used with \"tool_result\": \"error\"");
@@ -538,7 +549,8 @@ static int actor_tools(ld *L, const cJSON *a, rt_actor_spec *sp) {
   return 0;
 }
 
-static const opt finish_opts[] = {{"returns", 0}, {"throws", 1}, {NULL, 0}};
+static const opt finish_opts[] = {{"returns", 0}, {"throws", 1}, {"aborts_others", 2},
+                                   {NULL, 0}};
 
 static int actor_id(ld *L, const cJSON *a, uint32_t i) {
   scn_scenario *sc = L->sc;
@@ -988,9 +1000,12 @@ static int load_actor(ld *L, const cJSON *a, uint32_t i) {
   if (ld_get_text(L, a, "class", sp->cls, sizeof sp->cls, 0) < 0) return -1;
   if (actor_times(L, a, sp) < 0 || actor_stuck(L, a, sp) < 0 || actor_onstart_run(L, a, sp) < 0)
     return -1;
-  if (ld_get_enum(L, a, "on_agent_tool_finish", finish_opts, &sp->finish_hook_throws) < 0 ||
+  int fin = 0;
+  if (ld_get_enum(L, a, "on_agent_tool_finish", finish_opts, &fin) < 0 ||
       actor_tools(L, a, sp) < 0)
     return -1;
+  sp->finish_hook_throws = fin == 1;
+  sp->finish_hook_aborts = fin == 2; /* issue #15: the first result wins */
   if (actor_children(L, a, i) < 0 || actor_recovery(L, a, sp) < 0) return -1;
   if (chat_policy(L, a, "provider", &sp->chat) < 0) return -1; /* chat (seed 000) */
   return actor_stale(L, a, i);

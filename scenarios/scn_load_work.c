@@ -13,11 +13,20 @@ static const char *const work_all[] = {
     "executor_turn", "thread_writers", "tools", "adapter", "fail", "cancel", "duplicate_ppm",
     "writers", "runs", "store", "step", "chat", "chunks", "chunk_every", "schedule",
     "cancel_schedule", "callback", "delay", "interval", "keep_alive", "for", "await", "stash",
-    "throws", "keep_alive_acquire", "keep_alive_dispose", "lease", "tool", "tool_recovery", NULL};
+    "throws", "keep_alive_acquire", "keep_alive_dispose", "lease", "tool", "tool_recovery",
+    "run_id", "tool_abort", "tool_reconnect", "since", "continue_last_turn", "save_messages",
+    "text", "chat_cancel", NULL};
 static const char *const work_req[] = {"request", "entry", "at", "every", "until", NULL};
 static const char *const work_fib[] = {"fiber", "actor", "await", "at", "every", "until", NULL};
 static const char *const work_stash[] = {"stash", "at", "every", "until", NULL};
-static const char *const work_tr[] = {"tool_run", "actor", "work", "at", "every", "until", NULL};
+static const char *const work_tr[] = {"tool_run", "actor", "work", "run_id", "at", "every",
+                                      "until", NULL};
+static const char *const work_tab[] = {"tool_abort", "tool", "at", "every", "until", NULL};
+static const char *const work_trc[] = {"tool_reconnect", "since", "at", "every", "until", NULL};
+static const char *const work_ccont[] = {"continue_last_turn", "at", "every", "until", NULL};
+static const char *const work_csave[] = {"save_messages", "text", "chunks", "chunk_every", "at",
+                                         "every", "until", NULL};
+static const char *const work_ccan[] = {"chat_cancel", "at", "every", "until", NULL};
 static const char *const work_ex[] = {"executor_turn", "tools", "adapter", "fail", "cancel",
                                       "duplicate_ppm", "at", "every", "until", NULL};
 static const char *const work_chat[] = {"chat", "chunks", "chunk_every", "tool", "work", "at",
@@ -50,7 +59,12 @@ static const struct {
                   {"tool_recovery", SCN_W_TOOL_RECOVERY, work_trec}, /* issue #15 */
                   {"stash", SCN_W_STASH, work_stash},            /* Agent.stash outside */
                   {"keep_alive_acquire", SCN_W_KA_ACQUIRE, work_kacq}, /* keepAlive() */
-                  {"keep_alive_dispose", SCN_W_KA_DISPOSE, work_kdis}};
+                  {"keep_alive_dispose", SCN_W_KA_DISPOSE, work_kdis},
+                  {"tool_abort", SCN_W_TOOL_ABORT, work_tab},          /* issue #15 */
+                  {"tool_reconnect", SCN_W_TOOL_RECONNECT, work_trc},
+                  {"continue_last_turn", SCN_W_CHAT_CONTINUE, work_ccont},
+                  {"save_messages", SCN_W_CHAT_SAVE, work_csave},
+                  {"chat_cancel", SCN_W_CHAT_CANCEL, work_ccan}};
 #define N_WORK_KINDS (int)(sizeof work_kinds / sizeof work_kinds[0])
 static const opt entry_opts[] = {{"fetch", RT_ENTRY_FETCH}, {"ws", RT_ENTRY_WS},
                                  {"alarm", RT_ENTRY_ALARM}, {"setName", RT_ENTRY_SETNAME},
@@ -68,7 +82,7 @@ static const char *work_kind_list(char *buf, size_t cap) {
 /* Which kind item w is (exactly one of the work_kinds keys). */
 static int work_kind(ld *L, const cJSON *w, scn_work_kind *kind) {
   const cJSON *seen = NULL;
-  char names[256];
+  char names[512];
   int k, which = -1;
   for (k = 0; k < N_WORK_KINDS; k++) {
     const cJSON *m = ld_get(w, work_kinds[k].key);
@@ -110,7 +124,49 @@ static int work_toolrun(ld *L, const cJSON *w, scn_work *out) {
   if (out->child == out->actor)
     return scn_errf(L->err, L->d, ld_get(w, "tool_run"),
                     "\"tool_run\": an actor cannot run itself as a tool");
-  return ld_need(L, w, "work") < 0 ? -1 : ld_get_dur(L, w, "work", 0, &out->work_us);
+  if (ld_need(L, w, "work") < 0 || ld_get_dur(L, w, "work", 0, &out->work_us) < 0) return -1;
+  return scn_get_int(L->d, w, "run_id", 1, 1000000000, &out->run_id, L->err) < 0 ? -1 : 0;
+}
+
+/* The rest of issue #15: {"tool_abort": parent, "tool": child},
+** {"tool_reconnect": parent, "since": N}, {"continue_last_turn": actor},
+** {"save_messages": actor, "text", "chunks", "chunk_every"},
+** {"chat_cancel": actor}. */
+static int work_issue15(ld *L, const cJSON *w, scn_work *out) {
+  int64_t since = -1, n = 0;
+  switch (out->kind) {
+    case SCN_W_TOOL_ABORT:
+      if (ld_get_actor(L, w, "tool_abort", &out->actor) < 0 || ld_need(L, w, "tool") < 0 ||
+          ld_get_actor(L, w, "tool", &out->child) < 0)
+        return -1;
+      if (out->child == out->actor)
+        return scn_errf(L->err, L->d, ld_get(w, "tool"),
+                        "\"tool\": an actor cannot run itself as a tool");
+      return 0;
+    case SCN_W_TOOL_RECONNECT:
+      if (ld_get_actor(L, w, "tool_reconnect", &out->actor) < 0 ||
+          scn_get_int(L->d, w, "since", -1, 1000000, &since, L->err) < 0)
+        return -1;
+      out->since = (int)since;
+      return 0;
+    case SCN_W_CHAT_CONTINUE: return ld_get_actor(L, w, "continue_last_turn", &out->actor);
+    case SCN_W_CHAT_CANCEL: return ld_get_actor(L, w, "chat_cancel", &out->actor);
+    case SCN_W_CHAT_SAVE:
+      out->chunk_every_us = 200000;
+      if (ld_get_actor(L, w, "save_messages", &out->actor) < 0 || ld_need(L, w, "text") < 0 ||
+          ld_get_text(L, w, "text", out->text, sizeof out->text, 0) < 0 ||
+          scn_get_int(L->d, w, "chunks", 1, RT_CHAT_MAX_CHUNKS, &n, L->err) < 0 ||
+          ld_get_dur(L, w, "chunk_every", 1, &out->chunk_every_us) < 0)
+        return -1;
+      if (!out->text[0])
+        return scn_errf(L->err, L->d, ld_get(w, "text"), "\"text\": the user message is empty");
+      if (ld_get(w, "chunk_every") && !ld_get(w, "chunks"))
+        return scn_errf(L->err, L->d, ld_get(w, "chunk_every"),
+                        "\"chunk_every\": only used with \"chunks\"");
+      out->chunks = (int)n;
+      return 0;
+    default: return -1;
+  }
 }
 
 /* {"executor_turn": actor, "tools", "adapter", "fail", "cancel", "duplicate_ppm"}
@@ -244,6 +300,8 @@ static int work_item(ld *L, const cJSON *w, const char *what, scn_work *out) {
     return -1;
   } else if (out->kind == SCN_W_TOOL_RECOVERY) {
     if (ld_get_actor(L, w, "tool_recovery", &out->actor) < 0) return -1;
+  } else if (out->kind >= SCN_W_TOOL_ABORT) {
+    if (work_issue15(L, w, out) < 0) return -1;
   } else if ((out->kind == SCN_W_EXEC_TURN && work_exec(L, w, out) < 0) ||
              (out->kind == SCN_W_THREAD && work_thread(L, w, out) < 0) ||
              (out->kind == SCN_W_CHAT && work_chat_item(L, w, out) < 0) ||

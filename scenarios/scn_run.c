@@ -46,7 +46,9 @@ static int plan_one(const scn_scenario *sc, rt_world *w, const scn_work *wk, int
     case SCN_W_STASH: return rt_stash_outside_at(w, wk->actor, t);
     case SCN_W_KA_ACQUIRE: return rt_keepalive_acquire_at(w, wk->actor, wk->callback, t);
     case SCN_W_KA_DISPOSE: return rt_keepalive_dispose_at(w, wk->actor, wk->callback, t);
-    case SCN_W_TOOLRUN: return rt_toolrun_at(w, wk->actor, wk->child, wk->work_us, t);
+    case SCN_W_TOOLRUN:
+      return wk->run_id ? rt_toolrun_id_at(w, wk->actor, wk->child, wk->work_us, wk->run_id, t)
+                        : rt_toolrun_at(w, wk->actor, wk->child, wk->work_us, t);
     case SCN_W_EXEC_TURN: return rt_exec_turn_at(w, wk->actor, &wk->exec, t); /* seed 002 */
     case SCN_W_THREAD: return rt_thread_writers_at(w, wk->actor, &wk->thread, t) < 0 ? -1 : 0;
     case SCN_W_CHAT: /* seed 000; with a sub-agent tool call: issue #15 */
@@ -57,6 +59,12 @@ static int plan_one(const scn_scenario *sc, rt_world *w, const scn_work *wk, int
       return rt_schedule_at(w, wk->actor, wk->callback, wk->delay_us, wk->interval_us, t);
     case SCN_W_CANCEL_SCHEDULE: return rt_cancel_schedule_at(w, wk->actor, wk->callback, t);
     case SCN_W_TOOL_RECOVERY: return rt_toolrun_recovery_at(w, wk->actor, t); /* issue #15 */
+    case SCN_W_TOOL_ABORT: return rt_toolrun_abort_at(w, wk->actor, wk->child, t);
+    case SCN_W_TOOL_RECONNECT: return rt_toolrun_replay_at(w, wk->actor, wk->since, t);
+    case SCN_W_CHAT_CONTINUE: return rt_chat_continue_at(w, wk->actor, t);
+    case SCN_W_CHAT_SAVE:
+      return rt_chat_save_at(w, wk->actor, wk->text, wk->chunks, wk->chunk_every_us, t);
+    case SCN_W_CHAT_CANCEL: return rt_chat_cancel_at(w, wk->actor, t);
     case SCN_W_KEEPALIVE:
       return wk->throws ? rt_keepalive_while_throws_at(w, wk->actor, wk->work_us, wk->callback, t)
                         : rt_keepalive_while_at(w, wk->actor, wk->work_us, t);

@@ -207,7 +207,9 @@ static int actor_referenced(const scn_scenario *s, uint32_t a) {
     if (s->stale[i].actor == a || (s->stale[i].is_toolrun && s->stale[i].child == a)) return 1;
   for (int i = 0; i < s->n_work; i++)
     if (s->work[i].actor == a ||
-        ((s->work[i].kind == SCN_W_TOOLRUN || s->work[i].chat_tool) && s->work[i].child == a))
+        ((s->work[i].kind == SCN_W_TOOLRUN || s->work[i].kind == SCN_W_TOOL_ABORT ||
+          s->work[i].chat_tool) &&
+         s->work[i].child == a))
       return 1;
   for (int i = 0; i < s->n_faults; i++)
     if (s->faults[i].actor == a) return 1;

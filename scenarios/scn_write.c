@@ -180,12 +180,17 @@ static int idle_eq(const rt_config *a, const rt_config *b) {
 /* Chat recovery policies (seed 000 Layer 3): the runtime's and an actor's. */
 static int chat_eq(const rt_chat_policy *a, const rt_chat_policy *b) {
   return a->set == b->set && a->provider == b->provider && a->no_persist == b->no_persist &&
-         a->no_continue == b->no_continue;
+         a->no_continue == b->no_continue && a->off == b->off;
 }
 
 /* "<pkey>": provider and "chat_recovery" as members of o (loader: chat_policy). */
 static void put_chat_policy(wobj *o, const char *pkey, const rt_chat_policy *p) {
   if (o->f) m_str(o, pkey, rt_chat_provider_name(p->provider));
+  if (o->f && p->off) {
+    key(o, "chat_recovery");
+    fputs("false", o->f);
+    return;
+  }
   if (!o->f || (!p->no_persist && !p->no_continue)) return;
   key(o, "chat_recovery");
   fprintf(o->f, "{\"persist\": %s, \"continue\": %s}", p->no_persist ? "false" : "true",
@@ -448,6 +453,8 @@ static void put_actor(FILE *f, const scn_scenario *sc, uint32_t ai) {
   if (a->tool_result) m_str(&o, "tool_result", rt_toolrun_status_name(a->tool_result));
   if (a->tool_error[0]) m_str(&o, "tool_error", a->tool_error);
   if (a->max_tools) m_int(&o, "max_concurrent_agent_tools", a->max_tools);
+  if (a->tool_chunks) m_int(&o, "tool_chunks", a->tool_chunks);
+  if (a->finish_hook_aborts) m_str(&o, "on_agent_tool_finish", "aborts_others");
   if (a->stuck) m_str(&o, "stuck", NAME(stuck_names, a->stuck));
   if (a->stuck == RT_STUCK_LATE) m_dur(&o, "stuck_delay", a->stuck_delay_us);
   if (a->on_start_tool_run) {
@@ -509,6 +516,24 @@ static void put_work(FILE *f, const scn_scenario *sc, const scn_work *w) {
     m_actor(&o, sc, "tool_run", w->child);
     m_actor(&o, sc, "actor", w->actor);
     m_dur(&o, "work", w->work_us);
+    if (w->run_id) m_int(&o, "run_id", w->run_id);
+  } else if (w->kind == SCN_W_TOOL_ABORT) { /* the rest of issue #15 */
+    m_actor(&o, sc, "tool_abort", w->actor);
+    m_actor(&o, sc, "tool", w->child);
+  } else if (w->kind == SCN_W_TOOL_RECONNECT) {
+    m_actor(&o, sc, "tool_reconnect", w->actor);
+    if (w->since != -1) m_int(&o, "since", w->since);
+  } else if (w->kind == SCN_W_CHAT_CONTINUE) {
+    m_actor(&o, sc, "continue_last_turn", w->actor);
+  } else if (w->kind == SCN_W_CHAT_CANCEL) {
+    m_actor(&o, sc, "chat_cancel", w->actor);
+  } else if (w->kind == SCN_W_CHAT_SAVE) {
+    m_actor(&o, sc, "save_messages", w->actor);
+    m_str(&o, "text", w->text);
+    if (w->chunks) {
+      m_int(&o, "chunks", w->chunks);
+      m_dur(&o, "chunk_every", w->chunk_every_us);
+    }
   } else if (w->kind == SCN_W_EXEC_TURN) {
     put_exec(&o, sc, w); /* seed 002 */
   } else if (w->kind == SCN_W_THREAD) {
@@ -797,7 +822,8 @@ static int writable(const scn_scenario *sc) {
         k != SCN_W_THREAD && k != SCN_W_CHAT && k != SCN_W_SCHEDULE &&
         k != SCN_W_CANCEL_SCHEDULE && k != SCN_W_KEEPALIVE && k != SCN_W_STASH &&
         k != SCN_W_KA_ACQUIRE && k != SCN_W_KA_DISPOSE &&
-        k != SCN_W_TOOL_RECOVERY)
+        k != SCN_W_TOOL_RECOVERY && k != SCN_W_TOOL_ABORT && k != SCN_W_TOOL_RECONNECT &&
+        k != SCN_W_CHAT_CONTINUE && k != SCN_W_CHAT_SAVE && k != SCN_W_CHAT_CANCEL)
       return 0;
   }
   return 1;

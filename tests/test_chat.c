@@ -53,7 +53,7 @@ static void fx_init(uint64_t seed, rt_chat_policy p, rt_chat_bug bug) {
 }
 
 static rt_chat_policy pol(rt_chat_provider prov, int persist, int cont) {
-  rt_chat_policy p = {1, prov, !persist, !cont};
+  rt_chat_policy p = {1, prov, !persist, !cont, 0};
   return p;
 }
 

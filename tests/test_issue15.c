@@ -1,0 +1,290 @@
+/*
+** test_issue15.c: the rest of issue #15: agent-tool-event frames with
+** per-run sequences and their replay (live, to a reconnecting client, after
+** a restart), abort by the parent, runAgentTool with an existing runId, and
+** the chat side: chatRecovery off, the onChatRecovery context record,
+** direct continueLastTurn / saveMessages, and a cancelled turn.
+*/
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "scenarios/scn.h"
+
+#define S(x) ((int64_t)(x) * 1000000)
+
+static sim s;
+static rt_world *w;
+
+/* Parent 0 and child 1 (tool_chunks chunks per run). */
+static void world(rt_toolrun_ids ids, int chunks) {
+  sim_config sc = {1, SIM_FIFO, 3, 1000};
+  rt_config c;
+  assert_int_equal(sim_init(&s, &sc), 0);
+  rt_config_default(&c);
+  c.toolrun_ids = ids;
+  w = rt_world_new(&s, &c);
+  assert_non_null(w);
+  for (int i = 0; i < 2; i++) {
+    rt_actor_spec sp;
+    memset(&sp, 0, sizeof sp);
+    snprintf(sp.id, sizeof sp.id, i ? "child" : "parent");
+    snprintf(sp.cls, sizeof sp.cls, "Agent");
+    if (i) sp.tool_chunks = chunks;
+    assert_int_equal(rt_actor_add(w, &sp), (uint32_t)i);
+  }
+}
+
+static void done(void) {
+  rt_world_free(w);
+  sim_free(&s);
+}
+
+static const char *str(uint32_t id) { return sim_trace_str(&s.trace, id); }
+
+/* The tool-run events of the parent with replay value `replay` (-1 any)
+** into seq/kinds; returns how many. */
+static int events(int replay, int *seq, const char **kinds, int cap) {
+  int n = 0;
+  for (size_t i = 0; i < s.trace.n; i++) {
+    const sim_rec *r = &s.trace.recs[i];
+    if (r->kind != RT_EV_TOOLRUN_EVENT || r->actor != 0 || (replay >= 0 && r->c != replay)) continue;
+    if (n < cap) {
+      seq[n] = (int)r->b;
+      kinds[n] = str(r->s);
+    }
+    n++;
+  }
+  return n;
+}
+
+static size_t count(uint32_t kind, uint32_t actor) {
+  size_t n = 0;
+  for (size_t i = 0; i < s.trace.n; i++)
+    if (s.trace.recs[i].kind == kind && s.trace.recs[i].actor == actor) n++;
+  return n;
+}
+
+static const sim_rec *last(uint32_t kind, uint32_t actor) {
+  const sim_rec *f = NULL;
+  for (size_t i = 0; i < s.trace.n; i++)
+    if (s.trace.recs[i].kind == kind && s.trace.recs[i].actor == actor) f = &s.trace.recs[i];
+  return f;
+}
+
+/* Live frames: started 0, chunks 1..3, finished 4, in order, once each. */
+static void test_live_sequence(void **st) {
+  int seq[16];
+  const char *k[16];
+  (void)st;
+  world(RT_TR_IDS_FRESH, 3);
+  assert_int_equal(rt_toolrun_at(w, 0, 1, S(4), S(1)), 0);
+  sim_run(&s, S(60), 0);
+  assert_int_equal(events(0, seq, k, 16), 5);
+  for (int i = 0; i < 5; i++) assert_int_equal(seq[i], i);
+  assert_string_equal(k[0], "started");
+  assert_string_equal(k[2], "chunk");
+  assert_string_equal(k[4], "finished");
+  assert_int_equal(events(-1, seq, k, 16), 5); /* no replay without a reconnect */
+  done();
+}
+
+/* A reconnecting client gets exactly the frames after its sequence. */
+static void test_client_replay(void **st) {
+  int seq[16];
+  const char *k[16];
+  (void)st;
+  for (int since = -1; since <= 4; since++) {
+    world(RT_TR_IDS_FRESH, 3);
+    rt_toolrun_at(w, 0, 1, S(4), S(1));
+    assert_int_equal(rt_toolrun_replay_at(w, 0, since, S(10)), 0);
+    sim_run(&s, S(60), 0);
+    int n = events(2, seq, k, 16);
+    assert_int_equal(n, 4 - since); /* since+1 .. 4 */
+    for (int i = 0; i < n; i++) assert_int_equal(seq[i], since + 1 + i);
+    done();
+  }
+  world(RT_TR_IDS_FRESH, 3);
+  assert_int_equal(rt_toolrun_replay_at(w, 0, -2, S(1)), -1); /* bad sequence */
+  done();
+}
+
+/* After a restart the reconciliation replays the stored chunks 1..n to
+** every client and finishes at n + 1; started is not re-sent. */
+static void test_recovery_replay(void **st) {
+  int seq[16];
+  const char *k[16];
+  (void)st;
+  world(RT_TR_IDS_FRESH, 3);
+  rt_toolrun_at(w, 0, 1, S(4), S(1));
+  sim_run(&s, S(2) + 500000, 0);
+  rt_kill_actor(w, 0, RT_DEATH_EVICT);
+  rt_request_at(w, 0, RT_ENTRY_FETCH, S(10));
+  sim_run(&s, S(60), 0);
+  assert_int_equal(events(1, seq, k, 16), 3);
+  for (int i = 0; i < 3; i++) assert_int_equal(seq[i], i + 1);
+  const sim_rec *fin = last(RT_EV_TOOLRUN_EVENT, 0);
+  assert_int_equal(fin->b, 4);
+  assert_int_equal(fin->c, 0);
+  assert_string_equal(str(fin->s), "finished");
+  int started = 0;
+  for (int i = 0, n = events(-1, seq, k, 16); i < n; i++) started += !strcmp(k[i], "started");
+  assert_int_equal(started, 1);
+  done();
+}
+
+/* The workload's abort: aborted row and frame, the child cancelled (no
+** chunk stored after it); a second abort changes nothing. */
+static void test_abort(void **st) {
+  (void)st;
+  world(RT_TR_IDS_FRESH, 5);
+  rt_toolrun_at(w, 0, 1, S(10), S(1));
+  assert_int_equal(rt_toolrun_abort_at(w, 0, 1, S(3)), 0);
+  rt_toolrun_abort_at(w, 0, 1, S(20));
+  sim_run(&s, S(60), 0);
+  const sim_rec *ab = last(RT_EV_TOOLRUN_ABORT, 0);
+  assert_non_null(ab);
+  assert_int_equal(count(RT_EV_TOOLRUN_ABORT, 0), 1);
+  assert_int_equal(rt_toolrun_status_of(w, 0, ab->a), RT_TR_ABORTED);
+  assert_string_equal(str(last(RT_EV_TOOLRUN_EVENT, 0)->s), "aborted");
+  assert_int_equal(last(RT_EV_TOOLRUN_FINISH, 0)->b, RT_TR_ABORTED);
+  for (size_t i = 0; i < s.trace.n; i++) /* the child wrote nothing after the cancel */
+    assert_false(s.trace.recs[i].actor == 1 && s.trace.recs[i].kind == RT_EV_WRITE &&
+                 s.trace.recs[i].t_us > S(3) + 2000);
+  assert_int_equal(rt_toolrun_abort_at(w, 0, 7, S(1)), -1); /* no such child */
+  done();
+}
+
+/* runAgentTool with an existing runId: no second start; @1604 replays and
+** interrupts an open row, #1640 re-attaches; a terminal row is returned. */
+static void test_run_id_reuse(void **st) {
+  (void)st;
+  for (int ids = 0; ids < 2; ids++) {
+    world((rt_toolrun_ids)ids, 4);
+    for (int t = 0; t < 3; t++)
+      assert_int_equal(rt_toolrun_id_at(w, 0, 1, S(10), 7, t == 0 ? S(1) : t == 1 ? S(3) : S(20)), 0);
+    sim_run(&s, S(60), 0);
+    int starts = 0;
+    for (size_t i = 0; i < s.trace.n; i++)
+      starts += s.trace.recs[i].kind == RT_EV_RPC_SEND &&
+                !strcmp(str(s.trace.recs[i].s), "startAgentToolRun");
+    assert_int_equal(starts, 1);
+    assert_int_equal(count(RT_EV_TOOLRUN_INSERT, 0), 1);
+    int64_t run = 2000000000000LL + 7;
+    assert_int_equal(rt_toolrun_status_of(w, 0, run), ids ? RT_TR_COMPLETED : RT_TR_INTERRUPTED);
+    const sim_rec *at = last(RT_EV_TOOLRUN_ATTACH, 0);
+    assert_int_equal(at->b, RT_TRA_STORED);
+    done();
+  }
+  world(RT_TR_IDS_FRESH, 0);
+  assert_int_equal(rt_toolrun_id_at(w, 0, 1, S(1), 0, S(1)), -1); /* runId must be > 0 */
+  done();
+}
+
+/* chatRecovery off: the turn is no fiber and nothing is recovered. */
+static void test_chat_recovery_off(void **st) {
+  (void)st;
+  for (int off = 0; off < 2; off++) {
+    sim_config sc = {1, SIM_FIFO, 3, 1000};
+    rt_config c;
+    rt_actor_spec sp;
+    assert_int_equal(sim_init(&s, &sc), 0);
+    rt_config_default(&c);
+    w = rt_world_new(&s, &c);
+    memset(&sp, 0, sizeof sp);
+    snprintf(sp.id, sizeof sp.id, "agent");
+    sp.chat.set = 1;
+    sp.chat.off = off;
+    rt_actor_add(w, &sp);
+    rt_chat_at(w, 0, 10, 200000, S(1));
+    sim_run(&s, S(2), 0);
+    rt_kill_actor(w, 0, RT_DEATH_EVICT);
+    rt_request_at(w, 0, RT_ENTRY_FETCH, S(30));
+    sim_run(&s, S(120), 0);
+    assert_int_equal(count(RT_EV_FIBER_START, 0) > 0, !off);
+    assert_int_equal(count(RT_EV_CHAT_RECOVERY_CTX, 0), off ? 0 : 1);
+    rt_chat_message m[4];
+    assert_int_equal(rt_chat_messages(w, 0, m, 4), off ? 1 : 2);
+    if (!off) { /* the context record names what the hook got */
+      const sim_rec *r = last(RT_EV_CHAT_RECOVERY_CTX, 0);
+      assert_int_equal(r->b, 1); /* request 1 */
+      assert_int_equal(r->c, 1); /* one message */
+      assert_non_null(strstr(str(r->s2), "\"lastBody\":{\"chunks\":10,\"chunkEvery\":200000}"));
+      assert_non_null(strstr(str(r->s2), str(r->s)));
+    }
+    done();
+  }
+}
+
+/* Direct calls: saveMessages queues behind the running turn; continue
+** appends; without an assistant message it is skipped; cancel ends the
+** running turn with its partial. */
+static void test_chat_direct(void **st) {
+  rt_chat_message m[8];
+  (void)st;
+  world(RT_TR_IDS_FRESH, 0);
+  assert_int_equal(rt_chat_continue_at(w, 1, S(1)), 0); /* no message: skipped */
+  rt_chat_at(w, 0, 5, 200000, S(1));
+  assert_int_equal(rt_chat_save_at(w, 0, "and then?", 3, 200000, S(1) + 500000), 0);
+  assert_int_equal(rt_chat_save_at(w, 0, "", 3, 200000, S(2)), -1);
+  rt_chat_continue_at(w, 0, S(10));
+  sim_run(&s, S(60), 0);
+  assert_int_equal(last(RT_EV_CHAT_TURN, 1)->c, RT_CM_SKIPPED);
+  assert_int_equal(rt_chat_messages(w, 0, m, 8), 4);
+  assert_string_equal(m[2].text, "and then?");
+  assert_int_equal(m[3].answers, m[2].id);
+  assert_int_equal(count(RT_EV_CHAT_TURN, 0), 3); /* user, save_messages, continue */
+  done();
+
+  world(RT_TR_IDS_FRESH, 0);
+  rt_chat_at(w, 0, 10, 200000, S(1));
+  assert_int_equal(rt_chat_cancel_at(w, 0, S(1) + 500000), 0);
+  sim_run(&s, S(60), 0);
+  const sim_rec *c = last(RT_EV_CHAT_CANCEL, 0);
+  assert_non_null(c);
+  assert_int_equal(rt_chat_messages(w, 0, m, 8), 2);
+  assert_int_equal((int64_t)strlen(m[1].text) > 0, 1);
+  assert_int_equal(last(RT_EV_CHAT_STREAM, 0)->b, RT_CS_COMPLETED);
+  assert_int_equal(count(RT_EV_FIBER_DONE, 0), 1);
+  done();
+}
+
+/* Same seed, same trace hash, for a world using every feature here. */
+static uint64_t everything(void) {
+  world(RT_TR_IDS_FRESH, 3);
+  rt_toolrun_at(w, 0, 1, S(4), S(1));
+  rt_toolrun_id_at(w, 0, 1, S(10), 3, S(2));
+  rt_toolrun_id_at(w, 0, 1, S(10), 3, S(3));
+  rt_toolrun_replay_at(w, 0, 1, S(4));
+  rt_toolrun_abort_at(w, 0, 1, S(6));
+  rt_chat_at(w, 0, 10, 200000, S(20));
+  rt_chat_save_at(w, 0, "x", 2, 100000, S(20) + 100000);
+  rt_chat_cancel_at(w, 0, S(20) + 900000);
+  rt_chat_continue_at(w, 0, S(30));
+  sim_run(&s, S(25), 0);
+  rt_kill_actor(w, 0, RT_DEATH_EVICT);
+  sim_run(&s, S(200), 0);
+  uint64_t h = s.trace.hash;
+  done();
+  return h;
+}
+
+static void test_deterministic(void **st) {
+  (void)st;
+  uint64_t a = everything(), b = everything();
+  assert_true(a == b);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_live_sequence),   cmocka_unit_test(test_client_replay),
+      cmocka_unit_test(test_recovery_replay), cmocka_unit_test(test_abort),
+      cmocka_unit_test(test_run_id_reuse),    cmocka_unit_test(test_chat_recovery_off),
+      cmocka_unit_test(test_chat_direct),     cmocka_unit_test(test_deterministic),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
