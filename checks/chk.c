@@ -464,6 +464,7 @@ static void chk_observe(void *ctx, const sim_rec *r, uint64_t idx) {
       if (c->reg[k].k->on_death) c->reg[k].k->on_death(c, c->reg[k].st, r, idx);
     chk_death(c, r->actor, r, idx);
   }
+  if (r->t_us > c->stale_due && c->on_certain) chk__stale_certain(c, r->t_us);
 }
 
 /* ---- public API --------------------------------------------------------- */
@@ -472,6 +473,7 @@ chk_set *chk_new(sim_trace *t, const chk_params *p) {
   chk_set *c = calloc(1, sizeof *c);
   if (!c) return NULL;
   c->trace = t;
+  c->stale_due = INT64_MAX;
   if (p) c->p = *p;
   else chk_params_default(&c->p);
   if (c->p.wedge_k < 1) c->p.wedge_k = 1;
@@ -505,6 +507,11 @@ int chk_failed(const chk_set *c) { return c->n_v > 0; }
 void chk_on_violation(chk_set *c, chk_violation_fn fn, void *ctx) {
   c->on_violation = fn;
   c->on_violation_ctx = fn ? ctx : NULL;
+}
+
+void chk_on_certain(chk_set *c, chk_certain_fn fn, void *ctx) {
+  c->on_certain = fn;
+  c->on_certain_ctx = fn ? ctx : NULL;
 }
 
 int chk_incomplete(const chk_set *c) { return c->oom; }

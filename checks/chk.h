@@ -62,6 +62,10 @@ typedef struct chk_violation {
 ** sim_request_stop() at the first one). The pointer is valid only during
 ** the call. */
 typedef void (*chk_violation_fn)(void *ctx, const chk_violation *v);
+/* if_quiet = 1: certain only if no fault record comes after the current
+** one (the caller knows the fault plan); return 1 to accept, 0 to be asked
+** again later. if_quiet = 0: certain in any case (the return is ignored). */
+typedef int (*chk_certain_fn)(void *ctx, chk_invariant inv, int if_quiet);
 
 typedef struct chk_params {
   int wedge_k;                  /* K consecutive gate resets/startup failures (default 3) */
@@ -101,6 +105,23 @@ void chk_set_actor_names(chk_set *c, const char *const *names, uint32_t n);
 
 /* Installs (fn != NULL) or removes the violation callback. */
 void chk_on_violation(chk_set *c, chk_violation_fn fn, void *ctx);
+
+/* Installs (fn != NULL) or removes the certainty callback, for runs that
+** stop once their verdict is decided. fn(ctx, inv, if_quiet) is called
+** during a record, until it accepts (at most once per invariant), when a
+** liveness violation that chk_finish would report at any later end is
+** already certain. Today recovery_finishes, in two ways:
+**   if_quiet 0: stale work has stayed unresolved for more than
+**     recovery_bound_us of an open window (from then on its resolution,
+**     its actor's next death and the end of the run all report it);
+**   if_quiet 1: a wedge: its actor failed wedge_k startups in a row with
+**     no durable progress, all after the last fault and after the work
+**     went stale, and has been awake since then for recovery_bound_us: if
+**     no fault comes later, the end of the run reports the work unless it
+**     is resolved, which the wedge shows it is not.
+** The violation itself is still recorded by the event that reports it, or
+** by chk_finish. */
+void chk_on_certain(chk_set *c, chk_certain_fn fn, void *ctx);
 
 /* 1 if an allocation failed while observing: the results are partial. */
 int chk_incomplete(const chk_set *c);

@@ -99,6 +99,7 @@ static void chk_wedge_failure(chk_set *c, ca_actor *a, const sim_rec *r,
   a->streak++;
   if (r->kind == RT_EV_GATE_TIMEOUT) a->streak_gate++;
   else a->streak_startup++;
+  if (a->streak >= chk__params(c)->wedge_k) chk__note_wedge(c, r->actor, a->streak_t0, r->t_us);
   if (a->streak < chk__params(c)->wedge_k || a->streak_reported) return;
   a->streak_reported = 1;
   uint64_t chain[CHK_MAX_CHAIN];

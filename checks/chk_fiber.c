@@ -6,7 +6,11 @@
 ** when a transaction commits (chk.c applies the pending items here): the
 ** insert, the delete, and the last stash value. Hand-overs to a recovery
 ** hook are RT_EV_FIBER_RECOVERED (the hook returned, whatever the action,
-** drop included) and RT_EV_FIBER_HOOK_THREW.
+** drop included) and RT_EV_FIBER_HOOK_THREW. A hand-over whose row delete
+** rolls back with its turn (a storage failure, a death inside the commit
+** window) is undone: the row is still there and the SDK hands it over again
+** on the next scan, a retry rather than a second hand-over (the hook's
+** effects may repeat; effects_once judges those).
 */
 #include <inttypes.h>
 #include <stdio.h>
@@ -116,6 +120,26 @@ static void chk_effect_rec(chk_set *c, const sim_rec *r, uint64_t idx) {
                chk__secs(t2, sizeof t2, r->t_us));
 }
 
+/* RT_EV_SCHEDULE_EFFECT (a = schedule row, b = its occurrence, s = effect):
+** the same effect of one occurrence twice (a retried attempt, or the run
+** a crash cut and the alarm ran again) is a repeat; the next occurrence of
+** an interval or cron row is not. Kept apart from fiber and tool-call keys
+** by bit 61 (issue #14). */
+static void chk_sched_effect(chk_set *c, const sim_rec *r, uint64_t idx) {
+  uint64_t k[4] = {(1ULL << 61) | r->actor, (uint64_t)r->a, (uint64_t)r->b, r->s};
+  chk_effect *e = chk__effect_seen(c, k, r, idx);
+  if (!e || e->reported) return;
+  e->reported = 1;
+  char t0[32], t1[32], t2[32];
+  uint64_t chain[2] = {e->first_idx, idx};
+  chk__violate(c, CHK_EFFECTS_ONCE, r->actor, r->t_us, r->a, idx, chain, 2,
+               "effect \"%s\" of schedule %" PRId64 " (callback %s, due at %ss) ran twice: "
+               "at t=%ss and at t=%ss",
+               sim_trace_str(c->trace, r->s), r->a, sim_trace_str(c->trace, r->s2),
+               chk__secs(t0, sizeof t0, r->b), chk__secs(t1, sizeof t1, e->first_t),
+               chk__secs(t2, sizeof t2, r->t_us));
+}
+
 /* ---- records ------------------------------------------------------------ */
 
 static void chk_fiber_start(chk_set *c, const sim_rec *r) {
@@ -173,6 +197,9 @@ static void fiber_record(chk_set *c, void *st, const sim_rec *r, uint64_t idx) {
     case RT_EV_EFFECT:
       chk_effect_rec(c, r, idx);
       break;
+    case RT_EV_SCHEDULE_EFFECT:
+      chk_sched_effect(c, r, idx);
+      break;
     case RT_EV_FIBER_RETAINED: /* #1729: the row stays; recovery is still in progress */
       if ((f = chk__fiber(c, r->actor, r->a, 1)) != NULL) {
         f->retained = 1;
@@ -213,6 +240,13 @@ static void chk_fiber_deleted(chk_set *c, chk_fiber *f,
                chk__secs(t2, sizeof t2, commit->t_us));
 }
 
+static void fiber_rollback(chk_set *c, void *st, uint32_t actor, const chk_pending *pd) {
+  (void)st;
+  if (pd->is_stash || pd->op != RT_W_FIBER_DELETE) return;
+  chk_fiber *f = chk__fiber(c, actor, pd->key, 0);
+  if (f && f->handed && !f->deleted) f->handed = 0;
+}
+
 static void fiber_commit(chk_set *c, void *st, uint32_t actor, const chk_pending *pd,
                          const sim_rec *commit, uint64_t commit_idx) {
   (void)st;
@@ -242,4 +276,4 @@ static void fiber_commit(chk_set *c, void *st, uint32_t actor, const chk_pending
 }
 
 const chk_class chk__fiber_class = {
-    .name = "fiber", .on_commit = fiber_commit, .on_record = fiber_record};
+    .name = "fiber", .on_commit = fiber_commit, .on_rollback = fiber_rollback, .on_record = fiber_record};

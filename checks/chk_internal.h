@@ -183,6 +183,11 @@ struct chk_set {
   int oom;                          /* an allocation failed: results partial */
   chk_violation_fn on_violation;
   void *on_violation_ctx;
+  chk_certain_fn on_certain;        /* chk_on_certain; NULL: not asked */
+  void *on_certain_ctx;
+  uint32_t certain_sent;            /* invariants on_certain was called for */
+  int64_t stale_due;                /* no recovery_finishes can be certain
+                                       before a record later than this */
   struct chk_reg *reg;              /* the registered checkers, in order */
   size_t n_reg, cap_reg;
   const char *const *names;         /* actor index -> name, for messages */
@@ -222,4 +227,8 @@ void chk__stale_resolve(chk_set *c, int is_run, uint32_t i, int64_t t_us,
                         uint64_t idx);
 void chk__stale_mark(chk_set *c, int is_run, uint32_t i, int64_t t_us,
                      uint64_t idx);
+/* Calls on_certain(recovery_finishes) when some stale item's open window
+** has passed the bound at time now_us, else moves stale_due to the
+** earliest time one could. */
+void chk__stale_certain(chk_set *c, int64_t now_us);
 #endif

@@ -179,7 +179,36 @@ static void recovery_wake(chk_set *c, void *st_, const sim_rec *r, uint64_t idx)
     st->win = 1;
     st->win_t = r->t_us;
     st->win_idx = idx;
+    if (c->p.recovery_bound_us < c->stale_due - r->t_us) /* no overflow */
+      c->stale_due = r->t_us + c->p.recovery_bound_us;
   }
+}
+
+/* Certain: past the bound, every later path reports the item (resolution
+** and give-up and death compare t - win_t > bound, recovery_finish
+** end - win_t >= bound, and nothing else closes a window unreported). */
+void chk__stale_certain(chk_set *c, int64_t now_us) {
+  int64_t bound = c->p.recovery_bound_us, due = INT64_MAX;
+  uint32_t bit = 1u << CHK_RECOVERY_FINISHES;
+  if (!(c->p.enabled_mask & bit) || (c->certain_sent & bit)) {
+    c->stale_due = INT64_MAX;
+    return;
+  }
+  for (uint32_t ai = 0; ai < c->n_actors; ai++) {
+    const chk_actor *a = &c->actors[ai];
+    for (size_t k = 0; k < a->n_watch; k++) {
+      const chk_stale *st = chk_stale_of(c, &a->watch[k]);
+      if (!st->stale || !st->win || st->resolved || st->reported) continue;
+      if (now_us - st->win_t > bound) {
+        c->stale_due = INT64_MAX; /* once is enough */
+        c->certain_sent |= bit;
+        c->on_certain(c->on_certain_ctx, CHK_RECOVERY_FINISHES, 0);
+        return;
+      }
+      if (bound < due - st->win_t) due = st->win_t + bound;
+    }
+  }
+  c->stale_due = due;
 }
 
 /* The first moment at or after x at which the actor was awake, with the
@@ -194,6 +223,28 @@ static int chk_awake_after(const chk_actor *a, int64_t x, int64_t *w_t,
     return 1;
   }
   return 0;
+}
+
+void chk__note_wedge(chk_set *c, uint32_t actor, int64_t streak_t0, int64_t now_us) {
+  uint32_t bit = 1u << CHK_RECOVERY_FINISHES;
+  chk_actor *a = chk__actor(c, actor);
+  if (!a || !c->on_certain || !(c->p.enabled_mask & bit) || (c->certain_sent & bit)) return;
+  for (size_t k = 0; k < a->n_watch; k++) {
+    const chk_stale *st = chk_stale_of(c, &a->watch[k]);
+    if (!st->stale || st->resolved || st->reported) continue;
+    /* the same moment recovery_finish starts from, with no later fault */
+    int64_t x = st->stale_t, w_t;
+    uint64_t w_idx;
+    if (c->has_fault && c->last_fault_t > x) x = c->last_fault_t;
+    if (streak_t0 <= x || !chk_awake_after(a, x, &w_t, &w_idx) ||
+        now_us - w_t < c->p.recovery_bound_us)
+      continue;
+    if (c->on_certain(c->on_certain_ctx, CHK_RECOVERY_FINISHES, 1)) {
+      c->certain_sent |= bit;
+      c->stale_due = INT64_MAX;
+    }
+    return;
+  }
 }
 
 static void recovery_finish(chk_set *c, void *st_, int64_t end_us) {

@@ -131,6 +131,11 @@ uint32_t chk__actor_life(chk_set *c, uint32_t actor);
 /* The record of the actor's last death, CHK_NO_INDEX if none. */
 uint64_t chk__actor_last_death(chk_set *c, uint32_t actor);
 
+/* The actor checker says that the actor failed wedge_k or more startups
+** in a row with no durable progress, the first at streak_t0: the wedge way
+** of chk_on_certain (if_quiet 1; chk_recovery.c). */
+void chk__note_wedge(chk_set *c, uint32_t actor, int64_t streak_t0, int64_t now_us);
+
 /* Fibers running in the actor's current life (counted by the fiber
 ** checker from FIBER_START / FIBER_DONE; 0 after a death). */
 int chk__actor_running(chk_set *c, uint32_t actor);

@@ -27,7 +27,8 @@ typedef struct cli_paths {
 } cli_paths;
 
 /* Appends `arg` (a file) or every *.json below it (a directory, in name
-** order) to p. Returns 0, or -1 with a message on stderr. */
+** order; swarm baselines, *baseline.json, left out) to p. Returns 0, or -1
+** with a message on stderr. */
 int cli_expand(cli_paths *p, const char *arg);
 
 /* Frees the list. */

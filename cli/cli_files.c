@@ -1,7 +1,8 @@
 /*
 ** cli_files.c: files and time for the command line: expands paths into
 ** scenario files (a directory is searched recursively for *.json files,
-** in name order), reads whole files, reads the wall clock for reports.
+** in name order, except swarm baselines: *baseline.json), reads whole
+** files, reads the wall clock for reports.
 */
 #include <ctype.h>
 #include <dirent.h>
@@ -50,7 +51,7 @@ static int walk(cli_paths *p, const char *dir) {
     snprintf(full, sizeof full, "%s/%s", dir, name);
     if (stat(full, &st) == 0 && S_ISDIR(st.st_mode))
       rc = walk(p, full);
-    else if (ends_with(name, ".json"))
+    else if (ends_with(name, ".json") && !ends_with(name, "baseline.json")) /* scenarios/swarm-baseline.json */
       rc = push_path(p, full);
     free(ents[i]);
   }

@@ -4,7 +4,9 @@
 ** seeds in forked workers and hands back results in job order and the
 ** failure groups by signature. Each group's smallest seed is re-run in a
 ** child (scn_swarm_rerun) that prints its report and writes the group's
-** repro file.
+** repro file, unless a --baseline (scenarios/scn_baseline.h) knows the
+** signature: then one line with the entry's reason, and the group does not
+** fail the swarm.
 **
 ** Test-only hooks (environment): REVENANT_TEST_CRASH_SEED=N makes the run
 ** of seed N raise SIGSEGV, REVENANT_TEST_HANG_SEED=N makes it hang; they
@@ -21,6 +23,7 @@
 #include "cli/cli.h"
 #include "reports/rpt.h"
 #include "scenarios/scn.h"
+#include "scenarios/scn_baseline.h"
 #include "scenarios/scn_json.h"
 #include "scenarios/scn_swarm.h"
 #include "runtime/rt_events.h"
@@ -29,7 +32,10 @@ static const char swarm_usage[] =
     "usage: revenant swarm FILE... (--seeds N | --time 60s) [options]\n"
     "\n"
     "Runs every case of every scenario with many seeds; each seed also draws\n"
-    "its own fault mix (stream \"swarm.mix\"). Workers are separate processes:\n"
+    "its own fault mix (stream \"swarm.mix\") within the file's allowance\n"
+    "(\"swarm\": {\"faults\"}); a case's expected violations are judged per its\n"
+    "mode (expect.swarm: every seed, once across the swarm, or report only).\n"
+    "Workers are separate processes:\n"
     "a crash or hang is reported as a failure with its seed. Failures are\n"
     "grouped by signature, with one repro file per signature. The report ends\n"
     "with the probes the runs reached (docs/trace.md \"Probes\") and the ones\n"
@@ -53,6 +59,13 @@ static const char swarm_usage[] =
     "                     plot, runs per fault kind, and the timeline of the first seed\n"
     "                     of each signature (at most 8)\n"
     "  --repro-dir DIR    where repro files go (default revenant-out)\n"
+    "  --baseline FILE    known signatures (each with its reason): reported as known,\n"
+    "                     they do not fail the swarm; only new ones do\n"
+    "  --write-baseline FILE  write every signature found as a baseline file (the\n"
+    "                     reasons of matching --baseline entries kept, others TODO)\n"
+    "  --all-faults       ignore each file's fault allowance (\"swarm\": {\"faults\"}):\n"
+    "                     draw every kind unbounded (what the allowances exclude;\n"
+    "                     scenarios/swarm-baseline.json lists what that finds)\n"
     "  --expect-reproduce a case that expects violations passes when at least one\n"
     "                     seed reproduces them (its expectation met); the others as usual.\n"
     "                     Prints one 'reproduce:' line per case\n"
@@ -60,14 +73,15 @@ static const char swarm_usage[] =
     "  -h, --help         show this help\n"
     "\n"
     "exit status: 0 every expectation met (--expect-reproduce: every case reproduced or\n"
-    "held), 1 an expectation failed or an expect.reach probe was never reached, 2 usage\n"
+    "held; --baseline: every failure known), 1 an expectation failed (a new signature)\n"
+    "or an expect.reach probe was never reached, 2 usage\n"
     "or scenario error or a file that could not be\n"
     "written, 130/143 stopped by SIGINT/SIGTERM (after writing what finished)\n";
 
 typedef struct sw_opts {
   scn_swarm_opts e;             /* what the engine needs */
   int quiet, shard_count, expect_reproduce;
-  const char *json, *html, *repro_dir;
+  const char *json, *html, *repro_dir, *baseline, *write_baseline;
   cli_paths files;
 } sw_opts;
 
@@ -148,6 +162,8 @@ static int swarm_opt_value(sw_opts *o, const char *a, const char *v) {
   } else if (!strcmp(a, "--case")) o->e.only_case = v;
   else if (!strcmp(a, "--json")) o->json = v;
   else if (!strcmp(a, "--html")) o->html = v;
+  else if (!strcmp(a, "--baseline")) o->baseline = v;
+  else if (!strcmp(a, "--write-baseline")) o->write_baseline = v;
   else o->repro_dir = v;
   return 0;
 }
@@ -155,7 +171,7 @@ static int swarm_opt_value(sw_opts *o, const char *a, const char *v) {
 static int parse_swarm_opts(int argc, char **argv, sw_opts *o) {
   static const char *const takes[] = {"--seeds", "--time", "--timeout", "--duration", "-j", "--strategy",
                                       "--seed-base", "--shard", "--shard-count", "--case", "--json",
-                                      "--html", "--repro-dir", NULL};
+                                      "--html", "--repro-dir", "--baseline", "--write-baseline", NULL};
   memset(o, 0, sizeof *o);
   o->e.strategy = -1;
   o->e.timeout_us = 60000000;
@@ -180,6 +196,8 @@ static int parse_swarm_opts(int argc, char **argv, sw_opts *o) {
       o->quiet = 1;
     } else if (!strcmp(a, "--expect-reproduce")) {
       o->expect_reproduce = 1;
+    } else if (!strcmp(a, "--all-faults")) {
+      o->e.all_faults = 1;
     } else if (a[0] == '-') {
       return usage_error("unknown option", a);
     } else if (cli_expand(&o->files, a)) {
@@ -206,14 +224,6 @@ typedef struct sw_kept {
   chk_violation *viol;
 } sw_kept;
 
-/* --expect-reproduce: per (file, case) unit, its runs and how many met
-** the case's expectation. */
-typedef struct sw_tally {
-  int used, ci;
-  size_t file;
-  uint64_t runs, met, first;   /* first: the first seed (in job order) that met it */
-} sw_tally;
-
 #define SW_HTML_KINDS 128
 #define SW_HTML_REC 64
 #define SW_HTML_RUNS 8
@@ -229,8 +239,6 @@ typedef struct sw_html {
 
 typedef struct swarm {
   sw_opts o;
-  sw_tally *tally;
-  size_t n_tally;
   sw_html html;
   scn_scenario **sc;
   size_t n_sc;
@@ -242,6 +250,10 @@ typedef struct swarm {
   rpt_json_stream js;
   int tty, oom;
   int unreached;           /* (case, probe) pairs of expect.reach no run reached */
+  scn_baseline base;       /* --baseline */
+  int have_base;
+  size_t known, fresh;     /* signature groups the baseline knows, and new ones */
+  uint64_t known_runs;
 } swarm;
 
 static void keep_result(swarm *s, const scn_swarm_result *r) {
@@ -264,25 +276,6 @@ static void keep_result(swarm *s, const scn_swarm_result *r) {
     k->n_viol = r->n_viol;
   }
   if (!k->failure) s->oom = 1;
-}
-
-static void tally_result(swarm *s, const scn_swarm_result *r) {
-  if (r->unit >= s->n_tally) {
-    sw_tally *t = realloc(s->tally, (r->unit + 1) * sizeof *t);
-    if (!t) {
-      s->oom = 1;
-      return;
-    }
-    memset(t + s->n_tally, 0, (r->unit + 1 - s->n_tally) * sizeof *t);
-    s->tally = t;
-    s->n_tally = r->unit + 1;
-  }
-  sw_tally *t = &s->tally[r->unit];
-  t->used = 1;
-  t->file = r->file;
-  t->ci = r->ci;
-  t->runs++;
-  if (r->passed && t->met++ == 0) t->first = r->seed;
 }
 
 /* --html, in the worker: "kind:count,...|us,us,..." of the run's fault
@@ -360,7 +353,6 @@ static void parent_rpt(const swarm *s, uint64_t j, const sw_kept *k, rpt_run *r,
 
 static void on_result(void *ctx, const scn_swarm_result *r) {
   swarm *s = ctx;
-  if (s->o.expect_reproduce) tally_result(s, r);
   if (s->o.html && r->state == SCN_SWARM_DONE) html_add(&s->html, r);
   if (!s->o.json) return;
   if (!s->stream) {
@@ -392,7 +384,8 @@ static void replay_cmd(const swarm *s, const scn_swarm_job *jb, char *b, size_t 
   int n = snprintf(b, cap, "revenant swarm %s --case %s --seeds 1 --seed-base 0x%" PRIx64 " --strategy %s",
                    sc->file, sc->cases[jb->ci].label, jb->seed, sim_strategy_name(jb->strategy));
   if (s->o.e.duration_us && n > 0 && (size_t)n < cap)
-    snprintf(b + n, cap - (size_t)n, " --duration %" PRId64 "us", s->o.e.duration_us);
+    n += snprintf(b + n, cap - (size_t)n, " --duration %" PRId64 "us", s->o.e.duration_us);
+  if (s->o.e.all_faults && n > 0 && (size_t)n < cap) snprintf(b + n, cap - (size_t)n, " --all-faults");
 }
 
 /* The rpt_run of job j as the parent knows it (no trace). */
@@ -488,13 +481,27 @@ static int repro_fallback(const swarm *s, const scn_swarm_group *g, const char *
   return bad ? -1 : 0;
 }
 
-/* Prints group k and writes its repro file; 0, or -1 if it cannot. */
-static int report_group(const swarm *s, const scn_swarm_group *g, int k) {
+/* Prints group k and writes its repro file; 0, 1 if the baseline knows it
+** (nothing written), or -1 if it cannot. */
+static int report_group(swarm *s, const scn_swarm_group *g, int k) {
   char path[1200];
   scn_swarm_job jb;
   int rc = 0;
   scn_swarm_job_info(s->eng, g->first_job, &jb);
   const scn_scenario *sc = s->sc[jb.file];
+  const scn_baseline_entry *known =
+      s->have_base ? scn_baseline_match(&s->base, sc->name, sc->cases[jb.ci].label, g->sig) : NULL;
+  if (known) { /* reported, not re-run: no repro file */
+    printf("  signature %d: %s [%s]: %" PRIu64 " run%s, known (baseline): %s\n", k, g->sig,
+           sc->cases[jb.ci].label, g->count, g->count == 1 ? "" : "s", known->reason);
+    return 1;
+  }
+  if (g->whole_case) { /* a verdict on the case over the swarm: no run to re-run */
+    if (!s->o.quiet) printf("FAIL %s [%s]: %s\n", sc->name, sc->cases[jb.ci].label, g->failure);
+    printf("  signature %d: %s [%s]: none of %" PRIu64 " run%s\n", k, g->sig, sc->cases[jb.ci].label, g->count,
+           g->count == 1 ? "" : "s");
+    return 0;
+  }
   cli_repro_path(path, sizeof path, s->o.repro_dir, "swarm", sc->file, sc->name, sc->cases[jb.ci].label, jb.seed,
                  NULL);
   if (mkdir(s->o.repro_dir, 0777) != 0 && errno != EEXIST) {
@@ -612,15 +619,23 @@ static int write_html(swarm *s) {
   for (size_t i = 0; i < s->o.files.n && tl < sizeof title; i++)
     tl += (size_t)snprintf(title + tl, sizeof title - tl, " %s", s->o.files.v[i]);
   if (tl < sizeof title) snprintf(title + tl, sizeof title - tl, "; shard %d/%d", s->o.e.shard_i, s->o.e.shard_n);
+  rpt_swarm_probe probes[RT_PROBE_COUNT];
+  const scn_swarm_probe *pr = scn_swarm_probes(s->eng);
+  for (int p = 0; p < RT_PROBE_COUNT; p++) {
+    scn_swarm_job jb;
+    scn_swarm_job_info(s->eng, pr[p].first_unit, &jb); /* job u is unit u's first */
+    probes[p] = (rpt_swarm_probe){rt_probe_name(p), pr[p].runs, pr[p].first_seed, s->sc[jb.file]->name,
+                                  s->sc[jb.file]->cases[jb.ci].label};
+  }
   rpt_swarm sw = {title, st.runs, st.failed, st.units ? st.runs / st.units : 0, sigs, ng,
-                  h->rec, h->n_rec, h->kinds, h->n_kinds};
+                  h->rec, h->n_rec, h->kinds, h->n_kinds, probes, RT_PROBE_COUNT};
   cli_out f;
   if (cli_out_open(&f, s->o.html)) goto out;
   rpt_html_stream w;
   rpt_html_begin(&w, f.f, "swarm", NULL);
   for (size_t k = 0, shown = 0; k < ng && shown < SW_HTML_RUNS; k++) {
     sw_html_run x;
-    if (g[k].first_state != SCN_SWARM_DONE || html_run(s, g[k].first_job, &x)) continue;
+    if (g[k].whole_case || g[k].first_state != SCN_SWARM_DONE || html_run(s, g[k].first_job, &x)) continue;
     rpt_html_add(&w, &x.r);
     scn_result_free(&x.res);
     scn_free(x.m);
@@ -682,13 +697,64 @@ static int report_reach(const swarm *s, const scn_swarm_stats *st) {
   return missing;
 }
 
+/* --write-baseline: one entry per signature group (a group the baseline
+** knew keeps that entry's reason and pattern). */
+static int write_baseline(swarm *s, const scn_swarm_group *g, size_t ng) {
+  scn_baseline_entry *e = calloc(ng ? ng : 1, sizeof *e);
+  size_t n = 0;
+  int rc = -1;
+  if (!e) return -1;
+  for (size_t k = 0; k < ng; k++) {
+    scn_swarm_job jb;
+    scn_swarm_job_info(s->eng, g[k].first_job, &jb);
+    const scn_scenario *sc = s->sc[jb.file];
+    scn_baseline_entry x;
+    const scn_baseline_entry *old = NULL;
+    for (size_t i = 0; s->have_base && i < s->base.n && !old; i++) {
+      const scn_baseline_entry *b = &s->base.e[i];
+      if (!strcmp(b->scenario, sc->name) && (!b->case_name[0] || !strcmp(b->case_name, sc->cases[jb.ci].label)) &&
+          scn_baseline_sig_match(b->signature, g[k].sig))
+        old = b;
+    }
+    if (old) {
+      x = *old;
+    } else {
+      memset(&x, 0, sizeof x);
+      snprintf(x.scenario, sizeof x.scenario, "%s", sc->name);
+      snprintf(x.case_name, sizeof x.case_name, "%s", sc->cases[jb.ci].label);
+      snprintf(x.signature, sizeof x.signature, "%s", g[k].sig);
+      snprintf(x.reason, sizeof x.reason, "TODO: why this is known (the SDK behaviour or the model limit)");
+    }
+    int dup = 0;
+    for (size_t i = 0; i < n && !dup; i++)
+      dup = !strcmp(e[i].scenario, x.scenario) && !strcmp(e[i].case_name, x.case_name) &&
+            !strcmp(e[i].signature, x.signature);
+    if (!dup) e[n++] = x;
+  }
+  cli_out f;
+  if (cli_out_open(&f, s->o.write_baseline) == 0) {
+    if (scn_baseline_write(f.f, e, n) == 0) rc = cli_out_commit(&f);
+    else {
+      fprintf(stderr, "revenant swarm: cannot write %s\n", s->o.write_baseline);
+      cli_out_abort(&f);
+    }
+  }
+  free(e);
+  return rc;
+}
+
 static int report(swarm *s) {
   size_t ng;
   scn_swarm_stats st;
   const scn_swarm_group *g = scn_swarm_groups(s->eng, &ng);
   int rc = 0;
-  for (size_t k = 0; k < ng; k++)
-    if (report_group(s, &g[k], (int)k + 1)) rc = -1;
+  for (size_t k = 0; k < ng; k++) {
+    int r = report_group(s, &g[k], (int)k + 1);
+    if (r < 0) rc = -1;
+    if (r == 1) s->known++, s->known_runs += g[k].count;
+    else s->fresh++;
+  }
+  if (s->o.write_baseline && write_baseline(s, g, ng)) rc = -1;
   if (s->o.json && s->stream) {
     if (!s->json.f || rpt_json_end(&s->js, NULL, 0)) {
       if (s->json.f) fprintf(stderr, "revenant swarm: cannot write %s\n", s->o.json);
@@ -709,30 +775,48 @@ static int report(swarm *s) {
   if (cli_stop) printf("interrupted after %.0f seeds\n", seeds);
   if (!s->o.quiet) report_probes(s);
   s->unreached = st.runs ? report_reach(s, &st) : 0;
+  if (s->have_base) {
+    size_t unseen = 0;
+    for (size_t i = 0; i < s->base.n; i++) unseen += s->base.e[i].matched == 0;
+    printf("baseline: %zu known signature%s (%" PRIu64 " runs), %zu new; %zu of %zu entries not seen\n", s->known,
+           s->known == 1 ? "" : "s", s->known_runs, s->fresh, unseen, s->base.n);
+  }
   rpt_text_summary(stdout, (size_t)(st.runs - st.failed), (size_t)st.failed);
   return rc;
 }
 
-/* --expect-reproduce: one line per case (runs, how many met the case's
-** expectation, the first such seed); returns 0 if every case passes
-** scn_swarm_reproduce_verdict. */
-static int reproduce_report(const swarm *s) {
+/* One line per case judged "once" or "report" (expect.swarm), and with
+** --expect-reproduce per case: runs, how many met the case's expected
+** violations, the first such seed. Returns 1 if a case fails its mode (a
+** "once" case never reproduced; with --expect-reproduce also a case with
+** nothing expected violated whose expectation was not met in every run). */
+static int reproduce_report(const swarm *s, const scn_swarm_stats *st) {
   int bad = 0;
-  for (size_t ui = 0; ui < s->n_tally; ui++) {
-    const sw_tally *t = &s->tally[ui];
-    if (!t->used) continue;
-    const scn_scenario *sc = s->sc[t->file];
-    const scn_case *c = &sc->cases[t->ci];
-    int v = scn_swarm_reproduce_verdict(c, t->runs, t->met);
-    bad |= v;
-    if (c->violate_mask && t->met)
-      printf("reproduce: %s [%s]: reproduced in %" PRIu64 " of %" PRIu64 " seeds, first seed 0x%" PRIx64 "\n",
-             sc->name, c->label, t->met, t->runs, t->first);
-    else if (c->violate_mask)
-      printf("reproduce: %s [%s]: NOT reproduced in %" PRIu64 " seeds\n", sc->name, c->label, t->runs);
-    else
+  for (size_t u = 0; u < st->units; u++) {
+    scn_swarm_tally t;
+    scn_swarm_job jb;
+    scn_swarm_unit_tally(s->eng, u, &t);
+    scn_swarm_job_info(s->eng, u, &jb);
+    const scn_scenario *sc = s->sc[jb.file];
+    const scn_case *c = &sc->cases[jb.ci];
+    if (!t.runs || (!s->o.expect_reproduce && t.mode == SCN_SWARM_EVERY)) continue;
+    if (t.mode == SCN_SWARM_EVERY) { /* --expect-reproduce, a case that expects no violation */
+      int v = scn_swarm_reproduce_verdict(c, t.runs, t.met);
+      bad |= v;
       printf("reproduce: %s [%s]: expectation met in %" PRIu64 " of %" PRIu64 " seeds%s\n", sc->name, c->label,
-             t->met, t->runs, v ? "" : " (holds)");
+             t.met, t.runs, v ? "" : " (holds)");
+    } else if (t.mode == SCN_SWARM_REPORT) {
+      if (!s->o.quiet)
+        printf("report: %s [%s]: %s in %" PRIu64 " of %" PRIu64 " seeds (expect.swarm: report)\n", sc->name,
+               c->label, c->expect_text, t.met, t.runs);
+    } else if (t.met) {
+      if (!s->o.quiet || s->o.expect_reproduce)
+        printf("reproduce: %s [%s]: reproduced in %" PRIu64 " of %" PRIu64 " seeds, first seed 0x%" PRIx64 "\n",
+               sc->name, c->label, t.met, t.runs, t.first_met);
+    } else {
+      bad = 1;
+      printf("reproduce: %s [%s]: NOT reproduced in %" PRIu64 " seeds\n", sc->name, c->label, t.runs);
+    }
   }
   return bad || s->oom;
 }
@@ -769,7 +853,6 @@ static void swarm_free(swarm *s) {
     free(s->kept[i].viol);
   }
   free(s->kept);
-  free(s->tally);
   for (size_t k = 0; k < s->html.n_kinds; k++) free((char *)s->html.kinds[k].kind);
   free(s->html.rec);
   for (size_t i = 0; s->sc && i < s->o.files.n; i++) {
@@ -778,6 +861,7 @@ static void swarm_free(swarm *s) {
   }
   free(s->sc);
   cli_paths_free(&s->o.files);
+  scn_baseline_free(&s->base);
 }
 
 int cli_cmd_swarm(int argc, char **argv) {
@@ -785,6 +869,14 @@ int cli_cmd_swarm(int argc, char **argv) {
   char err[1200];
   memset(&s, 0, sizeof s);
   int rc = parse_swarm_opts(argc, argv, &s.o);
+  if (!rc && s.o.baseline) {
+    if (scn_baseline_load(s.o.baseline, &s.base, err, sizeof err)) {
+      fprintf(stderr, "%s\n", err);
+      rc = 2;
+    } else {
+      s.have_base = 1;
+    }
+  }
   if (rc || load_all(&s)) {
     swarm_free(&s);
     return 2;
@@ -795,6 +887,7 @@ int cli_cmd_swarm(int argc, char **argv) {
   if (s.o.html) s.o.e.worker_extra = html_detail;
   s.o.e.ctx = &s;
   s.o.e.stop = &cli_stop;
+  s.o.e.reproduce = s.o.expect_reproduce;
   cli_catch_signals();
   s.o.e.have_crash_seed = read_hook("REVENANT_TEST_CRASH_SEED", &s.o.e.crash_seed);
   s.o.e.have_hang_seed = read_hook("REVENANT_TEST_HANG_SEED", &s.o.e.hang_seed);
@@ -831,10 +924,11 @@ int cli_cmd_swarm(int argc, char **argv) {
   if (rc < 0) fprintf(stderr, "revenant %s\n", err);
   if (rc < 0 || report(&s)) rc = 2;
   else if (cli_stop) rc = 128 + cli_stop;
-  else if (s.o.expect_reproduce) rc = reproduce_report(&s) || s.unreached ? 1 : 0;
   else {
     scn_swarm_stats_get(s.eng, &st);
-    rc = st.failed || s.unreached ? 1 : 0;
+    int cases_bad = reproduce_report(&s, &st);
+    if (s.have_base) rc = s.fresh || s.unreached || s.oom ? 1 : 0; /* cases that fail have groups */
+    else rc = st.failed || cases_bad || s.unreached ? 1 : 0;
   }
   swarm_free(&s);
   return rc;

@@ -18,7 +18,7 @@ static const char *const kind_names[FLT_KIND_COUNT] = {
     [FLT_STORAGE_FAIL] = "storage_fail", [FLT_RPC_DELAY] = "rpc_delay",
     [FLT_RPC_DROP] = "rpc_drop", [FLT_ALARM_DELAY] = "alarm_delay",
     [FLT_GATE_TIMEOUT] = "gate_timeout", [FLT_STREAM_CUT] = "stream_cut",
-    [FLT_ONSTART_THROW] = "onstart_throw"};
+    [FLT_ONSTART_THROW] = "onstart_throw", [FLT_ALARM_LOST] = "alarm_lost"};
 
 int flt_count_per_arrival(flt_kind k) {
   return k == FLT_STORAGE_FAIL || k == FLT_ONSTART_THROW;
@@ -125,6 +125,7 @@ void flt_apply(rt_world *w, const flt_fault *f) {
     case FLT_RESTART: rt_kill_all(w, RT_DEATH_RESTART); break;
     case FLT_CRASH: rt_kill_all(w, RT_DEATH_CRASH); break;
     case FLT_SIGKILL: rt_kill_all(w, RT_DEATH_SIGKILL); break;
+    case FLT_ALARM_LOST: rt_lose_alarm(w, f->actor); break;
     case FLT_STUCK_CHILD: rt_set_stuck(w, f->actor, f->stuck, f->delay_us); break;
     case FLT_STORAGE_FAIL:
       if (f->ppm) {
@@ -141,6 +142,8 @@ void flt_apply(rt_world *w, const flt_fault *f) {
     case FLT_ONSTART_THROW: rt_onstart_throws(w, f->actor, f->count > 0 ? f->count : 1); break;
     default: break;
   }
+  if ((f->kind == FLT_RESTART || f->kind == FLT_CRASH || f->kind == FLT_SIGKILL) && f->delay_us > 0)
+    rt_set_down(w, s->now_us + f->delay_us); /* down_for */
 }
 
 /* The planned faults of the current run, indexed by the event's arg (the

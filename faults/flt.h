@@ -31,6 +31,7 @@ typedef enum flt_kind {
   FLT_GATE_TIMEOUT,    /* onStart forced to take `delay` (over 30 s: reset) */
   FLT_STREAM_CUT,      /* an upstream model stream severed (chat model) */
   FLT_ONSTART_THROW,   /* the next `count` onStart calls of an actor throw */
+  FLT_ALARM_LOST,      /* the stored alarm row of an actor (or all) vanishes */
   FLT_KIND_COUNT
 } flt_kind;
 
@@ -39,7 +40,9 @@ typedef struct flt_fault {
   uint32_t actor;      /* RT_NO_ACTOR: every actor (evict: a drawn one) */
   int64_t at_us;       /* fixed time, or -1 when drawn from per_day */
   int64_t per_day;     /* rate: expected occurrences per simulated day */
-  int64_t delay_us;    /* stuck late delay, rpc/alarm delay, onStart time */
+  int64_t delay_us;    /* stuck late delay, rpc/alarm delay, onStart time;
+                          crash, restart, sigkill: down_for, how long the
+                          process stays down (0: it can restart at once) */
   int64_t until_us;    /* end of a rate window (0: the run's duration) */
   rt_stuck stuck;      /* stuck_child mode */
   int count;           /* how many times the fault happens (0: default):

@@ -207,6 +207,15 @@ typedef struct rpt_swarm_kind {
   uint64_t faults;               /* injections over all runs */
 } rpt_swarm_kind;
 
+/* One runtime probe (docs/trace.md "Probes") over a swarm: how many runs
+** reached it and the first of them (runs == 0: no run reached it). */
+typedef struct rpt_swarm_probe {
+  const char *name;              /* "commit_window_death" */
+  uint64_t runs;
+  uint64_t first_seed;           /* valid when runs > 0 */
+  const char *scenario, *case_label; /* of the first run; NULL when runs == 0 */
+} rpt_swarm_probe;
+
 /* What a swarm found, for its HTML page. Pointers are the caller's. */
 typedef struct rpt_swarm {
   const char *title;             /* e.g. the command line; may be NULL */
@@ -217,6 +226,8 @@ typedef struct rpt_swarm {
   size_t n_recovery;
   const rpt_swarm_kind *kinds;
   size_t n_kinds;
+  const rpt_swarm_probe *probes; /* every runtime probe, reached or not; may be NULL */
+  size_t n_probes;
 } rpt_swarm;
 
 /* Limits of the HTML report. */

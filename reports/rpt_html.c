@@ -441,6 +441,19 @@ static void h_swarm(FILE *f, const rpt_swarm *s) {
     fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]", s->kinds[i].runs, s->kinds[i].failed,
             s->kinds[i].faults);
   }
+  fputs("],\"probes\":[", f); /* [name, runs, first seed, scenario, case] */
+  for (size_t i = 0; s->probes && i < s->n_probes; i++) {
+    const rpt_swarm_probe *p = &s->probes[i];
+    fputs(i ? ",[" : "[", f);
+    hj_str(f, p->name);
+    fprintf(f, ",%" PRIu64 ",", p->runs);
+    hj_hex(f, p->first_seed, 0);
+    fputc(',', f);
+    hj_str(f, p->runs ? p->scenario : NULL);
+    fputc(',', f);
+    hj_str(f, p->runs ? p->case_label : NULL);
+    fputc(']', f);
+  }
   fputs("]}", f);
 }
 

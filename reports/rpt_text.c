@@ -167,6 +167,42 @@ static void rpt_text_waits(FILE *f, const rpt_run *r, int64_t now) {
 
 /* ---- violations ------------------------------------------------------- */
 
+#define RPT_TEXT_MAX_BETWEEN 6     /* cause lines between two chain records */
+
+/* 1 if rec may explain what happened between two chain records of a
+** violation on `actor`: a fault (of that actor or of every actor), a
+** failed commit, a rolled-back transaction, a gate reset or a death of
+** that actor. */
+static int rpt_text_cause(const sim_rec *rec, uint32_t actor) {
+  if (rec->kind == RT_EV_FAULT) return rec->actor == actor || rec->actor == RT_NO_ACTOR;
+  if (rec->actor != actor) return 0;
+  return rec->kind == RT_EV_STORAGE_FAIL || rec->kind == RT_EV_TXN_ROLLBACK ||
+         rec->kind == RT_EV_GATE_TIMEOUT || rec->kind == RT_EV_ACTOR_DEATH;
+}
+
+/* The causes between chain records a and b (a < b), marked "+": the
+** storage failure between two runs of an effect, the gate reset that cut a
+** hook (issue #16 item 5). At most RPT_TEXT_MAX_BETWEEN lines, the last
+** ones kept. */
+static void rpt_text_between(FILE *f, const rpt_run *r, const chk_violation *v, uint64_t a, uint64_t b) {
+  uint64_t idx[RPT_TEXT_MAX_BETWEEN];
+  size_t n = 0, total = 0;
+  if (a >= b || !rpt__rec(r->trace, a) || !rpt__rec(r->trace, b)) return;
+  for (uint64_t i = a + 1; i < b; i++) {
+    const sim_rec *rec = rpt__rec(r->trace, i);
+    if (!rec || !rpt_text_cause(rec, v->actor)) continue;
+    idx[n++ % RPT_TEXT_MAX_BETWEEN] = i;
+    total++;
+  }
+  if (total > RPT_TEXT_MAX_BETWEEN) fprintf(f, "    + ... %zu earlier\n", total - RPT_TEXT_MAX_BETWEEN);
+  size_t shown = total < RPT_TEXT_MAX_BETWEEN ? total : RPT_TEXT_MAX_BETWEEN;
+  for (size_t k = 0; k < shown; k++) {
+    fputs("    + ", f);
+    rpt_text_rec(f, r, rpt__rec(r->trace, idx[(total - shown + k) % RPT_TEXT_MAX_BETWEEN]));
+    fputc('\n', f);
+  }
+}
+
 static void rpt_text_violation(FILE *f, const rpt_run *r, const chk_violation *v,
                                size_t k, const rpt_colors *c) {
   char ab[24], tb[32];
@@ -178,6 +214,7 @@ static void rpt_text_violation(FILE *f, const rpt_run *r, const chk_violation *v
   int nc = v->n_chain < 0 ? 0 : v->n_chain > CHK_MAX_CHAIN ? CHK_MAX_CHAIN : v->n_chain;
   if (nc > 0) fputs("    chain:\n", f);
   for (int i = 0; i < nc; i++) {
+    if (i > 0) rpt_text_between(f, r, v, v->chain[i - 1], v->chain[i]);
     const sim_rec *rec = rpt__rec(r->trace, v->chain[i]);
     fputs("      ", f);
     if (rec) rpt_text_rec(f, r, rec);

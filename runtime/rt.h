@@ -52,6 +52,11 @@ typedef enum rt_toolrun_ids { RT_TR_IDS_FRESH = 0, RT_TR_IDS_STABLE = 1 } rt_too
 ** (@1604: the work is lost) or keep it and retry on a backed-off follow-up
 ** alarm until it is older than fiber_max_age_us (SDK #1729). */
 typedef enum rt_retain { RT_RETAIN_NONE = 0, RT_RETAIN_1729 = 1 } rt_retain;
+/* The dedup key of scheduleEvery: the SDK's (type, callback, interval,
+** payload, owner: insertIntervalForOwner), or the callback name alone (the
+** model's old behaviour, a bug kept as a variant: a second scheduleEvery of
+** the same callback with another interval or payload is lost). */
+typedef enum rt_every_key { RT_EVERY_KEY_SDK = 0, RT_EVERY_KEY_CALLBACK = 1 } rt_every_key;
 
 /* Platform and SDK constants plus variant choices. rt_config_default()
 ** fills the values the seeds and the reference give. */
@@ -88,6 +93,11 @@ typedef struct rt_config {
   rt_toolrun_ids toolrun_ids;       /* chat tool calls: fresh ids (@1604) or
                                        stable ids + re-attach (#1640) */
   int64_t reattach_budget_us;       /* 120 s: #1640's no-progress budget */
+  int64_t hung_schedule_us;         /* 30 s: hungScheduleTimeoutSeconds */
+  int schedule_attempts;            /* 3: retry maxAttempts (tryN) */
+  int64_t schedule_retry_base_us;   /* 100 ms: retry baseDelayMs */
+  int64_t schedule_retry_max_us;    /* 3000 ms: retry maxDelayMs */
+  rt_every_key every_key;           /* scheduleEvery's dedup key */
 } rt_config;
 
 /* Fills *c with the default constants and variants (deferred tool runs,
@@ -116,7 +126,10 @@ typedef enum rt_step_kind {
 
 typedef struct rt_step {
   rt_step_kind kind;
-  int64_t min_us, max_us;
+  int64_t min_us, max_us;  /* RT_STEP_WORK: the range. RT_STEP_FAIL: min_us is
+                           `attempts`: 0 always throws; N only on the first N
+                           attempts of a schedule callback (tryN retries it;
+                           a fiber body is always attempt 1) */
   uint32_t target;      /* RT_STEP_CALL */
   char name[RT_STEP_TEXT]; /* effect name, stash value, fail message, return value */
   int has_value;        /* RT_STEP_STASH: 1 if name holds a JSON value */
@@ -293,6 +306,43 @@ int rt_toolrun_id_at(rt_world *w, uint32_t parent, uint32_t child, int64_t work_
 int rt_schedule_at(rt_world *w, uint32_t actor, const char *callback, int64_t delay_us,
                    int64_t interval_us, int64_t at_us);
 
+/* A schedule call with everything the SDK takes (reference A.10). */
+typedef struct rt_schedule_spec {
+  int64_t delay_us;         /* schedule(delay) */
+  int64_t interval_us;      /* > 0: scheduleEvery(interval) */
+  const char *cron;         /* non-NULL: schedule(cron), 5 or 6 fields (rt_cron.h) */
+  const char *payload;      /* JSON text, NULL: undefined */
+  int idempotent;           /* -1 the SDK default (cron, scheduleEvery: on;
+                               delayed: off), 0 off, 1 on */
+} rt_schedule_spec;
+
+/* A request that calls schedule / scheduleEvery per sp on `actor`; a bad
+** cron expression fails the request with cron-schedule's message. A dedup
+** hit (idempotent) returns the row, reschedules, and writes nothing
+** (RT_EV_SCHEDULE_DEDUP). Returns 0 or -1. */
+int rt_schedule_ex_at(rt_world *w, uint32_t actor, const char *callback,
+                      const rt_schedule_spec *sp, int64_t at_us);
+
+/* A cf_agents_schedules row as a previous process left it (seeded before
+** the run; issue #14). */
+typedef struct rt_schedule_seed {
+  char callback[48];
+  int64_t time_us;          /* the row's `time` (stored in whole seconds) */
+  int64_t interval_us;      /* > 0: an interval row */
+  char cron[64];            /* non-empty: a cron row */
+  char payload[128];        /* JSON, "" NULL */
+  int running;              /* interval: running = 1 */
+  int64_t started_us;       /* execution_started_at, -1 NULL */
+  int no_alarm;             /* 1: the stored alarm was lost (none is armed);
+                               0: the alarm is armed at the row's time, or
+                               kept at an earlier one */
+} rt_schedule_seed;
+
+/* Writes seed row s into actor a's storage before the run (no trace record
+** but its write); arms the stored alarm unless s->no_alarm. Returns the
+** row id or -1. */
+int64_t rt_seed_schedule(rt_world *w, uint32_t a, const rt_schedule_seed *s);
+
 /* A request that calls cancelSchedule on the oldest row of `callback`. */
 int rt_cancel_schedule_at(rt_world *w, uint32_t actor, const char *callback, int64_t at_us);
 
@@ -382,6 +432,24 @@ void rt_set_rpc_faults(rt_world *w, int64_t extra_latency_us, uint32_t drop_ppm)
 
 /* Delays every alarm delivery by extra_us from now on (alarm_delay). */
 void rt_set_alarm_delay(rt_world *w, int64_t extra_us);
+
+/* The message a client (or a calling actor) gets while the process hosting
+** a Durable Object is down: the platform's retryable routing error, as
+** Durable Object clients quote it (it is not in workerd's open source: the
+** routing layer that says it is Cloudflare's own). */
+#define RT_MSG_DOWN "Cannot resolve Durable Object due to transient issue on remote node."
+
+/* down_for (issue #14): the process stays down until until_us. Requests
+** and calls that arrive meanwhile fail at once with RT_MSG_DOWN (no actor
+** wakes); an alarm that falls due is delivered at until_us (an alarm is
+** at-least-once: it fires when the object can run again). */
+void rt_set_down(rt_world *w, int64_t until_us);
+
+/* Deletes the stored alarm of actor a (RT_NO_ACTOR: every actor) behind the
+** actor's back: the alarm row vanishes (the lost-alarm fault). Schedule
+** rows stay; only a later _scheduleNextAlarm (schedule, cancelSchedule,
+** keepAlive, an idempotent hit) arms it again. */
+void rt_lose_alarm(rt_world *w, uint32_t a);
 
 /* How often the run reached probe p (an rt_probe, rt_events.h) so far; 0
 ** for an unknown p. */

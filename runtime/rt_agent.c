@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "runtime/rt_agent.h"
+#include "runtime/rt_cron.h"
 
 #define HEARTBEAT_CB "_cf_fiberHeartbeat"
 
@@ -93,7 +94,7 @@ int64_t rt__recovery_backoff_us(const rt_world *w, int no_progress) {
 static int64_t next_alarm_time(rt_world *w, uint32_t a) {
   rt_mem *m = RT_MEM(w, a);
   int64_t now = w->s->now_us, next = INT64_MAX;
-  int64_t t = rt__next_schedule_time(w, a);
+  int64_t t = rt__next_schedule_time(w, a, now / 1000000, w->cfg.hung_schedule_us / 1000000);
   if (t >= 0) next = t * 1000000 > now + 1000 ? t * 1000000 : now + 1000;
   if (w->cfg.heartbeat == RT_HB_ALARM && m && m->refs > 0 &&
       now + w->cfg.keepalive_interval_us < next)
@@ -819,10 +820,18 @@ static void onalarm_release(sim *s, void *ctx, uint64_t arg) {
   rt__keepalive_release((rt_world *)ctx, (uint32_t)arg); /* keepAliveWhile's finally */
 }
 
+static void sched_run(rt_world *w, uint32_t a);
+
+/* alarm() after the due schedules: the extensions' alarm steps (legacy
+** heartbeat), housekeeping _checkRunFibers, _scheduleNextAlarm. */
+static void alarm_after_schedules(rt_world *w, uint32_t a) {
+  for (int k = 0; k < n_exts; k++) /* legacy fibers: heartbeat callback + alarm() */
+    if (exts[k]->alarm && exts[k]->alarm(w, a)) return;
+  if (rt__check_run_fibers(w, a, 2) != 1) alarm_after_housekeeping(w, a);
+}
+
 static void alarm_handle(rt_world *w, uint32_t a, const rt_msg *msg) {
   rt_mem *m = RT_MEM(w, a);
-  int64_t ids[16], iv[16];
-  char names[16][48];
   m->inc.alarm_active = 1;
   m->inc.current_alarm = *msg;
   rt_sdk_actor self;
@@ -840,19 +849,158 @@ static void alarm_handle(rt_world *w, uint32_t a, const rt_msg *msg) {
     rt__keepalive_acquire(w, a);
     sim_after(w->s, hold, m->inc.dom, onalarm_release, w, a);
   }
-  int n = rt__due_schedules(w, a, w->s->now_us / 1000000, ids, iv, names, 16);
-  for (int i = 0; i < n; i++) {
-    rt__emit(w, RT_EV_SCHEDULE_RUN, a, ids[i], 0, 0, names[i]);
-    if (iv[i] > 0)
-      rt__w_schedule_time(w, a, ids[i], w->s->now_us / 1000000 + iv[i], iv[i], names[i]);
+  m->n_due = rt__due_schedule_rows(w, a, w->s->now_us / 1000000, m->due, RT_MAX_DUE);
+  m->due_idx = 0;
+  sched_run(w, a);
+}
+
+/* ---- due schedules: alarm() step 3 (A.5; schedules.ts executeCallback) ----
+** One row at a time: an interval running less than hungScheduleTimeoutSeconds
+** is skipped, a hung one force-reset; an interval is marked running; the
+** callback (rt_usercode on_schedule) is tried up to maxAttempts times with
+** tryN's jittered backoff (retries.ts jitterBackoff: floor(random *
+** min(2^attempt * baseDelayMs, maxDelayMs))); a final failure is
+** schedule:error, swallowed; then cron -> next time, interval -> running=0
+** and time = now + interval, one-shot -> DELETE even when the callback
+** failed (@1604). */
+
+static void sched_wake(sim *s, void *ctx, uint64_t arg);
+
+/* The row's callback finished (ok 1) or failed for good (ok 0). */
+static void sched_finish(rt_world *w, uint32_t a, int ok, const char *error) {
+  rt_mem *m = RT_MEM(w, a);
+  const rt_sched_row *r = &m->due[m->due_idx];
+  int64_t now_s = w->s->now_us / 1000000;
+  if (!ok)
+    sim_emit(w->s, RT_EV_SCHEDULE_ERROR, a, r->id, m->sched_attempt, 0, rt__str(w, r->callback),
+             rt__str(w, error ? error : ""));
+  if (RT_MEM(w, a) != m) return;
+  if (!strcmp(r->type, "cron")) {
+    char err[128];
+    int64_t next = rt_cron_next_expr(r->cron, now_s, err, sizeof err);
+    if (next < 0) /* a stored expression that never fires again: the SDK would throw */
+      rt__w_schedule_delete(w, a, r->id, r->callback);
     else
-      rt__w_schedule_delete(w, a, ids[i], names[i]);
-    for (int k = 0; k < n_exts; k++) /* chat recovery callbacks */
-      if (exts[k]->schedule_ran) exts[k]->schedule_ran(w, a, ids[i], names[i]);
+      rt__w_schedule_time(w, a, r->id, next, 0, r->callback);
+  } else if (!strcmp(r->type, "interval")) { /* running = 0 with the new time */
+    rt__w_schedule_time(w, a, r->id, now_s + r->interval_s, r->interval_s, r->callback);
+  } else {
+    rt__w_schedule_delete(w, a, r->id, r->callback);
   }
-  for (int k = 0; k < n_exts; k++) /* legacy fibers: heartbeat callback + alarm() */
-    if (exts[k]->alarm && exts[k]->alarm(w, a)) return;
-  if (rt__check_run_fibers(w, a, 2) != 1) alarm_after_housekeeping(w, a);
+  for (int k = 0; k < n_exts && RT_MEM(w, a) == m; k++) /* chat recovery callbacks */
+    if (exts[k]->schedule_ran) exts[k]->schedule_ran(w, a, r->id, r->callback);
+  if (RT_MEM(w, a) != m) return;
+  m->due_idx++;
+  sched_run(w, a);
+}
+
+/* What the callback's call (or resume) returned: wait, retry, or finish. */
+static void sched_after_call(rt_world *w, uint32_t a, rt_mem *m, rt_uc_status how,
+                             rt_uc_out *out) {
+  const rt_sched_row *r = &m->due[m->due_idx];
+  if (RT_MEM(w, a) != m) return;
+  if (how == RT_UC_YIELD &&
+      (out->cmd.kind == RT_UC_CMD_WORK || out->cmd.kind == RT_UC_CMD_SLEEP)) {
+    int64_t d = out->cmd.kind == RT_UC_CMD_WORK && out->cmd.max_us > out->cmd.min_us
+                    ? sim_rng_range(&RT_AW(w)->rng_work, out->cmd.min_us, out->cmd.max_us)
+                    : out->cmd.min_us;
+    if (d >= 0) sim_after(w->s, d, m->inc.dom, sched_wake, w, ((uint64_t)a << 32) | 1);
+    return; /* d < 0: a promise that never settles; the alarm's time limit cuts it */
+  }
+  if (how == RT_UC_YIELD) {
+    how = RT_UC_THREW;
+    snprintf(out->value, sizeof out->value, "schedule callback: unsupported command %d",
+             (int)out->cmd.kind);
+  }
+  if (how != RT_UC_THREW) {
+    sched_finish(w, a, 1, NULL);
+    return;
+  }
+  if (m->sched_attempt >= w->cfg.schedule_attempts) {
+    sched_finish(w, a, 0, out->value);
+    return;
+  }
+  int64_t cap = w->cfg.schedule_retry_base_us;
+  for (int i = 0; i < m->sched_attempt && cap < w->cfg.schedule_retry_max_us; i++) cap *= 2;
+  if (cap > w->cfg.schedule_retry_max_us) cap = w->cfg.schedule_retry_max_us;
+  int64_t delay = cap > 0 ? (int64_t)(sim_rng_next(&RT_AW(w)->rng_retry) % (uint64_t)cap) : 0;
+  delay -= delay % 1000; /* Math.floor over milliseconds */
+  sim_emit(w->s, RT_EV_SCHEDULE_RETRY, a, r->id, m->sched_attempt + 1, delay,
+           rt__str(w, r->callback), rt__str(w, out->value));
+  sim_after(w->s, delay, m->inc.dom, sched_wake, w, ((uint64_t)a << 32) | 2);
+}
+
+/* Calls (attempt) the callback of the current row from its start. */
+static void sched_call(rt_world *w, uint32_t a) {
+  rt_mem *m = RT_MEM(w, a);
+  const rt_sched_row *r = &m->due[m->due_idx];
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  rt_uc_out out;
+  rt_uc_status how;
+  memset(&out, 0, sizeof out);
+  m->sched_fr = (rt_uc_frame){.hook = RT_UC_ON_SCHEDULE, .key = r->id};
+  m->sched_pc = 0;
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  if (!uc) {
+    how = RT_UC_THREW;
+    snprintf(out.value, sizeof out.value, "%s", err ? err : "user code failed to load");
+  } else {
+    how = uc->on_schedule ? uc->on_schedule(st, &self, r->callback, r->payload[0] ? r->payload : NULL,
+                                            &m->sched_fr, &out)
+                          : RT_UC_ABSENT;
+  }
+  sched_after_call(w, a, m, how, &out);
+}
+
+static void sched_wake(sim *s, void *ctx, uint64_t arg) {
+  rt_world *w = ctx;
+  uint32_t a = (uint32_t)(arg >> 32);
+  rt_mem *m = RT_MEM(w, a);
+  (void)s;
+  if (!m || m->due_idx >= m->n_due) return;
+  if ((arg & 0xffffffffu) == 2) { /* a retry: tryN's next attempt */
+    m->sched_attempt++;
+    sched_call(w, a);
+    return;
+  }
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  rt_uc_out out;
+  rt_uc_in in = {1, NULL};
+  memset(&out, 0, sizeof out);
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  rt_uc_status how = uc ? uc->resume(st, &self, &m->sched_fr, &in, &out) : RT_UC_THREW;
+  sched_after_call(w, a, m, how, &out);
+}
+
+/* Runs the due rows from m->due_idx on; then the rest of alarm(). */
+static void sched_run(rt_world *w, uint32_t a) {
+  rt_mem *m = RT_MEM(w, a);
+  int64_t now_s = w->s->now_us / 1000000, hung_s = w->cfg.hung_schedule_us / 1000000;
+  while (m->due_idx < m->n_due) {
+    rt_sched_row *r = &m->due[m->due_idx];
+    if (!strcmp(r->type, "interval") && r->running) {
+      if (r->started_s >= 0 && now_s - r->started_s < hung_s) { /* still running */
+        rt__emit(w, RT_EV_SCHEDULE_SKIP, a, r->id, r->started_s * 1000000, 0, r->callback);
+        m->due_idx++;
+        continue;
+      }
+      rt__emit(w, RT_EV_SCHEDULE_HUNG, a, r->id, r->started_s >= 0 ? r->started_s * 1000000 : -1,
+               0, r->callback); /* force-reset, then runs */
+    }
+    if (!strcmp(r->type, "interval")) {
+      r->started_s = now_s;
+      if (rt__w_schedule_running(w, a, r->id, 1, now_s, r->callback) || RT_MEM(w, a) != m) return;
+    }
+    rt__emit(w, RT_EV_SCHEDULE_RUN, a, r->id, 0, 0, r->callback); /* schedule:execute */
+    m->sched_attempt = 1;
+    sched_call(w, a);
+    return; /* sched_finish continues with the next row */
+  }
+  alarm_after_schedules(w, a);
 }
 
 /* ---- schedules and keepAliveWhile (A.3, A.10) --------------------------- */
@@ -870,20 +1018,59 @@ static void keepalive_while_done(sim *s, void *ctx, uint64_t arg) {
     rt__request_done(w, a, &m, 1, NULL);
 }
 
-/* schedule / scheduleEvery: a row in cf_agents_schedules (times in unix
-** seconds), then _scheduleNextAlarm. */
+/* schedule / scheduleEvery (A.10; schedules.ts insertForOwner and
+** insertIntervalForOwner): the dedup lookup when idempotent (cron and
+** interval by default, delayed opt-in), else a new row (times in unix
+** seconds); then _scheduleNextAlarm, also on a dedup hit (it re-arms a lost
+** alarm). A hit emits RT_EV_SCHEDULE_DEDUP and no schedule_set (the SDK's
+** "no schedule:create"). */
+int64_t rt__schedule_with(rt_world *w, uint32_t a, const char *cb, const rt_sched_req *q,
+                          int *created, char *err, size_t n_err) {
+  int64_t now_s = w->s->now_us / 1000000, id = 0;
+  rt_sched_row r;
+  int idem;
+  memset(&r, 0, sizeof r);
+  r.started_s = -1;
+  snprintf(r.callback, sizeof r.callback, "%s", cb);
+  if (q->payload) snprintf(r.payload, sizeof r.payload, "%s", q->payload);
+  if (created) *created = 0;
+  if (q->cron && q->cron[0]) {
+    snprintf(r.type, sizeof r.type, "cron");
+    snprintf(r.cron, sizeof r.cron, "%s", q->cron);
+    r.time_s = rt_cron_next_expr(q->cron, now_s, err, n_err); /* getNextCronTime */
+    if (r.time_s < 0) return -1;
+    idem = q->idempotent != 0;
+  } else if (q->interval_us > 0) {
+    snprintf(r.type, sizeof r.type, "interval");
+    r.interval_s = q->interval_us / 1000000 > 0 ? q->interval_us / 1000000 : 1;
+    r.time_s = now_s + r.interval_s;
+    idem = q->idempotent != 0;
+  } else {
+    snprintf(r.type, sizeof r.type, "delayed");
+    r.delay_s = q->delay_us / 1000000;
+    r.time_s = (w->s->now_us + q->delay_us) / 1000000;
+    idem = q->idempotent > 0;
+  }
+  int by_cb = !strcmp(r.type, "interval") && w->cfg.every_key == RT_EVERY_KEY_CALLBACK;
+  if (idem && rt__schedule_match(w, a, &r, by_cb, &id)) {
+    sim_emit(w->s, RT_EV_SCHEDULE_DEDUP, a, id, 0, 0, rt__str(w, cb), rt__str(w, r.type));
+  } else {
+    r.id = id = rt__new_id(w);
+    if (rt__w_schedule_put(w, a, &r)) {
+      snprintf(err, n_err, "storage failed");
+      return -1;
+    }
+    if (created) *created = 1;
+  }
+  if (RT_MEM(w, a)) rt__schedule_next_alarm(w, a);
+  return id;
+}
+
 int64_t rt__schedule_add(rt_world *w, uint32_t a, const char *cb, int64_t delay_us,
                          int64_t interval_us) {
-  int64_t now_s = w->s->now_us / 1000000, id;
-  if (interval_us > 0) {
-    int64_t iv = interval_us / 1000000 > 0 ? interval_us / 1000000 : 1;
-    if (!rt__schedule_find(w, a, cb, &id)) /* idempotent by default */
-      rt__w_schedule_insert(w, a, id = rt__new_id(w), cb, now_s + iv, iv);
-  } else {
-    rt__w_schedule_insert(w, a, id = rt__new_id(w), cb, (w->s->now_us + delay_us) / 1000000, 0);
-  }
-  rt__schedule_next_alarm(w, a);
-  return id;
+  rt_sched_req q = {.delay_us = delay_us, .interval_us = interval_us, .idempotent = -1};
+  char err[128];
+  return rt__schedule_with(w, a, cb, &q, NULL, err, sizeof err);
 }
 
 int rt__schedule_cancel(rt_world *w, uint32_t a, const char *cb) {
@@ -894,11 +1081,31 @@ int rt__schedule_cancel(rt_world *w, uint32_t a, const char *cb) {
   return 1;
 }
 
+/* cancelSchedule(id): false when the row is missing. */
+int rt__schedule_cancel_id(rt_world *w, uint32_t a, int64_t id) {
+  rt_sched_row r;
+  if (!rt__schedule_get(w, a, id, &r)) return 0;
+  rt__w_schedule_delete(w, a, id, r.callback);
+  rt__schedule_next_alarm(w, a);
+  return 1;
+}
+
 static void schedule_request(rt_world *w, uint32_t a, const rt_msg *m) {
   switch (m->kind) {
     case MSG_SCHEDULE:
       rt__schedule_add(w, a, sim_trace_str(&w->s->trace, m->str), m->arg, m->arg2);
       break;
+    case MSG_SCHEDULE_EX: { /* cron, payload or idempotent: request arg of the world's list */
+      const rt_sched_req *q = &RT_AW(w)->sched_reqs[m->arg];
+      char err[160];
+      int created;
+      if (rt__schedule_with(w, a, sim_trace_str(&w->s->trace, m->str), q, &created, err,
+                            sizeof err) < 0) {
+        if (RT_MEM(w, a)) rt__request_done(w, a, m, 0, err);
+        return;
+      }
+      break;
+    }
     case MSG_CANCEL_SCHEDULE: rt__schedule_cancel(w, a, sim_trace_str(&w->s->trace, m->str)); break;
     default: /* MSG_KEEPALIVE_WHILE: answered when fn returns */
       rt__keepalive_acquire(w, a);
@@ -930,6 +1137,10 @@ void rt_config_default(rt_config *c) {
   c->dispose = RT_DISPOSE_SDK1604;
   c->toolrun = RT_TOOLRUN_DEFERRED;
   c->reattach_budget_us = 120 * 1000000LL; /* #1640: no-progress budget 120_000 ms */
+  c->hung_schedule_us = 30 * 1000000LL;     /* hungScheduleTimeoutSeconds: 30 */
+  c->schedule_attempts = 3;                  /* retry defaults: maxAttempts 3, */
+  c->schedule_retry_base_us = 100 * 1000LL;  /* baseDelayMs 100, */
+  c->schedule_retry_max_us = 3000 * 1000LL;  /* maxDelayMs 3000 */
   c->commit = RT_COMMIT_TURN;
   c->fiber_max_age_us = 24LL * 3600 * 1000000;  /* fiberRecoveryMaxAgeMs: 24 h */
   c->recovery_backoff_max_us = 5LL * 60 * 1000000; /* FIBER_RECOVERY_MAX_BACKOFF_MS */
@@ -1030,6 +1241,7 @@ static void class_message(rt_world *w, uint32_t a, const rt_msg *m) {
       rt__request_done(w, a, m, 0, RT_MSG_STASH_OUTSIDE);
       break;
     case MSG_SCHEDULE:
+    case MSG_SCHEDULE_EX:
     case MSG_CANCEL_SCHEDULE:
     case MSG_KEEPALIVE_WHILE: schedule_request(w, a, m); break;
     case MSG_ALARM: alarm_handle(w, a, m); break;
@@ -1072,6 +1284,11 @@ static void class_world_free(rt_world *w) {
   free(aw->uc_actor);
   free(aw->user_rng);
   free(aw->user_rng_made);
+  for (int i = 0; i < aw->n_sched_reqs; i++) {
+    free(aw->sched_reqs[i].cron_buf);
+    free(aw->sched_reqs[i].payload_buf);
+  }
+  free(aw->sched_reqs);
   free(aw);
 }
 
@@ -1095,6 +1312,7 @@ rt_world *rt__agent_world_new(sim *s, const rt_config *cfg, const rt_usercode *u
   }
   aw->uc_default = uc;
   sim_rng_stream(&aw->rng_work, s->seed, "runtime.work");
+  sim_rng_stream(&aw->rng_retry, s->seed, "runtime.schedule.retry");
   rt_world *w = rt__host_new(s, cfg, &agent_class, aw);
   if (!w) free(aw);
   return w;
@@ -1215,6 +1433,34 @@ int rt_schedule_at(rt_world *w, uint32_t a, const char *callback, int64_t delay_
   return m.str ? rt__deliver_at(w, a, &m, at_us) : -1;
 }
 
+int rt_schedule_ex_at(rt_world *w, uint32_t a, const char *callback, const rt_schedule_spec *sp,
+                      int64_t at_us) {
+  rt_agent_world *aw = RT_AW(w);
+  rt_msg m = {0};
+  if (aw->n_sched_reqs == aw->cap_sched_reqs) {
+    int nc = aw->cap_sched_reqs ? aw->cap_sched_reqs * 2 : 8;
+    rt_sched_req *n = realloc(aw->sched_reqs, (size_t)nc * sizeof *n);
+    if (!n) return -1;
+    aw->sched_reqs = n;
+    aw->cap_sched_reqs = nc;
+  }
+  rt_sched_req *q = &aw->sched_reqs[aw->n_sched_reqs];
+  memset(q, 0, sizeof *q);
+  q->delay_us = sp->delay_us;
+  q->interval_us = sp->interval_us;
+  q->idempotent = sp->idempotent;
+  if (sp->cron && !(q->cron = q->cron_buf = strdup(sp->cron))) return -1;
+  if (sp->payload && !(q->payload = q->payload_buf = strdup(sp->payload))) {
+    free(q->cron_buf);
+    return -1;
+  }
+  m.kind = MSG_SCHEDULE_EX;
+  m.entry = RT_ENTRY_FETCH;
+  m.arg = aw->n_sched_reqs++;
+  m.str = rt__str(w, callback);
+  return m.str ? rt__deliver_at(w, a, &m, at_us) : -1;
+}
+
 int rt_cancel_schedule_at(rt_world *w, uint32_t a, const char *callback, int64_t at_us) {
   rt_msg m = {0};
   m.kind = MSG_CANCEL_SCHEDULE;
@@ -1268,6 +1514,28 @@ int64_t rt_seed_orphan_fiber(rt_world *w, uint32_t a, const rt_program *prog,
   rt__emit(w, RT_EV_FIBER_START, a, id, 0, 0, prog->name);
   if (snapshot_pc >= 0 && rt__w_stash(w, a, id, snapshot_pc)) return -1;
   return id;
+}
+
+int64_t rt_seed_schedule(rt_world *w, uint32_t a, const rt_schedule_seed *sd) {
+  rt_sched_row r;
+  if (a >= w->n_actors) return -1;
+  memset(&r, 0, sizeof r);
+  r.id = rt__new_id(w);
+  snprintf(r.callback, sizeof r.callback, "%s", sd->callback);
+  snprintf(r.type, sizeof r.type, "%s",
+           sd->cron[0] ? "cron" : sd->interval_us > 0 ? "interval" : "delayed");
+  r.time_s = sd->time_us / 1000000;
+  r.interval_s = sd->interval_us / 1000000;
+  snprintf(r.cron, sizeof r.cron, "%s", sd->cron);
+  snprintf(r.payload, sizeof r.payload, "%s", sd->payload);
+  r.running = sd->running;
+  r.started_s = sd->started_us < 0 ? -1 : sd->started_us / 1000000;
+  if (rt__w_schedule_put(w, a, &r)) return -1;
+  if (!sd->no_alarm) {
+    int64_t at = r.time_s * 1000000, cur = w->actors[a].alarm_at;
+    if ((cur < 0 || at < cur) && rt_alarm_preset(w, a, at)) return -1;
+  }
+  return r.id;
 }
 
 int rt_count_fiber_rows(rt_world *w, uint32_t a) {

@@ -52,6 +52,9 @@ enum rt_agent_msg {
   MSG_CALL_CHUNKS,      /* parent → child: getAgentToolChunks(run arg): the reply is the
                            last stored sequence */
   MSG_TOOL_CHUNK,       /* child → parent (notify): chunk arg2 of run arg was stored */
+  MSG_SCHEDULE_EX,      /* request that calls schedule / scheduleEvery with
+                           cron, payload or idempotent: arg indexes the
+                           world's sched_reqs; str callback */
   MSG_KINDS
 };
 
@@ -113,6 +116,23 @@ typedef struct rt_orphan {
   int64_t created_ms;       /* created_at of the row (virtual ms) */
 } rt_orphan;
 
+/* One cf_agents_schedules row as the model reads it (A.1). */
+#define RT_SCHED_PAYLOAD 256
+typedef struct rt_sched_row {
+  int64_t id;
+  char callback[48];
+  char type[12];            /* delayed | interval | cron */
+  int64_t time_s;           /* next run, unix seconds */
+  int64_t interval_s;       /* interval */
+  int64_t delay_s;          /* delayed: delayInSeconds */
+  char payload[RT_SCHED_PAYLOAD]; /* JSON text, "" = NULL (undefined) */
+  char cron[64];            /* cron */
+  int running;              /* interval: a run is in progress */
+  int64_t started_s;        /* execution_started_at, -1 NULL */
+} rt_sched_row;
+
+#define RT_MAX_DUE 16       /* due rows one alarm() runs */
+
 #define RT_MAX_ORPHANS 64
 #define RT_MAX_ROWS 64
 #define RT_EXT_MAX 8
@@ -169,6 +189,12 @@ typedef struct rt_mem {
   rt_uc_out hook_out;       /* ... kept when it decided at once */
   rt_uc_frame *req_fr;      /* request handlers waiting (key: request id) */
   int n_req_fr, cap_req_fr;
+  /* alarm(): the due schedule rows it runs, one callback at a time (A.5) */
+  rt_sched_row due[RT_MAX_DUE];
+  int n_due, due_idx;
+  int sched_attempt;        /* tryN attempt of the running callback (1..) */
+  int sched_pc;             /* declarative callback: its next step */
+  rt_uc_frame sched_fr;     /* the running callback's continuation */
 } rt_mem;
 
 /* The agent memory of actor a (NULL while dead). */
@@ -189,6 +215,9 @@ typedef struct rt_agent_world {
   sim_rng *user_rng;             /* per actor: "user.<id>" (rt_sdk_random) ... */
   unsigned char *user_rng_made;  /* ... made on first use */
   uint32_t n_user_rng;
+  sim_rng rng_retry;             /* "runtime.schedule.retry": tryN's jitter */
+  struct rt_sched_req *sched_reqs; /* schedule requests with cron/payload/idempotent */
+  int n_sched_reqs, cap_sched_reqs;
 } rt_agent_world;
 
 /* The handle user code gets for rt_sdk.h calls (rt_sdk_actor). */
@@ -297,6 +326,23 @@ int64_t rt__schedule_add(rt_world *w, uint32_t a, const char *cb, int64_t delay_
                          int64_t interval_us);
 /* cancelSchedule: deletes the oldest row of cb; 1 if one was, else 0. */
 int rt__schedule_cancel(rt_world *w, uint32_t a, const char *cb);
+/* cancelSchedule(id): 1 if row id was deleted, 0 if missing. */
+int rt__schedule_cancel_id(rt_world *w, uint32_t a, int64_t id);
+/* What a schedule call asks for (A.10). */
+typedef struct rt_sched_req {
+  int64_t delay_us;         /* schedule(delay) */
+  int64_t interval_us;      /* > 0: scheduleEvery(interval) */
+  const char *cron;         /* non-empty: schedule(cron) */
+  const char *payload;      /* JSON text or NULL (undefined) */
+  int idempotent;           /* -1 the SDK default (cron, interval: yes;
+                               delayed: no), 0 no, 1 yes */
+  char *cron_buf, *payload_buf; /* owned copies (workload requests) */
+} rt_sched_req;
+/* schedule / scheduleEvery with everything the SDK takes: the id of the
+** new or deduplicated row (*created 1 / 0), or -1 with err (a bad cron
+** expression, storage). Calls _scheduleNextAlarm either way. */
+int64_t rt__schedule_with(rt_world *w, uint32_t a, const char *cb, const rt_sched_req *q,
+                          int *created, char *err, size_t n_err);
 /* runFiber(name) from user code: the row (with `snapshot`, JSON or NULL),
 ** keepAlive, FIBER_START; the body starts in the next event. Returns the
 ** fiber id or -1. */
@@ -328,11 +374,26 @@ int rt__count_runs(rt_world *w, uint32_t a);
 int rt__w_schedule_insert(rt_world *w, uint32_t a, int64_t id, const char *callback,
                           int64_t time_s, int64_t interval_s);
 int rt__w_schedule_delete(rt_world *w, uint32_t a, int64_t id, const char *callback);
+/* Re-times row id (and clears `running`): SCHEDULE_SET when the row exists. */
 int rt__w_schedule_time(rt_world *w, uint32_t a, int64_t id, int64_t time_s, int64_t iv_s,
                         const char *callback);
-int rt__due_schedules(rt_world *w, uint32_t a, int64_t now_s, int64_t *ids,
-                      int64_t *interval_s, char (*names)[48], int cap);
-int64_t rt__next_schedule_time(rt_world *w, uint32_t a);
+/* Writes schedule row r (every column the model keeps); SCHEDULE_SET. */
+int rt__w_schedule_put(rt_world *w, uint32_t a, const rt_sched_row *r);
+/* running / execution_started_at of row id (started_s -1: NULL). */
+int rt__w_schedule_running(rt_world *w, uint32_t a, int64_t id, int running, int64_t started_s,
+                           const char *callback);
+/* The rows with time <= now_s, by time and id (at most cap). */
+int rt__due_schedule_rows(rt_world *w, uint32_t a, int64_t now_s, rt_sched_row *out, int cap);
+/* Row id into *out: 1 found, 0 not. */
+int rt__schedule_get(rt_world *w, uint32_t a, int64_t id, rt_sched_row *out);
+/* _scheduleNextAlarm's earliest schedule time (s), or -1: a running interval
+** started after now_s - hung_s counts at started + hung_s (A.4). */
+int64_t rt__next_schedule_time(rt_world *w, uint32_t a, int64_t now_s, int64_t hung_s);
 int rt__schedule_find(rt_world *w, uint32_t a, const char *callback, int64_t *id);
+/* The SDK's dedup lookup: a row with key's type, callback, interval (type
+** interval), cron (type cron) and payload (NULL matches NULL), owner NULL;
+** by_callback: any row of the callback (the model bug of issue #14). */
+int rt__schedule_match(rt_world *w, uint32_t a, const rt_sched_row *key, int by_callback,
+                       int64_t *id);
 
 #endif

@@ -13,7 +13,8 @@
 
 enum {
   ST_RUN_INSERT, ST_RUN_STASH, ST_RUN_DELETE, ST_RUN_SELECT, ST_RUN_SNAP, ST_RUN_COUNT,
-  ST_SCH_INSERT, ST_SCH_DELETE, ST_SCH_DUE, ST_SCH_TIME, ST_SCH_MIN, ST_SCH_FIND, ST_COUNT
+  ST_SCH_INSERT, ST_SCH_DELETE, ST_SCH_DUE, ST_SCH_TIME, ST_SCH_MIN, ST_SCH_FIND,
+  ST_SCH_MATCH, ST_SCH_MATCH_CB, ST_SCH_RUNNING, ST_SCH_GET, ST_COUNT
 };
 
 static const char *const sql[ST_COUNT] = {
@@ -24,13 +25,30 @@ static const char *const sql[ST_COUNT] = {
     [ST_RUN_SNAP] = "SELECT snapshot FROM cf_agents_runs WHERE id=?",
     [ST_RUN_COUNT] = "SELECT count(*) FROM cf_agents_runs",
     [ST_SCH_INSERT] = "INSERT INTO cf_agents_schedules(id,callback,type,time,intervalSeconds,"
-                      "created_at) VALUES(?1,?2,CASE WHEN ?4>0 THEN 'interval' ELSE 'delayed' END,"
-                      "?3,?4,?5)",
+                      "created_at,payload,cron,delayInSeconds,running,execution_started_at)"
+                      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
     [ST_SCH_DELETE] = "DELETE FROM cf_agents_schedules WHERE id=?",
-    [ST_SCH_DUE] = "SELECT id,intervalSeconds,callback FROM cf_agents_schedules WHERE time<=? ORDER BY time,id",
-    [ST_SCH_TIME] = "UPDATE cf_agents_schedules SET time=? WHERE id=?",
-    [ST_SCH_MIN] = "SELECT min(time) FROM cf_agents_schedules",
+    [ST_SCH_DUE] = "SELECT id,callback,type,time,intervalSeconds,payload,cron,running,"
+                   "execution_started_at FROM cf_agents_schedules WHERE time<=? ORDER BY time,id",
+    /* after a run: interval -> running=0, time=now+interval in one UPDATE */
+    [ST_SCH_TIME] = "UPDATE cf_agents_schedules SET time=?, running=0 WHERE id=?",
+    /* _scheduleNextAlarm (A.4): a running interval started less than the
+    ** hung timeout ago is not ready; it contributes started + timeout. */
+    [ST_SCH_MIN] = "SELECT min(CASE WHEN type='interval' AND running=1 AND execution_started_at"
+                   " IS NOT NULL AND execution_started_at>?1 THEN execution_started_at+?2"
+                   " ELSE time END) FROM cf_agents_schedules",
     [ST_SCH_FIND] = "SELECT id FROM cf_agents_schedules WHERE callback=? ORDER BY id LIMIT 1",
+    /* the SDK's dedup keys (insertForOwner, insertIntervalForOwner):
+    ** type, callback, interval or cron, payload, owner (always NULL here) */
+    [ST_SCH_MATCH] = "SELECT id FROM cf_agents_schedules WHERE type=?1 AND callback=?2"
+                     " AND (?1<>'interval' OR intervalSeconds=?3) AND (?1<>'cron' OR cron=?4)"
+                     " AND payload IS ?5 AND owner_path_key IS NULL ORDER BY id LIMIT 1",
+    /* the model bug of issue #14 (schedule_every_key "callback"): any row
+    ** of the callback */
+    [ST_SCH_MATCH_CB] = "SELECT id FROM cf_agents_schedules WHERE callback=? ORDER BY id LIMIT 1",
+    [ST_SCH_RUNNING] = "UPDATE cf_agents_schedules SET running=?2, execution_started_at=?3 WHERE id=?1",
+    [ST_SCH_GET] = "SELECT id,callback,type,time,intervalSeconds,payload,cron,running,"
+                   "execution_started_at FROM cf_agents_schedules WHERE id=?",
 };
 
 static const rt_store_op ops[] = {
@@ -46,8 +64,9 @@ rt_store_module rt__agent_store = {
         "CREATE TABLE IF NOT EXISTS cf_agents_runs(id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
         " snapshot TEXT, created_at INTEGER NOT NULL);"
         "CREATE TABLE IF NOT EXISTS cf_agents_schedules(id INTEGER PRIMARY KEY, callback TEXT,"
-        " type TEXT, time INTEGER, intervalSeconds INTEGER, running INTEGER DEFAULT 0,"
-        " created_at INTEGER);",
+        " payload TEXT, type TEXT, time INTEGER, delayInSeconds INTEGER, cron TEXT,"
+        " intervalSeconds INTEGER, running INTEGER DEFAULT 0, created_at INTEGER,"
+        " execution_started_at INTEGER, owner_path_key TEXT);",
     .sql = sql,
     .n_sql = ST_COUNT,
     .ops = ops,
@@ -185,16 +204,51 @@ static void schedule_set(rt_world *w, uint32_t a, int64_t id, int64_t at_us, int
 int rt__w_schedule_insert(rt_world *w, uint32_t a, int64_t id,
                           const char *callback, int64_t time_s,
                           int64_t interval_s) {
+  rt_sched_row r;
+  memset(&r, 0, sizeof r);
+  r.id = id;
+  r.time_s = time_s;
+  r.interval_s = interval_s;
+  r.started_s = -1;
+  snprintf(r.type, sizeof r.type, "%s", interval_s > 0 ? "interval" : "delayed");
+  snprintf(r.callback, sizeof r.callback, "%s", callback);
+  return rt__w_schedule_put(w, a, &r);
+}
+
+static void bind_text_or_null(sqlite3_stmt *st, int i, const char *v) {
+  if (v && *v)
+    sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+  else
+    sqlite3_bind_null(st, i);
+}
+
+int rt__w_schedule_put(rt_world *w, uint32_t a, const rt_sched_row *r) {
   sqlite3_stmt *st;
   if (rt__txn_join(w, a) || !(st = stmt(w, a, ST_SCH_INSERT))) return -1;
-  sqlite3_bind_int64(st, 1, id);
-  sqlite3_bind_text(st, 2, callback, -1, SQLITE_STATIC);
-  sqlite3_bind_int64(st, 3, time_s);
-  sqlite3_bind_int64(st, 4, interval_s);
-  sqlite3_bind_int64(st, 5, w->s->now_us / 1000000);
+  sqlite3_bind_int64(st, 1, r->id);
+  sqlite3_bind_text(st, 2, r->callback, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 3, r->type, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(st, 4, r->time_s);
+  if (r->interval_s > 0)
+    sqlite3_bind_int64(st, 5, r->interval_s);
+  else
+    sqlite3_bind_null(st, 5);
+  sqlite3_bind_int64(st, 6, w->s->now_us / 1000000);
+  bind_text_or_null(st, 7, r->payload);
+  bind_text_or_null(st, 8, r->cron);
+  if (!strcmp(r->type, "delayed"))
+    sqlite3_bind_int64(st, 9, r->delay_s);
+  else
+    sqlite3_bind_null(st, 9);
+  sqlite3_bind_int(st, 10, r->running);
+  if (r->started_s >= 0)
+    sqlite3_bind_int64(st, 11, r->started_s);
+  else
+    sqlite3_bind_null(st, 11);
   int rc = sqlite3_step(st);
-  if (rc == SQLITE_DONE) schedule_set(w, a, id, time_s * 1000000, interval_s * 1000000, callback);
-  return rt__txn_wrote_row(w, a, RT_W_SCHEDULE, id, rc, callback);
+  if (rc == SQLITE_DONE)
+    schedule_set(w, a, r->id, r->time_s * 1000000, r->interval_s * 1000000, r->callback);
+  return rt__txn_wrote_row(w, a, RT_W_SCHEDULE, r->id, rc, r->callback);
 }
 
 int rt__w_schedule_delete(rt_world *w, uint32_t a, int64_t id, const char *callback) {
@@ -213,26 +267,95 @@ int rt__w_schedule_time(rt_world *w, uint32_t a, int64_t id, int64_t time_s, int
   sqlite3_bind_int64(st, 1, time_s);
   sqlite3_bind_int64(st, 2, id);
   int rc = sqlite3_step(st);
-  if (rc == SQLITE_DONE) schedule_set(w, a, id, time_s * 1000000, iv_s * 1000000, callback);
+  if (rc == SQLITE_DONE && sqlite3_changes(sqlite3_db_handle(st)) > 0) /* the row may be gone */
+    schedule_set(w, a, id, time_s * 1000000, iv_s * 1000000, callback);
   return rt__txn_wrote_row(w, a, RT_W_SCHEDULE, id, rc, callback);
 }
 
-int64_t rt__next_schedule_time(rt_world *w, uint32_t a) { return one_int(w, a, ST_SCH_MIN, -1); }
+int64_t rt__next_schedule_time(rt_world *w, uint32_t a, int64_t now_s, int64_t hung_s) {
+  sqlite3_stmt *st = stmt(w, a, ST_SCH_MIN);
+  int64_t v = -1;
+  if (!st) return -1;
+  sqlite3_bind_int64(st, 1, now_s - hung_s);
+  sqlite3_bind_int64(st, 2, hung_s);
+  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+    v = sqlite3_column_int64(st, 0);
+  sqlite3_reset(st);
+  return v;
+}
 
-int rt__due_schedules(rt_world *w, uint32_t a, int64_t now_s, int64_t *ids,
-                      int64_t *interval_s, char (*names)[48], int cap) {
+static void row_read(sqlite3_stmt *st, rt_sched_row *r) {
+  memset(r, 0, sizeof *r);
+  r->id = sqlite3_column_int64(st, 0);
+  snprintf(r->callback, sizeof r->callback, "%s", (const char *)sqlite3_column_text(st, 1));
+  snprintf(r->type, sizeof r->type, "%s",
+           sqlite3_column_text(st, 2) ? (const char *)sqlite3_column_text(st, 2) : "");
+  r->time_s = sqlite3_column_int64(st, 3);
+  r->interval_s = sqlite3_column_int64(st, 4);
+  if (sqlite3_column_type(st, 5) == SQLITE_TEXT)
+    snprintf(r->payload, sizeof r->payload, "%s", (const char *)sqlite3_column_text(st, 5));
+  if (sqlite3_column_type(st, 6) == SQLITE_TEXT)
+    snprintf(r->cron, sizeof r->cron, "%s", (const char *)sqlite3_column_text(st, 6));
+  r->running = sqlite3_column_int(st, 7);
+  r->started_s = sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 8);
+}
+
+int rt__due_schedule_rows(rt_world *w, uint32_t a, int64_t now_s, rt_sched_row *out, int cap) {
   sqlite3_stmt *st = stmt(w, a, ST_SCH_DUE);
   int n = 0;
   if (!st) return 0;
   sqlite3_bind_int64(st, 1, now_s);
-  while (n < cap && sqlite3_step(st) == SQLITE_ROW) {
-    ids[n] = sqlite3_column_int64(st, 0);
-    interval_s[n] = sqlite3_column_int64(st, 1);
-    snprintf(names[n], 48, "%s", sqlite3_column_text(st, 2));
-    n++;
-  }
+  while (n < cap && sqlite3_step(st) == SQLITE_ROW) row_read(st, &out[n++]);
   sqlite3_reset(st);
   return n;
+}
+
+int rt__schedule_get(rt_world *w, uint32_t a, int64_t id, rt_sched_row *out) {
+  sqlite3_stmt *st = stmt(w, a, ST_SCH_GET);
+  int found = 0;
+  if (!st) return 0;
+  sqlite3_bind_int64(st, 1, id);
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    row_read(st, out);
+    found = 1;
+  }
+  sqlite3_reset(st);
+  return found;
+}
+
+int rt__w_schedule_running(rt_world *w, uint32_t a, int64_t id, int running, int64_t started_s,
+                           const char *callback) {
+  sqlite3_stmt *st;
+  if (rt__txn_join(w, a) || !(st = stmt(w, a, ST_SCH_RUNNING))) return -1;
+  sqlite3_bind_int64(st, 1, id);
+  sqlite3_bind_int(st, 2, running);
+  if (started_s >= 0)
+    sqlite3_bind_int64(st, 3, started_s);
+  else
+    sqlite3_bind_null(st, 3);
+  return rt__txn_wrote_row(w, a, RT_W_SCHEDULE, id, sqlite3_step(st), callback);
+}
+
+int rt__schedule_match(rt_world *w, uint32_t a, const rt_sched_row *key, int by_callback,
+                       int64_t *id) {
+  sqlite3_stmt *st = stmt(w, a, by_callback ? ST_SCH_MATCH_CB : ST_SCH_MATCH);
+  int found = 0;
+  if (!st) return 0;
+  if (by_callback) {
+    sqlite3_bind_text(st, 1, key->callback, -1, SQLITE_TRANSIENT);
+  } else {
+    sqlite3_bind_text(st, 1, key->type, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, key->callback, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 3, key->interval_s);
+    bind_text_or_null(st, 4, key->cron);
+    bind_text_or_null(st, 5, key->payload);
+  }
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    *id = sqlite3_column_int64(st, 0);
+    found = 1;
+  }
+  sqlite3_reset(st);
+  return found;
 }
 
 int rt__schedule_find(rt_world *w, uint32_t a, const char *callback, int64_t *id) {

@@ -310,6 +310,19 @@ typedef enum rt_event_kind {
                               the parent aborted the run (signal) */
   RT_EV_TOOLRUN_REPLAY,    /* replay id, afterSequence, runs, -, - : a client reconnected and
                               asked for the runs' events after a sequence */
+  /* schedule callbacks (issue #14; reference A.5, A.10) */
+  RT_EV_SCHEDULE_RETRY,    /* schedule id, next attempt, delay_us, callback, error of the
+                              failed attempt : schedule:retry (tryN backoff) */
+  RT_EV_SCHEDULE_ERROR,    /* schedule id, attempts, -, callback, error : schedule:error,
+                              the last attempt failed (swallowed) */
+  RT_EV_SCHEDULE_SKIP,     /* schedule id, execution_started_at_us, -, callback, - : an
+                              interval still running (< hungScheduleTimeoutSeconds) */
+  RT_EV_SCHEDULE_HUNG,     /* schedule id, execution_started_at_us or -1 (NULL), -, callback, - :
+                              a hung interval force-reset, then run */
+  RT_EV_SCHEDULE_DEDUP,    /* schedule id, -, -, callback, type : an idempotent schedule call
+                              returned the existing row (no schedule:create) */
+  RT_EV_SCHEDULE_EFFECT,   /* schedule id, occurrence at_us (the row's time), attempt, effect
+                              name, callback : an external effect of a schedule callback */
   RT_EV_KIND_COUNT
 } rt_event_kind;
 

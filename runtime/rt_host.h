@@ -205,6 +205,7 @@ struct rt_world {
   int64_t rpc_extra_us;
   uint32_t rpc_drop_ppm;
   int64_t alarm_delay_us;
+  int64_t down_until_us;    /* down_for: the process is down until then (0 up) */
   uint32_t probe_hits[RT_PROBE_COUNT]; /* RT_PROBE hits this run */
 };
 
@@ -313,6 +314,9 @@ void rt__scan_store(rt_world *w, uint32_t a, int k, int64_t param,
 void rt__scan_free(rt_actor *ac);  /* frees the kept rows */
 int rt__w_alarm(rt_world *w, uint32_t a, int64_t at_us);
 int64_t rt__stored_alarm(rt_world *w, uint32_t a);
+/* Deletes the stored alarm row of actor a directly, outside the actor's
+** turn (the lost-alarm fault; inside an open transaction it joins it). */
+void rt__db_alarm_drop(rt_world *w, uint32_t a);
 void rt__commit_now(rt_world *w, uint32_t a);
 void rt__rollback(rt_world *w, uint32_t a, const char *reason);
 

@@ -91,6 +91,12 @@ static const char *const rt_event_names[RT_EV_KIND_COUNT] = {
   [RT_EV_TOOLRUN_EVENT] = "toolrun_event",
   [RT_EV_TOOLRUN_ABORT] = "toolrun_abort",
   [RT_EV_TOOLRUN_REPLAY] = "toolrun_replay",
+  [RT_EV_SCHEDULE_RETRY] = "schedule_retry",
+  [RT_EV_SCHEDULE_ERROR] = "schedule_error",
+  [RT_EV_SCHEDULE_SKIP] = "schedule_skip",
+  [RT_EV_SCHEDULE_HUNG] = "schedule_hung",
+  [RT_EV_SCHEDULE_DEDUP] = "schedule_dedup",
+  [RT_EV_SCHEDULE_EFFECT] = "schedule_effect",
 };
 
 static const char *const rt_probe_names[] = {

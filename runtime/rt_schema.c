@@ -108,6 +108,13 @@ static const rt_field rt_fields[RT_EV_KIND_COUNT][RT_FIELDS] = {
   [RT_EV_TOOLRUN_EVENT] = {I_("run"), I_("sequence"), I_("replay"), S_("event"), S_("tool_call")},
   [RT_EV_TOOLRUN_ABORT] = {I_("run"), E_("child", RT_F_ACTOR), E_("status", RT_F_TRSTATUS), S_("by"), N_},
   [RT_EV_TOOLRUN_REPLAY] = {I_("replay"), I_("after_sequence"), I_("runs"), N_, N_},
+  /* schedule callbacks (issue #14) */
+  [RT_EV_SCHEDULE_RETRY] = {I_("schedule"), I_("attempt"), U_("delay_us"), S_("callback"), S_("error")},
+  [RT_EV_SCHEDULE_ERROR] = {I_("schedule"), I_("attempts"), N_, S_("callback"), S_("error")},
+  [RT_EV_SCHEDULE_SKIP] = {I_("schedule"), T_("started_at_us"), N_, S_("callback"), N_},
+  [RT_EV_SCHEDULE_HUNG] = {I_("schedule"), I_("started_at_us"), N_, S_("callback"), N_},
+  [RT_EV_SCHEDULE_DEDUP] = {I_("schedule"), N_, N_, S_("callback"), S_("type")},
+  [RT_EV_SCHEDULE_EFFECT] = {I_("schedule"), T_("at_us"), I_("attempt"), S_("effect"), S_("callback")},
 };
 
 static const rt_field rt_unknown[RT_FIELDS] = {I_("a"), I_("b"), I_("c"), S_("s"), S_("s2")};
@@ -217,7 +224,9 @@ static const rt_column col_runs[] = {
   {"id", RT_F_INT}, {"name", RT_F_STR}, {"snapshot", RT_F_JSON}, {"created_at", RT_F_INT}, {NULL, 0}};
 static const rt_column col_schedules[] = {
   {"id", RT_F_INT}, {"callback", RT_F_STR}, {"type", RT_F_STR}, {"time", RT_F_INT},
-  {"intervalSeconds", RT_F_INT}, {"running", RT_F_INT}, {"created_at", RT_F_INT}, {NULL, 0}};
+  {"intervalSeconds", RT_F_INT}, {"running", RT_F_INT}, {"created_at", RT_F_INT},
+  {"payload", RT_F_STR}, {"cron", RT_F_STR}, {"delayInSeconds", RT_F_INT},
+  {"execution_started_at", RT_F_INT}, {NULL, 0}};
 static const rt_column col_toolruns[] = {
   {"run_id", RT_F_INT}, {"agent_type", RT_F_STR}, {"child", RT_F_INT}, {"status", RT_F_TRSTATUS},
   {"error_message", RT_F_STR}, {"started_at", RT_F_INT}, {"completed_at", RT_F_INT}, {NULL, 0}};

@@ -83,22 +83,87 @@ int rt_sdk_keepalive_dispose(rt_sdk_actor *self, int64_t lease) {
   return rt__keepalive_lease(self->w, self->a, rt__str(self->w, name), 0);
 }
 
+int64_t rt_sdk_schedule_with(rt_sdk_actor *self, const char *callback, const rt_sdk_when *when,
+                             const char *payload, int idempotent, int *created, char *err,
+                             size_t n_err) {
+  char scratch[160];
+  if (!err || !n_err) {
+    err = scratch;
+    n_err = sizeof scratch;
+  }
+  err[0] = '\0';
+  if (created) *created = 0;
+  if (!live(self)) {
+    snprintf(err, n_err, "the actor is gone");
+    return -1;
+  }
+  if (!callback || !*callback || strlen(callback) >= 48 || !when) {
+    snprintf(err, n_err, "schedule: a callback name of 1 to 47 bytes is required");
+    return -1;
+  }
+  if (payload && strlen(payload) >= RT_SCHED_PAYLOAD) {
+    snprintf(err, n_err, "schedule: the payload is longer than %d bytes", RT_SCHED_PAYLOAD - 1);
+    return -1;
+  }
+  if (when->cron && strlen(when->cron) >= 64) {
+    snprintf(err, n_err, "schedule: the cron expression is longer than 63 bytes");
+    return -1;
+  }
+  if (when->interval_us < 0 || when->delay_us < 0 ||
+      (when->interval_us > 0 && when->interval_us > 30LL * 86400 * 1000000)) {
+    /* scheduleEvery: 0 < sec <= 30 days (A.10) */
+    snprintf(err, n_err, "schedule: the delay or interval is out of range");
+    return -1;
+  }
+  rt_sched_req q = {.delay_us = when->delay_us, .interval_us = when->interval_us,
+                    .cron = when->cron, .payload = payload && *payload ? payload : NULL,
+                    .idempotent = idempotent < 0 ? -1 : idempotent != 0};
+  return rt__schedule_with(self->w, self->a, callback, &q, created, err, n_err);
+}
+
 int64_t rt_sdk_schedule(rt_sdk_actor *self, int64_t delay_us, const char *callback,
                         const char *payload) {
-  if (!live(self) || !callback || !*callback || delay_us < 0 || (payload && *payload)) return -1;
-  return rt__schedule_add(self->w, self->a, callback, delay_us, 0);
+  rt_sdk_when when = {delay_us, 0, NULL};
+  return rt_sdk_schedule_with(self, callback, &when, payload, -1, NULL, NULL, 0);
 }
 
 int64_t rt_sdk_schedule_every(rt_sdk_actor *self, int64_t interval_us, const char *callback,
                               const char *payload) {
-  if (!live(self) || !callback || !*callback || interval_us <= 0 || (payload && *payload))
+  rt_sdk_when when = {0, interval_us, NULL};
+  if (interval_us <= 0) return -1;
+  return rt_sdk_schedule_with(self, callback, &when, payload, -1, NULL, NULL, 0);
+}
+
+int64_t rt_sdk_schedule_cron(rt_sdk_actor *self, const char *cron, const char *callback,
+                             const char *payload, char *err, size_t n_err) {
+  rt_sdk_when when = {0, 0, cron};
+  if (!cron || !*cron) {
+    if (err && n_err) snprintf(err, n_err, "schedule: a cron expression is required");
     return -1;
-  return rt__schedule_add(self->w, self->a, callback, 0, interval_us);
+  }
+  return rt_sdk_schedule_with(self, callback, &when, payload, -1, NULL, err, n_err);
 }
 
 int rt_sdk_cancel_schedule(rt_sdk_actor *self, const char *callback) {
   if (!live(self) || !callback) return -1;
   return rt__schedule_cancel(self->w, self->a, callback);
+}
+
+int rt_sdk_cancel_schedule_id(rt_sdk_actor *self, int64_t id) {
+  if (!live(self)) return -1;
+  return rt__schedule_cancel_id(self->w, self->a, id);
+}
+
+int rt_sdk_schedule_payload(rt_sdk_actor *self, char *buf, size_t n) {
+  rt_mem *m = live(self);
+  if (!m || m->due_idx >= m->n_due || !buf || !n) return -1;
+  snprintf(buf, n, "%s", m->due[m->due_idx].payload[0] ? m->due[m->due_idx].payload : "null");
+  return 0;
+}
+
+int rt_sdk_schedule_attempt(const rt_sdk_actor *self) {
+  const rt_mem *m = live(self);
+  return m && m->due_idx < m->n_due ? m->sched_attempt : 0;
 }
 
 void rt_sdk_effect(rt_sdk_actor *self, const char *name, const char *key) {

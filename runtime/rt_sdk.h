@@ -79,23 +79,63 @@ int64_t rt_sdk_keepalive(rt_sdk_actor *self);
 ** (RT_EV_KEEPALIVE_DISPOSE released 0). */
 int rt_sdk_keepalive_dispose(rt_sdk_actor *self, int64_t lease);
 
-/* ---- schedules (A.10) ----------------------------------------------------- */
+/* ---- schedules (A.10; issue #14) ------------------------------------------ */
 
-/* schedule(delay, callback, payload): a one-shot cf_agents_schedules row at
-** floor((now + delay) / 1 s), then _scheduleNextAlarm (RT_EV_SCHEDULE_SET).
-** Returns the schedule id or -1. Payloads need a column cf_agents_schedules
-** does not have yet (issue #14): a non-empty payload is refused (-1). */
+/* When a schedule fires: exactly one of a delay (schedule(seconds)), an
+** interval (scheduleEvery) or a cron expression (schedule(cron)). */
+typedef struct rt_sdk_when {
+  int64_t delay_us;         /* schedule(delay): a `delayed` row at floor((now + delay) / 1 s) */
+  int64_t interval_us;      /* > 0: scheduleEvery; first run at now + interval; <= 30 days */
+  const char *cron;         /* non-NULL: a `cron` row at the next time of the expression
+                               (5 or 6 fields, cron-schedule 6 rules, UTC: rt_cron.h) */
+} rt_sdk_when;
+
+/* schedule / scheduleEvery with everything the SDK takes: `payload` is JSON
+** text (NULL or "": undefined; < 256 bytes); `idempotent` -1 for the SDK's
+** default (on for cron and interval, off for delayed), 0 off, 1 on. A dedup
+** hit (same type, callback, interval or cron, payload) returns the existing
+** row's id with *created 0, writes nothing (RT_EV_SCHEDULE_DEDUP) and still
+** calls _scheduleNextAlarm; otherwise a new row (RT_EV_SCHEDULE_SET) and
+** *created 1. Returns the schedule id, or -1 with a message in err (room
+** n_err; err may be NULL): a bad cron expression gives cron-schedule's
+** message ("Failed to parse 61: ..."). created may be NULL. */
+int64_t rt_sdk_schedule_with(rt_sdk_actor *self, const char *callback, const rt_sdk_when *when,
+                             const char *payload, int idempotent, int *created, char *err,
+                             size_t n_err);
+
+/* schedule(delay, callback, payload): rt_sdk_schedule_with with a delay and
+** the default (not idempotent). Returns the schedule id or -1. */
 int64_t rt_sdk_schedule(rt_sdk_actor *self, int64_t delay_us, const char *callback,
                         const char *payload);
 
-/* scheduleEvery(interval, callback, payload): idempotent on the callback;
-** first run at now + interval. Returns the schedule id or -1. */
+/* scheduleEvery(interval, callback, payload): idempotent on (callback,
+** interval, payload); first run at now + interval. Returns the id or -1. */
 int64_t rt_sdk_schedule_every(rt_sdk_actor *self, int64_t interval_us, const char *callback,
                               const char *payload);
 
-/* cancelSchedule: deletes the oldest row of `callback`; 1 if one was
-** deleted, 0 if none, -1 on error. */
+/* schedule(cron, callback, payload): idempotent on (callback, cron,
+** payload). Returns the id or -1 with the parser's message in err. */
+int64_t rt_sdk_schedule_cron(rt_sdk_actor *self, const char *cron, const char *callback,
+                             const char *payload, char *err, size_t n_err);
+
+/* cancelSchedule by callback: deletes the oldest row of `callback`; 1 if
+** one was deleted, 0 if none, -1 on error. */
 int rt_sdk_cancel_schedule(rt_sdk_actor *self, const char *callback);
+
+/* cancelSchedule(id): 1 if row `id` was deleted (then _scheduleNextAlarm),
+** 0 if it is missing (the SDK's false), -1 on error. */
+int rt_sdk_cancel_schedule_id(rt_sdk_actor *self, int64_t id);
+
+/* Inside a schedule callback (on_schedule): the row's payload as JSON text
+** ("null" when undefined) into buf; -1 outside one. The callback also gets
+** it as its `payload` argument. */
+int rt_sdk_schedule_payload(rt_sdk_actor *self, char *buf, size_t n);
+
+/* Inside a schedule callback: the tryN attempt running (1..maxAttempts);
+** 0 outside one. A callback that throws (RT_UC_THREW) is retried after
+** floor(random * min(2^n * 100 ms, 3000 ms)); after the last attempt the
+** error is swallowed (RT_EV_SCHEDULE_ERROR) and a one-shot row is deleted. */
+int rt_sdk_schedule_attempt(const rt_sdk_actor *self);
 
 /* ---- the actor's own SQL (this.sql) --------------------------------------- */
 

@@ -779,7 +779,8 @@ static void rt__toolrun_schedule_recovery(rt_world *w, uint32_t a) {
 ** open row (runIds undefined) is reconciled in the background. */
 static void rt__toolrun_recovery_request(rt_world *w, uint32_t a, const rt_msg *msg) {
   rt_mem *m = RT_MEM(w, a);
-  if (m->toolrun_recovery) {
+  if (m->toolrun_recovery) { /* single flight: the call joins the pass in flight */
+    RT_PROBE(w, a, RT_PROBE_RECONCILE_IN_FLIGHT);
     rt__emit(w, RT_EV_TOOLRUN_RECOVERY, a, 2, m->n_deferred, 0, NULL);
   } else {
     m->n_snapshot = rt__load_open_toolruns(w, a, m->snapshot, RT_MAX_ROWS);

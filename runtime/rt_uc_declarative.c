@@ -183,6 +183,8 @@ static rt_uc_status recovered_decide(rt_sdk_actor *self, const char *snap, rt_uc
   return out->status;
 }
 
+static rt_uc_status sched_steps(rt_sdk_actor *self, rt_uc_out *out);
+
 static rt_uc_status decl_resume(void *st, rt_sdk_actor *self, rt_uc_frame *fr,
                                 const rt_uc_in *in, rt_uc_out *out) {
   (void)st;
@@ -208,6 +210,7 @@ static rt_uc_status decl_resume(void *st, rt_sdk_actor *self, rt_uc_frame *fr,
       }
       return run_steps(self, out);
     case RT_UC_ON_FIBER_RECOVERED: return recovered_decide(self, in->value, out);
+    case RT_UC_ON_SCHEDULE: return sched_steps(self, out);
     default:
       out->status = RT_UC_THREW;
       snprintf(out->value, sizeof out->value, "declarative: nothing to resume");
@@ -288,6 +291,64 @@ static rt_uc_status decl_on_agent_tool_finish(void *st, rt_sdk_actor *self, int6
   return sp->finish_hook_throws ? RT_UC_THREW : RT_UC_DONE;
 }
 
+/* A schedule callback: the program named after the callback, if any (a
+** callback without one returns at once). Steps from the row's pc: work
+** waits, effect records RT_EV_SCHEDULE_EFFECT (below), fail throws
+** (on the first `attempts` attempts only, when set), return returns; a
+** step that needs a fiber (stash, read) or an RPC is refused. An effect is
+** RT_EV_SCHEDULE_EFFECT, keyed by the row and its occurrence (the row's time
+** when it ran), so that effects_once tells a retried or re-run occurrence
+** from the next one. */
+static rt_uc_status sched_steps(rt_sdk_actor *self, rt_uc_out *out) {
+  rt_world *w = self->w;
+  rt_mem *m = self->m;
+  int idx = rt__prog_find(w, m->due[m->due_idx].callback);
+  out->status = RT_UC_DONE;
+  out->value[0] = '\0';
+  if (idx < 0) return out->status;
+  const rt_program *p = &RT_AW(w)->progs[idx];
+  while (m->sched_pc < p->n_steps) {
+    const rt_step *st = &p->steps[m->sched_pc++];
+    switch (st->kind) {
+      case RT_STEP_WORK:
+        out->status = RT_UC_YIELD;
+        out->cmd.kind = RT_UC_CMD_WORK;
+        out->cmd.min_us = st->min_us;
+        out->cmd.max_us = st->max_us;
+        return out->status;
+      case RT_STEP_EFFECT:
+        sim_emit(w->s, RT_EV_SCHEDULE_EFFECT, self->a, m->due[m->due_idx].id,
+                 m->due[m->due_idx].time_s * 1000000, m->sched_attempt, rt__str(w, st->name),
+                 rt__str(w, m->due[m->due_idx].callback));
+        break;
+      case RT_STEP_FAIL:
+        if (st->min_us && m->sched_attempt > st->min_us) break; /* attempts */
+        out->status = RT_UC_THREW;
+        snprintf(out->value, sizeof out->value, "%s",
+                 st->name[0] ? st->name : "schedule callback threw");
+        return out->status;
+      case RT_STEP_RETURN:
+        snprintf(out->value, sizeof out->value, "%s", st->name);
+        return out->status;
+      default:
+        out->status = RT_UC_THREW;
+        snprintf(out->value, sizeof out->value,
+                 "declarative: a schedule callback has no fiber to stash, read or call from");
+        return out->status;
+    }
+  }
+  return out->status;
+}
+
+static rt_uc_status decl_on_schedule(void *st, rt_sdk_actor *self, const char *callback,
+                                     const char *payload, rt_uc_frame *fr, rt_uc_out *out) {
+  (void)st;
+  (void)callback; /* the row being run (m->due[m->due_idx]) */
+  (void)payload;
+  (void)fr;
+  return sched_steps(self, out);
+}
+
 const rt_usercode rt__uc_declarative = {
     .name = "declarative",
     .on_start = decl_on_start,
@@ -295,6 +356,7 @@ const rt_usercode rt__uc_declarative = {
     .fiber_body = decl_fiber_body,
     .on_fiber_recovered = decl_on_fiber_recovered,
     .on_alarm = decl_on_alarm,
+    .on_schedule = decl_on_schedule,
     .on_chat_recovery = decl_on_chat_recovery,
     .on_agent_tool_finish = decl_on_agent_tool_finish,
     .tool_run = decl_tool_run,

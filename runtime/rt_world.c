@@ -339,6 +339,10 @@ static void alarm_fire(sim *s, void *ctx, uint64_t arg) {
   (void)s;
   ac->alarm_ev = 0;
   if (ac->alarm_at < 0) return;
+  if (w->down_until_us > w->s->now_us) { /* down_for: fires when the process is back */
+    ac->alarm_ev = sim_at(w->s, w->down_until_us, 0, alarm_fire, w, arg);
+    return;
+  }
   if (w->alarm_delay_us > 0 && !(arg >> 32)) { /* alarm_delay: delivered late */
     ac->alarm_ev = sim_after(w->s, w->alarm_delay_us, 0, alarm_fire, w, a | (1ULL << 32));
     return;
@@ -531,6 +535,16 @@ static void msg_arrive(sim *s, void *ctx, uint64_t idx) {
     if (w->actors[m.to].mem) w->actors[m.to].cls->notify(w, m.to, &m);
     return;
   }
+  if (w->down_until_us > w->s->now_us && !w->actors[m.to].mem) { /* down_for */
+    m.arrived_us = w->s->now_us;
+    if (is_request(&m)) rt__emit(w, RT_EV_REQUEST_ARRIVE, m.to, m.id, m.entry, 0, NULL);
+    rt__fail_msg(w, m.to, &m, RT_MSG_DOWN);
+    return;
+  }
+  /* A failed commit broke the output gate and the actor's reset is due at
+  ** this instant: an entry (request, alarm) reaches the next incarnation,
+  ** never the broken one (#16: it ran recovery scans that could not write). */
+  if (w->actors[m.to].mem && w->actors[m.to].mem->storage_broken) rt_kill_actor(w, m.to, RT_DEATH_STORAGE);
   if (!rt__wake(w, m.to, m.entry)) return;
   rt__touch(w, m.to);
   m.arrived_us = w->s->now_us;
@@ -632,6 +646,22 @@ void rt_set_rpc_faults(rt_world *w, int64_t extra_latency_us, uint32_t drop_ppm)
 }
 
 void rt_set_alarm_delay(rt_world *w, int64_t extra_us) { w->alarm_delay_us = extra_us; }
+
+void rt_set_down(rt_world *w, int64_t until_us) {
+  if (until_us > w->down_until_us) w->down_until_us = until_us;
+}
+
+void rt_lose_alarm(rt_world *w, uint32_t a) {
+  for (uint32_t i = 0; i < w->n_actors; i++) {
+    if (a != RT_NO_ACTOR && a != i) continue;
+    rt_actor *ac = &w->actors[i];
+    if (ac->alarm_at < 0 && rt__stored_alarm(w, i) < 0) continue;
+    rt__db_alarm_drop(w, i);
+    sim_cancel(w->s, ac->alarm_ev);
+    ac->alarm_ev = 0;
+    ac->alarm_at = -1;
+  }
+}
 
 uint64_t rt_write_count(const rt_world *w) { return w->writes; }
 

@@ -77,22 +77,50 @@ typedef struct scn_work {
   int64_t run_id;          /* SCN_W_TOOLRUN: the given runId (0: a fresh one) */
   int since;               /* SCN_W_TOOL_RECONNECT: afterSequence (-1: all) */
   char text[96];           /* SCN_W_CHAT_SAVE: the user message */
+  char cron[64];           /* SCN_W_SCHEDULE: schedule(cron) ("" none) */
+  char payload[128];       /* SCN_W_SCHEDULE: payload as compact JSON ("" undefined) */
+  int idempotent;          /* SCN_W_SCHEDULE: 0 the SDK default, 1 on, 2 off */
 } scn_work;
 
 typedef flt_fault scn_fault;
 
 typedef struct scn_stale {
-  int is_toolrun;
+  int is_toolrun;          /* 0 an orphan fiber, 1 a tool run, 2 a schedule row
+                              (SCN_STALE_SCHEDULE, issue #14) */
   uint32_t actor;          /* parent (tool run) or owner (fiber) */
   uint32_t child;
   rt_toolrun_status status;
   int child_status;
   int program;             /* orphan fiber */
   int snapshot;            /* -1 = null */
+  rt_schedule_seed sched;  /* a schedule row (is_toolrun 2) */
 } scn_stale;
+
+/* How a swarm judges a case's expected violations (expect.swarm,
+** docs/swarm.md "Fault allowances and swarm modes"). */
+typedef enum scn_swarm_mode {
+  SCN_SWARM_EVERY = 0,     /* every seed must meet the expectation (default) */
+  SCN_SWARM_ONCE,          /* at least one seed across the swarm: a reproduction */
+  SCN_SWARM_REPORT         /* only reported: a seed fails on its "hold" list alone */
+} scn_swarm_mode;
+
+/* The faults a swarm may add to a scenario ("swarm": {"faults": ...}):
+** the kinds and rate bounds its expectations claim to survive. */
+typedef struct scn_allow {
+  int given;               /* 0: every kind of the mix, unbounded (old files) */
+  uint32_t kinds;          /* bit (1u << flt_kind) per kind the swarm may draw */
+  uint32_t no_after_write; /* bit per kind (restart, crash): no commit-window draws */
+  int64_t max_per_day[FLT_KIND_COUNT];  /* evict, restart, crash; 0 = no bound */
+  uint32_t max_ppm[FLT_KIND_COUNT];     /* storage_fail, rpc_drop; 0 = no bound */
+  int64_t max_delay_us[FLT_KIND_COUNT]; /* rpc_delay, alarm_delay, stuck_child; 0 = none */
+  char off[FLT_KIND_COUNT][192];        /* why a kind is switched off ("off": reason) */
+} scn_allow;
+
+#define SCN_STALE_SCHEDULE 2
 
 typedef struct scn_case {
   char label[64];          /* e.g. "gated" */
+  int swarm_mode;          /* scn_swarm_mode of its "violate" list */
   rt_config cfg;
   uint32_t hold_mask;      /* invariants that must hold */
   uint32_t violate_mask;   /* invariants that must be violated */
@@ -136,6 +164,7 @@ typedef struct scn_scenario {
   chk_params params;
   scn_case cases[SCN_MAX_CASES];
   int n_cases;
+  scn_allow allow;         /* "swarm": what the swarm may add */
   chk_fact facts[SCN_MAX_FACTS]; /* expect.facts, each with the cases it applies to */
   int n_facts;
   char *source;            /* the file's text (owned), for repro files; with
@@ -212,6 +241,11 @@ typedef struct scn_run_opts {
                                 Figures, verdict and violations are the same
                                 either way. For `run` without trace-reading
                                 outputs and for swarm workers */
+  int waits_only_rerun;      /* with lean: re-run a failure with its trace
+                                kept only when a "hold" invariant was
+                                violated, whose open waits a swarm signature
+                                replays from the records; nothing else a
+                                swarm worker reports reads them */
   int robust_facts_only;     /* judge only the facts marked robust */
   sim_observer_fn observer;  /* non-NULL: also called on every trace record
                                 as it is written (revenant trace) */

@@ -13,6 +13,7 @@
 ** their expectations (those last three in scn_load_work.c). Nothing here
 ** keeps global state.
 */
+#include "runtime/rt_cron.h"
 #include "scenarios/scn_internal.h"
 #include "scenarios/scn_load_internal.h"
 
@@ -302,7 +303,7 @@ int ld_get_program(ld *L, const cJSON *obj, const char *key, int *out) {
 static const char *const top_fields[] = {
     "name", "description", "seed", "duration", "strategy", "pct_depth", "profile",
     "runtime", "programs", "actors", "workload", "faults", "checks", "expect", "cases",
-    "invariants", "scripts", NULL};
+    "invariants", "scripts", "swarm", NULL};
 
 /* "strategy" through sim_strategy_parse; default fifo. */
 static int load_strategy(ld *L) {
@@ -345,7 +346,11 @@ static const char *const runtime_fields[] = {
     "idle_eviction", "alarm_retry_base", "alarm_retry_max", "rpc_latency",
     "inspect_timeout", "inspect_total_timeout", "alarm_limit", "hook_timeout",
     "workerd_name_bug", "executor_adapter", "thread_store", "chat_provider", "chat_recovery",
-    "chat_bug", "toolrun_ids", "reattach_budget", "fiber_retain", "fiber_max_age", NULL};
+    "chat_bug", "toolrun_ids", "reattach_budget", "fiber_retain", "fiber_max_age",
+    "schedule_every_key", "hung_schedule_timeout", "schedule_attempts", "schedule_retry_base",
+    "schedule_retry_max_delay", NULL};
+static const opt every_key_opts[] = {{"sdk", RT_EVERY_KEY_SDK}, {"callback", RT_EVERY_KEY_CALLBACK},
+                                     {NULL, 0}};
 static const opt retain_opts[] = {{"sdk1604", RT_RETAIN_NONE}, {"sdk1729", RT_RETAIN_1729},
                                   {NULL, 0}};
 
@@ -443,6 +448,9 @@ static int runtime_enums(ld *L, const cJSON *o, rt_config *c) {
   v = (int)c->retain;
   if (ld_get_enum(L, o, "fiber_retain", retain_opts, &v) < 0) return -1;
   c->retain = (rt_retain)v;
+  v = (int)c->every_key; /* issue #14: the scheduleEvery dedup key */
+  if (ld_get_enum(L, o, "schedule_every_key", every_key_opts, &v) < 0) return -1;
+  c->every_key = (rt_every_key)v;
   if (scn_get_bool(L->d, o, "workerd_name_bug", &c->workerd_name_bug, L->err) < 0) return -1;
   return runtime_models(L, o, c); /* executor (seed 002), thread store (seed 004) */
 }
@@ -465,6 +473,9 @@ static const struct {
     {"hook_timeout", offsetof(rt_config, hook_timeout_us), 0},
     {"reattach_budget", offsetof(rt_config, reattach_budget_us), 1}, /* #1640 */
     {"fiber_max_age", offsetof(rt_config, fiber_max_age_us), 0},
+    {"hung_schedule_timeout", offsetof(rt_config, hung_schedule_us), 1000000}, /* issue #14 */
+    {"schedule_retry_base", offsetof(rt_config, schedule_retry_base_us), 1000},
+    {"schedule_retry_max_delay", offsetof(rt_config, schedule_retry_max_us), 1000},
 };
 
 /* Overrides *c with the fields of the runtime object o. */
@@ -485,6 +496,13 @@ int ld_load_runtime(ld *L, const cJSON *o, rt_config *c) {
   v = c->alarm_retry_max;
   if (scn_get_int(L->d, o, "alarm_retry_max", 0, 20, &v, L->err) < 0) return -1;
   c->alarm_retry_max = (int)v;
+  v = c->schedule_attempts;
+  if (scn_get_int(L->d, o, "schedule_attempts", 1, 100, &v, L->err) < 0) return -1;
+  c->schedule_attempts = (int)v;
+  if (c->schedule_retry_base_us > c->schedule_retry_max_us)
+    return scn_errf(L->err, L->d, ld_get(o, "schedule_retry_base"),
+                    "\"schedule_retry_base\" must be at most \"schedule_retry_max_delay\" (the "
+                    "SDK: retry.baseDelayMs must be <= retry.maxDelayMs)");
   return 0;
 }
 
@@ -603,13 +621,14 @@ static int push_step(ld *L, rt_program *pr, const cJSON *node, const rt_step *s)
 
 static const char *const step_fields[] = {
     "work", "stash", "effect", "call", "fail", "return", "read", "repeat", "steps", "value", "via",
-    NULL};
+    "attempts", NULL};
 
 /* Members that qualify a step rather than say what it is, and the form
 ** each belongs to. */
 static const char *modifier_of(const char *k) {
   if (strcmp(k, "steps") == 0) return "repeat";
   if (strcmp(k, "value") == 0 || strcmp(k, "via") == 0) return "stash";
+  if (strcmp(k, "attempts") == 0) return "fail";
   return NULL;
 }
 
@@ -712,7 +731,10 @@ static int simple_step(ld *L, const cJSON *st, const cJSON *form, rt_step *s) {
     return json_text(L, form, "return", s->name, sizeof s->name);
   }
   if (strcmp(k, "fail") == 0) {
+    int64_t n = 0;
     s->kind = RT_STEP_FAIL;
+    if (scn_get_int(L->d, st, "attempts", 0, 1000, &n, L->err) < 0) return -1;
+    s->min_us = n; /* attempts */
     if (cJSON_IsString(form)) return ld_get_text(L, st, k, s->name, sizeof s->name, 0);
     return true_flag(L, st, k);
   }
@@ -917,7 +939,9 @@ static int actor_recovery(ld *L, const cJSON *a, rt_actor_spec *sp) {
   return 0;
 }
 
-static const char *const stale_fields[] = {"tool_runs", "fibers", NULL};
+static const char *const stale_fields[] = {"tool_runs", "fibers", "schedules", NULL};
+static const char *const stale_sched_fields[] = {"callback", "time", "interval", "cron", "payload",
+                                                 "running", "started_at", "alarm", NULL};
 static const char *const stale_tr_fields[] = {"child", "status", "child_status", NULL};
 static const char *const stale_fiber_fields[] = {"program", "snapshot", NULL};
 static const opt tr_status_opts[] = {{"starting", RT_TR_STARTING}, {"running", RT_TR_RUNNING},
@@ -971,6 +995,52 @@ static int stale_fiber(ld *L, const cJSON *f, uint32_t owner, const char *what) 
   return 0;
 }
 
+/* A schedule row a previous process left (issue #14): {"callback", "time",
+** "interval" | "cron", "payload", "running", "started_at", "alarm"}. */
+static int stale_schedule(ld *L, const cJSON *f, uint32_t owner, const char *what) {
+  const cJSON *p = ld_get(f, "payload"), *sa = ld_get(f, "started_at");
+  scn_stale *s;
+  int alarm = 1;
+  if (ld_obj_fields(L, f, what, stale_sched_fields) < 0 || !(s = new_stale(L, f, owner))) return -1;
+  s->is_toolrun = SCN_STALE_SCHEDULE;
+  s->sched.started_us = -1;
+  if (ld_need(L, f, "callback") < 0 ||
+      ld_get_text(L, f, "callback", s->sched.callback, sizeof s->sched.callback, 0) < 0 ||
+      ld_get_dur(L, f, "time", 0, &s->sched.time_us) < 0 ||
+      ld_get_dur(L, f, "interval", 1000000, &s->sched.interval_us) < 0 ||
+      ld_get_text(L, f, "cron", s->sched.cron, sizeof s->sched.cron, 0) < 0 ||
+      scn_get_bool(L->d, f, "running", &s->sched.running, L->err) < 0 ||
+      scn_get_bool(L->d, f, "alarm", &alarm, L->err) < 0)
+    return -1;
+  s->sched.no_alarm = !alarm;
+  if (ld_get(f, "interval") && ld_get(f, "cron"))
+    return scn_errf(L->err, L->d, ld_get(f, "cron"),
+                    "a schedule row has \"interval\" or \"cron\", not both");
+  if (s->sched.cron[0]) {
+    rt_cron c;
+    char err[160];
+    if (rt_cron_parse(s->sched.cron, &c, err, sizeof err) < 0)
+      return scn_errf(L->err, L->d, ld_get(f, "cron"), "\"cron\": %s", err);
+  }
+  if (s->sched.running && !s->sched.interval_us)
+    return scn_errf(L->err, L->d, ld_get(f, "running"),
+                    "\"running\": only an interval row (with \"interval\") runs");
+  if (sa && !cJSON_IsNull(sa) && ld_get_dur(L, f, "started_at", 0, &s->sched.started_us) < 0)
+    return -1;
+  if (p) {
+    char *t = cJSON_PrintUnformatted(p);
+    size_t len = t ? strlen(t) : 0;
+    if (!t || len >= sizeof s->sched.payload) {
+      free(t);
+      return scn_errf(L->err, L->d, p, "\"payload\": at most %zu bytes as compact JSON",
+                      sizeof s->sched.payload - 1);
+    }
+    memcpy(s->sched.payload, t, len + 1);
+    free(t);
+  }
+  return 0;
+}
+
 /* One of the stale arrays: each element through fn. */
 static int stale_list(ld *L, const cJSON *st, const char *key, uint32_t owner,
                       int (*fn)(ld *, const cJSON *, uint32_t, const char *)) {
@@ -991,6 +1061,7 @@ static int actor_stale(ld *L, const cJSON *a, uint32_t i) {
   if (!st) return 0;
   if (ld_obj_fields(L, st, "stale", stale_fields) < 0) return -1;
   if (stale_list(L, st, "tool_runs", i, stale_toolrun) < 0) return -1;
+  if (stale_list(L, st, "schedules", i, stale_schedule) < 0) return -1;
   return stale_list(L, st, "fibers", i, stale_fiber);
 }
 
@@ -1074,6 +1145,7 @@ static int load_root(ld *L) {
   if (load_actor_ids(L) < 0 || load_programs(L) < 0 || load_actors(L) < 0) return -1;
   if (ld_load_workload(L) < 0 || ld_load_faults(L) < 0) return -1;
   profile_faults(L);
+  if (ld_load_swarm(L) < 0) return -1;
   return ld_load_cases(L);
 }
 

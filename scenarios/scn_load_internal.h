@@ -38,6 +38,7 @@ typedef struct ld {
   rt_config base;             /* profile + top-level "runtime" */
   int cloudflare;             /* "profile": "cloudflare" was given */
   uint64_t shared_reach;      /* a top-level expect.reach beside "cases" */
+  int swarm_default;          /* "swarm": {"violations": ...}: scn_swarm_mode */
   const cJSON *actor_nodes[SCN_MAX_ACTORS];
   const cJSON *child_nodes[SCN_MAX_ACTORS][RT_MAX_CHILDREN];
 } ld;
@@ -105,6 +106,17 @@ int ld_load_workload(ld *L);
 int ld_load_faults(ld *L);
 /* "expect" or "cases" into sc->cases. */
 int ld_load_cases(ld *L);
+
+/* A rate field ("2/d", "5/h") as a count per day. */
+int ld_get_rate(ld *L, const cJSON *f, const char *key, int64_t *per_day);
+
+/* ---- scn_load_swarm.c --------------------------------------------------- */
+
+/* The top-level "swarm" object: sc->allow and the default mode of
+** expected violations (before the cases are loaded). */
+int ld_load_swarm(ld *L);
+/* expect.swarm of case c (after its hold and violate lists). */
+int ld_swarm_mode(ld *L, const cJSON *ex, scn_case *c);
 
 /* ---- scn_load_scripts.c ------------------------------------------------- */
 

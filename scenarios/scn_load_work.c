@@ -4,6 +4,7 @@
 ** same error rules as scn_load.c: every mistake is one "file:line:col:
 ** message" at the offending node. See docs/scenarios.md.
 */
+#include "runtime/rt_cron.h"
 #include "scenarios/scn_load_internal.h"
 
 /* ---- workload ------------------------------------------------------------ */
@@ -15,7 +16,8 @@ static const char *const work_all[] = {
     "cancel_schedule", "callback", "delay", "interval", "keep_alive", "for", "await", "stash",
     "throws", "keep_alive_acquire", "keep_alive_dispose", "lease", "tool", "tool_recovery",
     "run_id", "tool_abort", "tool_reconnect", "since", "continue_last_turn", "save_messages",
-    "text", "chat_cancel", NULL};
+    "text", "chat_cancel",
+    "cron", "payload", "idempotent", NULL};
 static const char *const work_req[] = {"request", "entry", "at", "every", "until", NULL};
 static const char *const work_fib[] = {"fiber", "actor", "await", "at", "every", "until", NULL};
 static const char *const work_stash[] = {"stash", "at", "every", "until", NULL};
@@ -31,8 +33,8 @@ static const char *const work_ex[] = {"executor_turn", "tools", "adapter", "fail
                                       "duplicate_ppm", "at", "every", "until", NULL};
 static const char *const work_chat[] = {"chat", "chunks", "chunk_every", "tool", "work", "at",
                                         "every", "until", NULL};
-static const char *const work_sch[] = {"schedule", "callback", "delay", "interval", "at",
-                                       "every", "until", NULL};
+static const char *const work_sch[] = {"schedule", "callback", "delay", "interval", "cron",
+                                       "payload", "idempotent", "at", "every", "until", NULL};
 static const char *const work_csch[] = {"cancel_schedule", "callback", "at", "every", "until",
                                         NULL};
 static const char *const work_ka[] = {"keep_alive", "for", "throws", "at", "every", "until", NULL};
@@ -244,6 +246,41 @@ static int work_chat_item(ld *L, const cJSON *w, scn_work *out) {
   return 0;
 }
 
+/* "cron" (checked with the cron-schedule rules), "payload" (any JSON, kept
+** as compact text) and "idempotent" of a schedule item (issue #14). */
+static int sched_extras(ld *L, const cJSON *w, scn_work *out) {
+  const cJSON *p = ld_get(w, "payload");
+  int b = 0;
+  if (ld_get(w, "cron")) {
+    rt_cron c;
+    char err[160];
+    if (ld_get_text(L, w, "cron", out->cron, sizeof out->cron, 0) < 0) return -1;
+    if (rt_cron_parse(out->cron, &c, err, sizeof err) < 0)
+      return scn_errf(L->err, L->d, ld_get(w, "cron"), "\"cron\": %s", err);
+    if (rt_cron_next(&c, 0) < 0 && rt_cron_next(&c, 366LL * 86400 * 3) < 0)
+      return scn_errf(L->err, L->d, ld_get(w, "cron"),
+                      "\"cron\": No valid next date was found.");
+  }
+  if (ld_get(w, "idempotent")) {
+    if (scn_get_bool(L->d, w, "idempotent", &b, L->err) < 0) return -1;
+    out->idempotent = b ? 1 : 2;
+  }
+  if (p) {
+    char *t = cJSON_PrintUnformatted(p);
+    size_t len = t ? strlen(t) : 0;
+    if (!t) return scn_errf(L->err, L->d, p, "\"payload\": out of memory");
+    if (len >= sizeof out->payload) {
+      free(t);
+      return scn_errf(L->err, L->d, p,
+                      "\"payload\": the value is %zu bytes as compact JSON; at most %zu", len,
+                      sizeof out->payload - 1);
+    }
+    memcpy(out->payload, t, len + 1);
+    free(t);
+  }
+  return 0;
+}
+
 /* {"schedule": actor, "callback": name, "delay" | "interval"},
 ** {"cancel_schedule": actor, "callback": name}, {"keep_alive": actor,
 ** "for": duration}: the SDK's schedule API and keepAliveWhile. */
@@ -265,13 +302,14 @@ static int work_sched(ld *L, const cJSON *w, scn_work *out) {
                     "\"callback\": expected a name of 1 to %zu characters", sizeof out->callback - 1);
   snprintf(out->callback, sizeof out->callback, "%s", cb);
   if (out->kind != SCN_W_SCHEDULE) return 0;
-  if (ld_get(w, "delay") && ld_get(w, "interval"))
-    return scn_errf(L->err, L->d, ld_get(w, "interval"),
-                    "a schedule has \"delay\" (schedule) or \"interval\" (scheduleEvery), not both");
-  return ld_get_dur(L, w, "delay", 0, &out->delay_us) < 0 ||
-                 ld_get_dur(L, w, "interval", 1000000, &out->interval_us) < 0
-             ? -1
-             : 0;
+  if (!!ld_get(w, "delay") + !!ld_get(w, "interval") + !!ld_get(w, "cron") > 1)
+    return scn_errf(L->err, L->d, ld_get(w, ld_get(w, "cron") ? "cron" : "interval"),
+                    "a schedule has one of \"delay\" (schedule), \"interval\" (scheduleEvery) "
+                    "or \"cron\" (schedule with a cron expression)");
+  if (ld_get_dur(L, w, "delay", 0, &out->delay_us) < 0 ||
+      ld_get_dur(L, w, "interval", 1000000, &out->interval_us) < 0)
+    return -1;
+  return sched_extras(L, w, out);
 }
 
 static int work_item(ld *L, const cJSON *w, const char *what, scn_work *out) {
@@ -327,9 +365,12 @@ int ld_load_workload(ld *L) {
 /* ---- faults -------------------------------------------------------------- */
 
 static const char *const flt_all[] = {
-    "kind", "actor", "at", "rate", "until", "mode", "delay", "count", "ppm", "after_write", NULL};
+    "kind", "actor", "at", "rate", "until", "mode", "delay", "count", "ppm", "after_write",
+    "down_for", NULL};
 static const char *const f_plain[] = {"kind", "count", "at", "rate", "until", NULL};
-static const char *const f_proc[] = {"kind", "count", "at", "rate", "until", "after_write", NULL};
+static const char *const f_proc[] = {"kind", "count", "at", "rate", "until", "after_write",
+                                     "down_for", NULL};
+static const char *const f_kill[] = {"kind", "count", "at", "rate", "until", "down_for", NULL};
 static const char *const f_evict[] = {"kind", "actor", "count", "at", "rate", "until", NULL};
 static const char *const f_stuck[] = {
     "kind", "actor", "mode", "delay", "count", "at", "rate", "until", NULL};
@@ -354,6 +395,8 @@ static const char *const *fault_fields(int k) {
     case FLT_STREAM_CUT: return f_evict; /* kind, actor (optional), when */
     case FLT_ONSTART_THROW: return f_evict; /* kind, actor (optional), count, when */
     case FLT_CRASH: case FLT_RESTART: return f_proc;
+    case FLT_SIGKILL: return f_kill;
+    case FLT_ALARM_LOST: return f_evict; /* kind, actor (optional), when */
     default: return f_plain;
   }
 }
@@ -370,25 +413,25 @@ static int fault_kind(ld *L, const cJSON *f, int *kind) {
   return ld_bad_value(L, ld_get(f, "kind"), "kind", s, &l);
 }
 
-/* "rate": "N/d" or "N/h" with N in 1..MAX_RATE, as a count per day. */
-static int get_rate(ld *L, const cJSON *f, int64_t *per_day) {
-  const cJSON *m = ld_get(f, "rate");
+/* A rate field: "N/d" or "N/h" with N in 1..MAX_RATE, as a count per day. */
+int ld_get_rate(ld *L, const cJSON *f, const char *key, int64_t *per_day) {
+  const cJSON *m = ld_get(f, key);
   const char *s = cJSON_IsString(m) ? m->valuestring : NULL, *p = s;
   char q[96];
   int64_t n = 0;
   if (!s)
     return scn_errf(L->err, L->d, m,
-                    "\"rate\": expected a rate such as \"2/d\" or \"5/h\", found %s",
-                    scn_type_name(m));
+                    "\"%s\": expected a rate such as \"2/d\" or \"5/h\", found %s",
+                    key, scn_type_name(m));
   for (; *p >= '0' && *p <= '9' && p - s < 9; p++) n = n * 10 + (*p - '0');
   if (p == s || p[0] != '/' || (p[1] != 'd' && p[1] != 'h') || p[2] != '\0')
     return scn_errf(L->err, L->d, m,
-                    "\"rate\": invalid rate \"%s\"; expected a count per day or per hour such as "
-                    "\"2/d\" or \"5/h\"", ld_quote(q, sizeof q, s));
+                    "\"%s\": invalid rate \"%s\"; expected a count per day or per hour such as "
+                    "\"2/d\" or \"5/h\"", key, ld_quote(q, sizeof q, s));
   if (n < 1 || n > MAX_RATE)
     return scn_errf(L->err, L->d, m,
-                    "\"rate\": \"%s\" is out of range (the count must be between 1 and %d)",
-                    ld_quote(q, sizeof q, s), MAX_RATE);
+                    "\"%s\": \"%s\" is out of range (the count must be between 1 and %d)",
+                    key, ld_quote(q, sizeof q, s), MAX_RATE);
   *per_day = p[1] == 'h' ? n * 24 : n;
   return 0;
 }
@@ -415,7 +458,7 @@ static int fault_when(ld *L, const cJSON *f, scn_fault *out) {
   if (until && !rate)
     return scn_errf(L->err, L->d, until, "\"until\": only allowed with \"rate\"");
   if (at) return ld_get_time(L, f, "at", 0, &out->at_us);
-  if (get_rate(L, f, &out->per_day) < 0) return -1;
+  if (ld_get_rate(L, f, "rate", &out->per_day) < 0) return -1;
   return ld_get_time(L, f, "until", 1, &out->until_us) < 0 ? -1 : 0;
 }
 
@@ -461,7 +504,10 @@ static int fault_params(ld *L, const cJSON *f, scn_fault *out) {
   switch (out->kind) {
     case FLT_EVICT:
     case FLT_STREAM_CUT:
+    case FLT_ALARM_LOST:
     case FLT_ONSTART_THROW: return ld_get_actor(L, f, "actor", &out->actor) < 0 ? -1 : 0;
+    case FLT_CRASH: case FLT_RESTART: case FLT_SIGKILL: /* issue #14: down_for */
+      return ld_get_dur(L, f, "down_for", 0, &out->delay_us);
     case FLT_STUCK_CHILD: return fault_stuck(L, f, out);
     case FLT_STORAGE_FAIL: return fault_storage(L, f, out);
     case FLT_RPC_DELAY: case FLT_ALARM_DELAY: return need_delay(L, f, out);
@@ -522,7 +568,7 @@ int ld_load_faults(ld *L) {
 
 /* ---- expectations and cases ------------------------------------------- */
 
-static const char *const expect_fields[] = {"hold", "violate", "facts", "reach", NULL};
+static const char *const expect_fields[] = {"hold", "violate", "facts", "reach", "swarm", NULL};
 static const char *const case_fields[] = {"name", "runtime", "expect", NULL};
 
 /* One invariant name of a hold/violate list into *mask. */
@@ -637,7 +683,7 @@ static int load_expect(ld *L, const cJSON *ex, scn_case *c, uint32_t case_mask) 
   if (ld_obj_fields(L, ex, "expect", expect_fields) < 0) return -1;
   if (inv_list(L, ex, "hold", 0, &c->hold_mask) < 0 ||
       inv_list(L, ex, "violate", c->hold_mask, &c->violate_mask) < 0 ||
-      reach_list(L, ex, &c->reach_mask) < 0)
+      reach_list(L, ex, &c->reach_mask) < 0 || ld_swarm_mode(L, ex, c) < 0)
     return -1;
   expect_text(ex, c);
   return facts ? ld_load_facts(L, facts, case_mask) : 0;

@@ -99,8 +99,11 @@ static const uint32_t drop_ppm[4] = {1000, 10000, 100000, 300000};
 static const int64_t alarm_delays[4] = {100000, 1000000, 10000000, 60000000};
 static const int64_t late_delays[4] = {1000000, 3000000, 5000000, 30000000};
 
-/* Fills the fault of kind k from its draw; returns 0, or -1 if the kind
-** cannot apply to this scenario (no child for stuck_child). */
+/* Fills the fault of kind k from its draw, within the file's allowance
+** (sc->allow: a kind it does not allow is off, a value above its bound is
+** cut to the bound; the draws are the same either way, so the other kinds'
+** faults do not change); returns 0, or -1 if the kind cannot or may not
+** apply to this scenario (no child for stuck_child). */
 static int mix_fault(const scn_scenario *sc, flt_kind k, const mix_draw *d, scn_fault *f) {
   int64_t cap = 256 * DAY_US / sc->duration_us; /* at most ~256 events a kind */
   memset(f, 0, sizeof *f);
@@ -108,7 +111,10 @@ static int mix_fault(const scn_scenario *sc, flt_kind k, const mix_draw *d, scn_
   f->actor = RT_NO_ACTOR;
   f->at_us = d->at;
   if (cap < 1) cap = 1;
-  if ((k == FLT_RESTART || k == FLT_CRASH) && (d->who >> 40) & 1) {
+  const scn_allow *al = &sc->allow;
+  if (al->given && !(al->kinds & (1u << k))) return -1; /* not allowed by the file */
+  if ((k == FLT_RESTART || k == FLT_CRASH) && (d->who >> 40) & 1 &&
+      !(al->given && (al->no_after_write & (1u << k)))) {
     /* Crashes where they hurt: half the process deaths land right after a
     ** durable write, inside its turn's commit window (the boundaries run
     ** --crash-points walks), at write k in 1..2^(1+b) for b in 0..5, so
@@ -121,6 +127,7 @@ static int mix_fault(const scn_scenario *sc, flt_kind k, const mix_draw *d, scn_
   if (k == FLT_EVICT || k == FLT_RESTART || k == FLT_CRASH) {
     int64_t rate = k == FLT_EVICT ? evict_rates[d->pick] : kill_rates[d->pick];
     f->at_us = -1;
+    if (al->given && al->max_per_day[k] && rate > al->max_per_day[k]) rate = al->max_per_day[k];
     f->per_day = rate < cap ? rate : cap;
     if (k == FLT_EVICT && d->who % (sc->n_actors + 1) < sc->n_actors)
       f->actor = (uint32_t)(d->who % (sc->n_actors + 1));
@@ -138,8 +145,14 @@ static int mix_fault(const scn_scenario *sc, flt_kind k, const mix_draw *d, scn_
       f->actor = kids[d->who % (uint64_t)n];
       f->stuck = d->pick == 0 ? RT_STUCK_STARTUP : d->pick == 1 ? RT_STUCK_NEVER_ANSWERS : RT_STUCK_LATE;
       f->delay_us = f->stuck == RT_STUCK_LATE ? late_delays[d->pick] : 0;
+      if (al->given && al->max_delay_us[k]) { /* a child at most that late */
+        if (f->stuck != RT_STUCK_LATE || f->delay_us > al->max_delay_us[k]) f->delay_us = al->max_delay_us[k];
+        f->stuck = RT_STUCK_LATE;
+      }
     }
   }
+  if (al->given && al->max_ppm[k] && f->ppm > al->max_ppm[k]) f->ppm = al->max_ppm[k];
+  if (al->given && al->max_delay_us[k] && f->delay_us > al->max_delay_us[k]) f->delay_us = al->max_delay_us[k];
   return 0;
 }
 
@@ -317,6 +330,8 @@ char *scn_signature(const scn_scenario *sc, int ci, const scn_result *res, char 
   for (int i = 0; i < chk_facts_count(res->facts); i++)
     if (!chk_facts_result(res->facts, i)->passed) {
       snprintf(buf, cap, "fact:%s/-/-", chk_facts_fact(res->facts, i)->name);
+      for (char *p = buf + 5; *p && strcmp(p, "/-/-"); p++) /* a "/" in the name would split it */
+        if (*p == '/') *p = '_';
       return buf;
     }
   snprintf(buf, cap, "other/-/-");

@@ -29,7 +29,8 @@ int scn__add_actors(const scn_scenario *sc, rt_world *w, scn_result *res) {
 int scn__seed_stale(const scn_scenario *sc, rt_world *w) {
   for (int i = 0; i < sc->n_stale; i++) {
     const scn_stale *st = &sc->stale[i];
-    int64_t id = st->is_toolrun
+    int64_t id = st->is_toolrun == SCN_STALE_SCHEDULE ? rt_seed_schedule(w, st->actor, &st->sched)
+                 : st->is_toolrun
                      ? rt_seed_stale_toolrun(w, st->actor, st->child, st->status, st->child_status)
                      : rt_seed_orphan_fiber(w, st->actor, &sc->programs[st->program], st->snapshot);
     if (id < 0) return -1;
@@ -56,6 +57,12 @@ static int plan_one(const scn_scenario *sc, rt_world *w, const scn_work *wk, int
                                              wk->child, wk->work_us, t)
                            : rt_chat_at(w, wk->actor, wk->chunks, wk->chunk_every_us, t);
     case SCN_W_SCHEDULE:
+      if (wk->cron[0] || wk->payload[0] || wk->idempotent) { /* issue #14 */
+        rt_schedule_spec sp = {wk->delay_us, wk->interval_us, wk->cron[0] ? wk->cron : NULL,
+                               wk->payload[0] ? wk->payload : NULL,
+                               wk->idempotent ? wk->idempotent == 1 : -1};
+        return rt_schedule_ex_at(w, wk->actor, wk->callback, &sp, t);
+      }
       return rt_schedule_at(w, wk->actor, wk->callback, wk->delay_us, wk->interval_us, t);
     case SCN_W_CANCEL_SCHEDULE: return rt_cancel_schedule_at(w, wk->actor, wk->callback, t);
     case SCN_W_TOOL_RECOVERY: return rt_toolrun_recovery_at(w, wk->actor, t); /* issue #15 */
@@ -238,17 +245,60 @@ void scn__judge(const scn_case *cs, const scn_run_opts *o, scn_result *res) {
 }
 
 /* stop_when_decided: the verdict is known once a "hold" invariant fails,
-** or once every "violate" invariant has fired and none must hold. */
+** or once every "violate" invariant has fired or is certain to be reported
+** (chk_on_certain: a liveness violation the end of the run cannot undo,
+** such as a wedged actor's stale work past its recovery bound) and none
+** must hold. A certain one only completes the expected set: for a "hold"
+** invariant the first violation found, which names the signature, could
+** still be a later safety one. */
 typedef struct decide_ctx {
   sim *s;
-  uint32_t hold, violate, seen;
+  uint32_t hold, violate, seen, certain;
+  int64_t quiet_after;  /* no fault record after this time (INT64_MAX: unknown) */
+  const rt_world *w;
+  uint64_t after_write; /* a crash/restart right after this write (0: none) */
 } decide_ctx;
+
+static void decide_check(decide_ctx *d) {
+  if ((d->hold & d->seen) ||
+      (!d->hold && d->violate && (d->violate & ~(d->seen | d->certain)) == 0))
+    sim_request_stop(d->s);
+}
 
 static void decide_on_violation(void *ctx, const chk_violation *v) {
   decide_ctx *d = ctx;
   d->seen |= 1u << v->inv;
-  if ((d->hold & d->seen) || (!d->hold && d->violate && (d->violate & ~d->seen) == 0))
-    sim_request_stop(d->s);
+  decide_check(d);
+}
+
+static int decide_on_certain(void *ctx, chk_invariant inv, int if_quiet) {
+  decide_ctx *d = ctx;
+  if (if_quiet && (d->s->now_us <= d->quiet_after ||
+                   (d->after_write && rt_write_count(d->w) < d->after_write)))
+    return 0; /* a fault may still come */
+  d->certain |= 1u << inv;
+  decide_check(d);
+  return 1;
+}
+
+/* The time of the last fault record the run can make at a planned time:
+** the latest arrival of every fault (flt_times: the plan's own draws), or
+** INT64_MAX when that is not known in advance (rpc drops decided per
+** call, more arrivals than counted here). A fault right after the k-th
+** durable write is waited for apart (decide_ctx.after_write). */
+static int64_t quiet_after(const scn_scenario *sc, uint64_t seed, const scn_run_opts *o) {
+  enum { CAP = 4096 };
+  static int64_t times[CAP]; /* one run at a time per process (flt.h) */
+  int64_t last = 0;
+  if (o->without_faults) return 0;
+  for (int i = 0; i < sc->n_faults; i++)
+    if (sc->faults[i].kind == FLT_RPC_DROP && sc->faults[i].ppm) return INT64_MAX;
+  for (int k = 1; k < FLT_KIND_COUNT; k++) {
+    int n = flt_times(seed, sc->faults, sc->n_faults, sc->duration_us, (flt_kind)k, times, CAP);
+    if (n >= CAP) return INT64_MAX;
+    if (n && times[n - 1] > last) last = times[n - 1];
+  }
+  return last;
 }
 
 static const flt_fault crash_fault = {FLT_CRASH, RT_NO_ACTOR, 0, 0, 0, 0, RT_STUCK_NONE, 0, 0, 0};
@@ -293,6 +343,12 @@ int scn_run_case_ex(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy 
     return scn__run_sigkill(sc, ci, seed, strategy, o, res);
   int rc = run_once(sc, ci, seed, strategy, o, res);
   if (rc || !o->lean || res->passed) return rc;
+  if (o->waits_only_rerun) {
+    uint32_t hold = o->check_mask ? o->check_mask : sc->cases[ci].hold_mask, seen = 0;
+    for (size_t i = 0; i < chk_violation_count(res->checks); i++)
+      seen |= 1u << chk_violation_at(res->checks, i)->inv;
+    if (!(hold & seen)) return rc; /* "missing:", a fact: no records needed */
+  }
   /* A failure is explained from its trace: the same run once more, kept. */
   scn_run_opts kept = *o;
   kept.lean = 0;
@@ -328,10 +384,20 @@ static int run_once(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy 
   }
   /* with facts to judge, only a failed "hold" decides early: facts need the whole run */
   decide_ctx dc = {res->s, o->check_mask ? o->check_mask : cs->hold_mask,
-                   o->check_mask || chk_facts_count(res->facts) ? 0 : cs->violate_mask, 0};
-  if (o->stop_when_decided) chk_on_violation(res->checks, decide_on_violation, &dc);
+                   o->check_mask || chk_facts_count(res->facts) ? 0 : cs->violate_mask, 0, 0, 0, w, 0};
+  if (o->stop_when_decided) {
+    dc.quiet_after = quiet_after(sc, seed, o);
+    dc.after_write = o->crash_after_write;
+    for (int i = 0; !o->without_faults && i < sc->n_faults; i++)
+      if (sc->faults[i].after_write > dc.after_write) dc.after_write = sc->faults[i].after_write;
+    chk_on_violation(res->checks, decide_on_violation, &dc);
+    chk_on_certain(res->checks, decide_on_certain, &dc);
+  }
   sim_stop_reason why = sim_run(res->s, sc->duration_us, 0);
-  if (o->stop_when_decided) chk_on_violation(res->checks, NULL, NULL);
+  if (o->stop_when_decided) {
+    chk_on_violation(res->checks, NULL, NULL);
+    chk_on_certain(res->checks, NULL, NULL);
+  }
   /* A world that went quiet still lives to the end of the scenario: the
   ** liveness checks judge the whole duration, not the last event. */
   if (why != SIM_STOP_REQUESTED && res->s->now_us < sc->duration_us)

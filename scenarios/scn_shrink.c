@@ -204,7 +204,7 @@ static void prune_programs(scn_scenario *s) {
 /* 1 if anything but a child list names actor a. */
 static int actor_referenced(const scn_scenario *s, uint32_t a) {
   for (int i = 0; i < s->n_stale; i++)
-    if (s->stale[i].actor == a || (s->stale[i].is_toolrun && s->stale[i].child == a)) return 1;
+    if (s->stale[i].actor == a || (s->stale[i].is_toolrun == 1 && s->stale[i].child == a)) return 1;
   for (int i = 0; i < s->n_work; i++)
     if (s->work[i].actor == a ||
         ((s->work[i].kind == SCN_W_TOOLRUN || s->work[i].kind == SCN_W_TOOL_ABORT ||

@@ -92,6 +92,19 @@ typedef struct wk_job {
   const char *dir;
 } wk_job;
 
+/* The down_for of the SIGKILL at from_us: the fixed one at that time, else
+** the first rated one's (issue #14). */
+static int64_t kill_down_for(const scn_scenario *sc, int64_t from_us) {
+  int64_t rated = -1;
+  for (int i = 0; i < sc->n_faults; i++) {
+    const scn_fault *f = &sc->faults[i];
+    if (f->kind != FLT_SIGKILL) continue;
+    if (f->at_us == from_us) return f->delay_us;
+    if (f->at_us < 0 && rated < 0) rated = f->delay_us;
+  }
+  return rated > 0 ? rated : 0;
+}
+
 static rt_world *worker_world(const wk_job *j, sim *s) {
   rt_config cfg = j->cs->cfg;
   cfg.storage_files = 1;
@@ -101,6 +114,7 @@ static rt_world *worker_world(const wk_job *j, sim *s) {
   memset(&names, 0, sizeof names);
   if (!w || scn__add_actors(j->sc, w, &names)) _exit(3);
   int rc = j->gen == 0 ? scn__seed_stale(j->sc, w) : rt_world_restore(w, j->gen * ID_BASE);
+  if (j->gen > 0) rt_set_down(w, j->from_us + kill_down_for(j->sc, j->from_us)); /* down_for */
   if (rc || scn__plan_workload(j->sc, w, j->from_us) ||
       flt_plan_window(w, j->sc->faults, j->sc->n_faults, j->sc->duration_us, j->from_us,
                       j->until_us, FLT_SIGKILL) < 0)

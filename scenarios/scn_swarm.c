@@ -46,6 +46,7 @@ typedef struct sw_res {
   chk_violation *viol;
   char *extra;                  /* the worker's "E" line (opts.worker_extra) */
   uint64_t probes;              /* the worker's "P" line: probes the run reached */
+  uint8_t met;                  /* the run met the case's expected violations */
 } sw_res;
 
 typedef struct sw_worker {
@@ -71,6 +72,7 @@ struct scn_swarm {
   size_t n_groups, cap_groups;
   scn_swarm_probe probe[RT_PROBE_COUNT]; /* runs that reached each probe */
   uint64_t *unit_probes;        /* per unit: the probes any of its runs reached */
+  scn_swarm_tally *tally;       /* per unit: runs, met, mode */
   sw_worker *w;
   int n_w;
   double t0, deadline, last_progress;
@@ -121,6 +123,7 @@ void scn_swarm_job_scenario(const scn_swarm *s, uint64_t j, scn_scenario *m) {
   scn_mix mix;
   const sw_unit *u = job_unit(s, j, &seed);
   scn_copy(m, s->sc[u->file]);
+  if (s->o.all_faults) m->allow.given = 0;
   if (s->o.duration_us && m->duration_us > s->o.duration_us) scn_truncate(m, s->o.duration_us);
   scn_swarm_mix(m, seed, &mix);
   m->strategy = job_strategy(s, s->sc[u->file]);
@@ -198,6 +201,32 @@ static void worker_extra_line(const scn_swarm *s, uint64_t j, const scn_scenario
   fprintf(out, "E\t%" PRIu64 "\t%s\n", j, text);
 }
 
+/* The mode case c is judged by (expect.swarm, or "once" for every case
+** with violations under opts.reproduce). */
+static int case_mode(const scn_swarm *s, const scn_case *c) {
+  if (!c->violate_mask) return SCN_SWARM_EVERY;
+  return s->o.reproduce ? SCN_SWARM_ONCE : c->swarm_mode;
+}
+
+/* Whether run r of case c met its expected violations (*met), and its
+** swarm verdict: with mode once or report, a run that held everything it
+** must hold passes even if it missed them. */
+static int swarm_verdict(const scn_swarm *s, const scn_case *c, const scn_result *r, int *met) {
+  uint32_t seen = 0;
+  int held = 1;
+  size_t nv = r->checks ? chk_violation_count(r->checks) : 0;
+  for (size_t i = 0; i < nv; i++) {
+    const chk_violation *v = chk_violation_at(r->checks, i);
+    seen |= 1u << v->inv;
+    if (c->hold_mask & (1u << v->inv)) held = 0;
+  }
+  for (int i = 0; i < chk_facts_count(r->facts); i++)
+    if (!chk_facts_result(r->facts, i)->passed) held = 0;
+  *met = (c->violate_mask & ~seen) == 0;
+  if (r->passed || case_mode(s, c) == SCN_SWARM_EVERY) return r->passed;
+  return held && !*met;
+}
+
 /* Runs job j in a worker and writes its result line. */
 static void worker_job(const scn_swarm *s, uint64_t j, scn_scenario *m, FILE *out) {
   scn_swarm_job jb;
@@ -209,12 +238,15 @@ static void worker_job(const scn_swarm *s, uint64_t j, scn_scenario *m, FILE *ou
   /* The verdict is all a swarm needs: stop when it is decided, keep no
   ** trace records (a failing run is re-run with them kept, for its
   ** signature). */
-  scn_run_opts ro = {.stop_when_decided = 1, .lean = !s->o.worker_extra}; /* worker_extra may read the trace */
+  scn_run_opts ro = {.stop_when_decided = 1, .lean = !s->o.worker_extra, /* worker_extra may read the trace */
+                     .waits_only_rerun = 1};
   if (scn_run_case_ex(m, jb.ci, jb.seed, m->strategy, &ro, &r) != 0) {
     clean(text, sizeof text, r.failure);
     fprintf(out, "X\t%" PRIu64 "\t%s\n", j, text);
   } else {
     if (s->o.worker_extra) worker_extra_line(s, j, m, jb.ci, &r, out);
+    int met = 0;
+    r.passed = swarm_verdict(s, &m->cases[jb.ci], &r, &met);
     size_t nv = r.passed ? 0 : chk_violation_count(r.checks);
     uint64_t reached = 0;
     for (int p = 0; p < RT_PROBE_COUNT; p++)
@@ -222,7 +254,7 @@ static void worker_job(const scn_swarm *s, uint64_t j, scn_scenario *m, FILE *ou
     if (reached) fprintf(out, "P\t%" PRIu64 "\t%" PRIx64 "\n", j, reached); /* before its R line */
     clean(sig, sizeof sig, scn_signature(m, jb.ci, &r, sig, sizeof sig));
     clean(text, sizeof text, r.passed ? "" : r.failure);
-    fprintf(out, "R\t%" PRIu64 "\t%d\t%" PRIx64 "\t%" PRIu64 "\t%" PRId64 "\t%s\t%s\t%zu", j, r.passed,
+    fprintf(out, "R\t%" PRIu64 "\t%d\t%" PRIx64 "\t%" PRIu64 "\t%" PRId64 "\t%s\t%s\t%zu", j, r.passed | met << 1,
             r.trace_hash, r.events, r.end_us, sig, text,
             nv < SCN_SWARM_MAX_VIOL ? nv : SCN_SWARM_MAX_VIOL);
     for (size_t i = 0; i < nv && i < SCN_SWARM_MAX_VIOL; i++) {
@@ -294,7 +326,7 @@ static void group_add(scn_swarm *s, const scn_swarm_result *r) {
       free(failure);
       return;
     }
-    s->groups[s->n_groups++] = (scn_swarm_group){sig, failure, r->unit, r->job, r->state, 0, {0}};
+    s->groups[s->n_groups++] = (scn_swarm_group){sig, failure, r->unit, r->job, r->state, 0, {0}, 0};
   }
   scn_swarm_group *g = &s->groups[k];
   if (g->count < 8) g->seeds[g->count] = r->seed;
@@ -306,7 +338,13 @@ static void deliver(scn_swarm *s, uint64_t j, sw_res *x) {
   scn_swarm_job_info(s, j, &jb);
   scn_swarm_result r = {j, jb.seed, jb.unit, jb.file, jb.ci, (scn_swarm_state)x->state, x->passed,
                         x->hash, x->events, x->end_us, x->failure ? x->failure : "",
-                        x->sig ? x->sig : "", x->viol, x->n_viol, x->extra ? x->extra : "", x->probes};
+                        x->sig ? x->sig : "", x->viol, x->n_viol, x->extra ? x->extra : "", x->probes,
+                        x->met};
+  if (s->tally && x->state == SCN_SWARM_DONE) {
+    scn_swarm_tally *t = &s->tally[jb.unit];
+    t->runs++;
+    if (x->met && t->met++ == 0) t->first_met = jb.seed;
+  }
   for (int p = 0; p < RT_PROBE_COUNT; p++) {
     if (!(x->probes >> p & 1)) continue;
     if (s->probe[p].runs++ == 0) {
@@ -408,7 +446,8 @@ static void on_line(scn_swarm *s, sw_worker *wk, char *line) {
   r->extra = extra;
   r->probes = probes;
   r->state = SCN_SWARM_DONE;
-  r->passed = (uint8_t)atoi(f[2]);
+  r->passed = (uint8_t)(atoi(f[2]) & 1);
+  r->met = (uint8_t)(atoi(f[2]) >> 1 & 1);
   r->hash = strtoull(f[3], NULL, 16);
   r->events = strtoull(f[4], NULL, 10);
   r->end_us = strtoll(f[5], NULL, 10);
@@ -634,10 +673,39 @@ static int cmp_group(const void *a, const void *b) {
   return 0;
 }
 
+/* After the runs: a unit judged "once" whose runs never met its expected
+** violations gets a whole-case group (its first missing invariant). */
+static void unit_groups(scn_swarm *s) {
+  for (size_t u = 0; u < s->n_units; u++) {
+    const scn_case *c = &s->sc[s->units[u].file]->cases[s->units[u].ci];
+    const scn_swarm_tally *t = &s->tally[u];
+    if (t->mode != SCN_SWARM_ONCE || t->runs == 0 || t->met > 0) continue;
+    int inv = 0;
+    while (inv < CHK_MAX_INVARIANTS - 1 && !(c->violate_mask & (1u << inv))) inv++;
+    char sig[160], failure[400];
+    scn_swarm_job jb;
+    scn_swarm_job_info(s, u, &jb);
+    const char *name = chk_invariant_name((chk_invariant)inv);
+    snprintf(sig, sizeof sig, "unreproduced:%s/-/-", name ? name : "?");
+    snprintf(failure, sizeof failure,
+             "expected %s in at least one seed (expect.swarm: once), but none of %" PRIu64 " seeds did",
+             c->expect_text, t->runs);
+    scn_swarm_result r = {u, jb.seed, u, jb.file, jb.ci, SCN_SWARM_DONE, 0, 0, 0, 0, failure, sig,
+                          NULL, 0, "", 0, 0};
+    size_t before = s->n_groups;
+    group_add(s, &r);
+    if (s->n_groups > before) {
+      s->groups[before].whole_case = 1;
+      s->groups[before].count = t->runs;
+    }
+  }
+}
+
 int scn_swarm_run(scn_swarm *s, char *err, size_t errlen) {
   if (s->total == 0 && s->o.seeds) return 0;
   int rc = run_pool(s);
   deliver_ready(s, 1);
+  if (!rc) unit_groups(s);
   if (s->n_groups) qsort(s->groups, s->n_groups, sizeof *s->groups, cmp_group);
   remove_tmpdir(s);
   if (rc) {
@@ -712,11 +780,13 @@ scn_swarm *scn_swarm_new(scn_scenario *const *sc, size_t n_sc, const scn_swarm_o
   s->n_sc = n_sc;
   s->units = calloc(n_sc * SCN_MAX_CASES, sizeof *s->units);
   s->unit_probes = calloc(n_sc * SCN_MAX_CASES, sizeof *s->unit_probes);
-  if (!s->units || !s->unit_probes) goto oom;
+  s->tally = calloc(n_sc * SCN_MAX_CASES, sizeof *s->tally);
+  if (!s->units || !s->unit_probes || !s->tally) goto oom;
   for (size_t i = 0; i < n_sc; i++) {
     int matched = 0;
     for (int c = 0; c < sc[i]->n_cases; c++) {
       if (o->only_case && strcmp(o->only_case, sc[i]->cases[c].label)) continue;
+      s->tally[s->n_units].mode = case_mode(s, &sc[i]->cases[c]);
       s->units[s->n_units++] = (sw_unit){i, c};
       matched = 1;
     }
@@ -752,6 +822,11 @@ oom:
 
 const scn_swarm_probe *scn_swarm_probes(const scn_swarm *s) { return s->probe; }
 
+void scn_swarm_unit_tally(const scn_swarm *s, size_t unit, scn_swarm_tally *out) {
+  memset(out, 0, sizeof *out);
+  if (unit < s->n_units) *out = s->tally[unit];
+}
+
 uint64_t scn_swarm_unit_probes(const scn_swarm *s, size_t unit) {
   return unit < s->n_units ? s->unit_probes[unit] : 0;
 }
@@ -780,6 +855,7 @@ void scn_swarm_free(scn_swarm *s) {
   }
   free(s->groups);
   free(s->unit_probes);
+  free(s->tally);
   free(s->units);
   remove_tmpdir(s);
   free(s);

@@ -54,6 +54,9 @@ typedef struct scn_swarm_result {
   int n_viol;              /* at most SCN_SWARM_MAX_VIOL */
   const char *extra;       /* what opts.worker_extra wrote for this run, or "" */
   uint64_t probes;         /* the probes the run reached: bit p for rt_probe p */
+  int met;                 /* every invariant the case expects violated was (1 when
+                              it expects none): with expect.swarm once or report a
+                              run that misses them still passes */
 } scn_swarm_result;
 
 /* Counters of a swarm, for progress lines and the summary. */
@@ -93,6 +96,10 @@ typedef struct scn_swarm_opts {
   scn_swarm_progress_fn on_progress; /* about 5 times a second while running */
   scn_swarm_extra_fn worker_extra;   /* NULL: none */
   void *ctx;
+  int all_faults;          /* 1: ignore each file's fault allowance (swarm.faults):
+                              every kind of the mix, unbounded (--all-faults) */
+  int reproduce;           /* 1: every case with expected violations is judged as
+                              expect.swarm "once" (--expect-reproduce) */
   int have_crash_seed, have_hang_seed; /* test hooks (tests/test_swarm.c) */
   uint64_t crash_seed, hang_seed;      /* the run of this seed raises SIGSEGV / hangs */
 } scn_swarm_opts;
@@ -106,7 +113,18 @@ typedef struct scn_swarm_group {
   scn_swarm_state first_state;
   uint64_t count;
   uint64_t seeds[8];       /* the first 8 seeds, in job order */
+  int whole_case;          /* 1: a verdict on the case over the swarm, not on a run
+                              ("unreproduced:<inv>/-/-": count = its runs, seeds[0]
+                              = its first seed); it has no repro file */
 } scn_swarm_group;
+
+/* How the runs of one (file, case) unit went, for its expect.swarm mode. */
+typedef struct scn_swarm_tally {
+  int mode;                /* scn_swarm_mode the unit was judged by */
+  uint64_t runs, met;      /* runs delivered, and of them those that met the
+                              case's expected violations */
+  uint64_t first_met;      /* the first seed (job order) that met them; valid if met */
+} scn_swarm_tally;
 
 /* How many runs reached one probe (rt_probe, docs/trace.md "Probes"), and
 ** the first of them in job order (so it does not depend on -j). */
@@ -158,6 +176,11 @@ const scn_swarm_probe *scn_swarm_probes(const scn_swarm *s);
 /* The probes any delivered run of unit `unit` (a file's case) reached, bit
 ** p for rt_probe p; a case's expect.reach is judged against it. */
 uint64_t scn_swarm_unit_probes(const scn_swarm *s, size_t unit);
+
+/* The tally of unit `unit` (runs, runs that met its expected violations,
+** the mode it was judged by). After scn_swarm_run, a unit judged "once"
+** whose runs never met them has a whole_case group "unreproduced:...". */
+void scn_swarm_unit_tally(const scn_swarm *s, size_t unit, scn_swarm_tally *out);
 
 /* Identity of job j (file, case, seed, strategy). */
 void scn_swarm_job_info(const scn_swarm *s, uint64_t j, scn_swarm_job *out);

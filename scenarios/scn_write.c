@@ -108,6 +108,7 @@ static const char *const commit_names[] = {"turn", "immediate", NULL};
 static const char *const ids_names[] = {"fresh", "stable", NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
 static const char *const retain_names[] = {"sdk1604", "sdk1729", NULL};
+static const char *const every_key_names[] = {"sdk", "callback", NULL};
 static const char *const adapter_names[] = {"sqlite", "memory", "broken", NULL};    /* seed 002 */
 static const char *const store_names[] = {"versioned", "broken", "leaky", NULL};   /* seed 004 */
 
@@ -140,6 +141,11 @@ static const struct rtf {
     {"thread_store", offsetof(rt_config, thread_store), F_ENUM, store_names},
     {"fiber_retain", offsetof(rt_config, retain), F_ENUM, retain_names},
     {"fiber_max_age", offsetof(rt_config, fiber_max_age_us), F_DUR, NULL},
+    {"schedule_every_key", offsetof(rt_config, every_key), F_ENUM, every_key_names},
+    {"hung_schedule_timeout", offsetof(rt_config, hung_schedule_us), F_DUR, NULL},
+    {"schedule_attempts", offsetof(rt_config, schedule_attempts), F_INT, NULL},
+    {"schedule_retry_base", offsetof(rt_config, schedule_retry_base_us), F_DUR, NULL},
+    {"schedule_retry_max_delay", offsetof(rt_config, schedule_retry_max_us), F_DUR, NULL},
 };
 #define N_RT_FIELDS (sizeof rt_fields / sizeof rt_fields[0])
 
@@ -311,6 +317,7 @@ static void put_step(wobj *o, const scn_scenario *sc, const rt_step *s) {
         m_str(&st, "fail", s->name);
       else
         m_raw(&st, "fail", "true");
+      if (s->min_us) m_int(&st, "attempts", s->min_us);
       break;
     case RT_STEP_RETURN: m_raw(&st, "return", s->name); break;
     case RT_STEP_READ: m_raw(&st, "read", "true"); break;
@@ -400,13 +407,23 @@ static void put_stale_list(wobj *o, const scn_scenario *sc, uint32_t ai, int too
     const scn_stale *s = &sc->stale[i];
     if (s->actor != ai || s->is_toolrun != toolruns) continue;
     if (!any++) {
-      key(o, toolruns ? "tool_runs" : "fibers");
+      key(o, toolruns == SCN_STALE_SCHEDULE ? "schedules" : toolruns ? "tool_runs" : "fibers");
       fputc('[', o->f);
     }
     key(&arr, NULL);
     wobj r = {o->f, 0};
     fputc('{', o->f);
-    if (toolruns) {
+    if (toolruns == SCN_STALE_SCHEDULE) {
+      const rt_schedule_seed *d = &s->sched;
+      m_str(&r, "callback", d->callback);
+      m_dur(&r, "time", d->time_us);
+      if (d->interval_us > 0) m_dur(&r, "interval", d->interval_us);
+      if (d->cron[0]) m_str(&r, "cron", d->cron);
+      if (d->payload[0]) m_raw(&r, "payload", d->payload);
+      if (d->running) m_raw(&r, "running", "true");
+      if (d->started_us >= 0) m_dur(&r, "started_at", d->started_us);
+      if (d->no_alarm) m_raw(&r, "alarm", "false");
+    } else if (toolruns) {
       m_actor(&r, sc, "child", s->child);
       if (s->status != RT_TR_RUNNING) m_str(&r, "status", NAME(tr_names, s->status));
       if (s->child_status) m_str(&r, "child_status", NAME(tr_names, s->child_status));
@@ -427,6 +444,7 @@ static void put_stale(wobj *o, const scn_scenario *sc, uint32_t ai) {
   fputc('{', o->f);
   wobj st = {o->f, 0};
   put_stale_list(&st, sc, ai, 1);
+  put_stale_list(&st, sc, ai, SCN_STALE_SCHEDULE);
   put_stale_list(&st, sc, ai, 0);
   fputc('}', o->f);
 }
@@ -549,10 +567,14 @@ static void put_work(FILE *f, const scn_scenario *sc, const scn_work *w) {
   } else if (w->kind == SCN_W_SCHEDULE) {
     m_actor(&o, sc, "schedule", w->actor);
     m_str(&o, "callback", w->callback);
-    if (w->interval_us > 0)
+    if (w->cron[0])
+      m_str(&o, "cron", w->cron);
+    else if (w->interval_us > 0)
       m_dur(&o, "interval", w->interval_us);
     else
       m_dur(&o, "delay", w->delay_us);
+    if (w->payload[0]) m_raw(&o, "payload", w->payload);
+    if (w->idempotent) m_raw(&o, "idempotent", w->idempotent == 1 ? "true" : "false");
   } else if (w->kind == SCN_W_CANCEL_SCHEDULE) {
     m_actor(&o, sc, "cancel_schedule", w->actor);
     m_str(&o, "callback", w->callback);
@@ -587,7 +609,10 @@ static void put_rate(wobj *o, int64_t per_day) {
 /* The kind-specific fields of a fault. */
 static void put_fault_params(wobj *o, const scn_scenario *sc, const scn_fault *ft) {
   switch (ft->kind) {
-    case FLT_EVICT: case FLT_STREAM_CUT: case FLT_ONSTART_THROW:
+    case FLT_CRASH: case FLT_RESTART: case FLT_SIGKILL:
+      if (ft->delay_us > 0) m_dur(o, "down_for", ft->delay_us);
+      break;
+    case FLT_EVICT: case FLT_STREAM_CUT: case FLT_ONSTART_THROW: case FLT_ALARM_LOST:
       if (ft->actor != RT_NO_ACTOR) m_actor(o, sc, "actor", ft->actor);
       if (ft->count > 0 && ft->kind == FLT_ONSTART_THROW ? ft->count != 1 : ft->count > 0)
         m_int(o, "count", ft->count);
@@ -615,7 +640,8 @@ static void put_fault_params(wobj *o, const scn_scenario *sc, const scn_fault *f
   }
   /* count on the kinds whose count limits a rate's arrivals */
   switch (ft->kind) {
-    case FLT_STORAGE_FAIL: case FLT_EVICT: case FLT_STREAM_CUT: case FLT_ONSTART_THROW: break;
+    case FLT_STORAGE_FAIL: case FLT_EVICT: case FLT_STREAM_CUT: case FLT_ONSTART_THROW:
+    case FLT_ALARM_LOST: break;
     default:
       if (ft->count > 0) m_int(o, "count", ft->count);
       break;
@@ -653,6 +679,49 @@ static void put_checks(wobj *top, const scn_scenario *sc) {
   if (p->recovery_bound_us != d.recovery_bound_us) m_dur(&o, "recovery_bound", p->recovery_bound_us);
   if (p->keepalive_idle_us != d.keepalive_idle_us) m_dur(&o, "keepalive_idle", p->keepalive_idle_us);
   fputc('}', top->f);
+}
+
+static const char *const swarm_mode_names[] = {"every", "once", "report"};
+
+/* "swarm": {"faults": {...}} when the file has an allowance. The default
+** mode of expected violations is written per case (expect.swarm). */
+static void put_swarm(wobj *top, const scn_scenario *sc) {
+  static const flt_kind kinds[] = {FLT_EVICT, FLT_RESTART, FLT_CRASH, FLT_STORAGE_FAIL,
+                                   FLT_RPC_DELAY, FLT_RPC_DROP, FLT_ALARM_DELAY, FLT_STUCK_CHILD};
+  const scn_allow *al = &sc->allow;
+  if (!al->given) return;
+  top_key(top, "swarm");
+  fputs("{\"faults\": {", top->f);
+  wobj fo = {top->f, 0};
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    flt_kind k = kinds[i];
+    int on = (al->kinds >> k) & 1;
+    if (!on && !al->off[k][0]) continue;
+    key(&fo, flt_kind_name(k));
+    if (!on) {
+      wobj b = {top->f, 0};
+      fputc('{', top->f);
+      m_str(&b, "off", al->off[k]);
+      fputc('}', top->f);
+      continue;
+    }
+    if (!al->max_per_day[k] && !(al->no_after_write >> k & 1) && !al->max_ppm[k] && !al->max_delay_us[k]) {
+      fputs("true", top->f);
+      continue;
+    }
+    wobj b = {top->f, 0};
+    fputc('{', top->f);
+    if (al->max_per_day[k]) {
+      char r[32];
+      snprintf(r, sizeof r, "%" PRId64 "/d", al->max_per_day[k]);
+      m_str(&b, "max_rate", r);
+    }
+    if (al->no_after_write >> k & 1) m_raw(&b, "after_write", "false");
+    if (al->max_ppm[k]) m_int(&b, "max_ppm", al->max_ppm[k]);
+    if (al->max_delay_us[k]) m_dur(&b, "max_delay", al->max_delay_us[k]);
+    fputc('}', top->f);
+  }
+  fputs("}}", top->f);
 }
 
 /* "invariants" and the texts they ran with ("scripts"), so that the file
@@ -727,6 +796,7 @@ static void expect_body(FILE *f, const scn_case *c, const scn_scenario *sc, uint
     put_inv_list(&e, "hold", c->hold_mask);
     put_inv_list(&e, "violate", c->violate_mask);
     put_reach(&e, c->reach_mask);
+    if (c->violate_mask && c->swarm_mode != SCN_SWARM_EVERY) m_str(&e, "swarm", swarm_mode_names[c->swarm_mode]);
   }
   if (with_facts) put_facts(&e, sc, mask);
   fputc('}', f);
@@ -849,6 +919,7 @@ int scn_write(FILE *f, const scn_scenario *sc) {
   put_items(&top, "workload", sc->n_work, sc, item_work);
   put_items(&top, "faults", sc->n_faults, sc, item_fault);
   put_checks(&top, sc);
+  put_swarm(&top, sc);
   put_scripts(&top, sc);
   put_cases(&top, sc, &base);
   fputs("\n}\n", f);

@@ -122,7 +122,7 @@ sim_stop_reason sim_run(sim *s, int64_t end_us, uint64_t max_events) {
     if (max_events && ran >= max_events) return SIM_STOP_MAX_EVENTS;
     int64_t t;
     sim_payload p;
-    sim_queue_pop(&s->queue, &t, &p);
+    sim_queue_pop_peeked(&s->queue, &t, &p);
     if (p.domain_gen != s->domain_gen[p.domain]) {
       s->dropped++;
       continue;

@@ -27,8 +27,10 @@ int sim_queue_init(sim_queue *q) {
   for (int i = 0; i < SIM_QUEUE_BUCKETS; i++) {
     q->bucket[i].v = NULL;
     q->bucket[i].n = q->bucket[i].cap = 0;
+    q->bmin[i] = INT64_MAX;
   }
   q->last = 0;
+  q->filled = 0;
   q->n = q->n_dead = 0;
   q->slots = NULL;
   q->free_slots = NULL;
@@ -148,9 +150,10 @@ static void release_slot(sim_queue *q, uint32_t slot) {
 sim_handle sim_queue_push(sim_queue *q, int64_t time_us, uint64_t key,
                           const sim_payload *p) {
   uint64_t u = ubias(time_us);
+  unsigned bi = u > q->last ? bucket_of(u, q->last) : 0;
   sim_qvec *v = u < q->last    ? &q->late
                 : u == q->last ? &q->cur
-                               : &q->bucket[bucket_of(u, q->last)];
+                               : &q->bucket[bi];
   if (vec_reserve(v, v->n + 1)) return 0;
   uint32_t slot;
   if (alloc_slot(q, &slot)) return 0;
@@ -160,6 +163,10 @@ sim_handle sim_queue_push(sim_queue *q, int64_t time_us, uint64_t key,
   sim_qentry e = {time_us, key, q->next_seq++, slot, s->gen};
   v->v[v->n++] = e;
   if (v == &q->late || v == &q->cur) heap_sift_up(v, v->n - 1);
+  else {
+    q->filled |= 1ull << bi;
+    if (time_us < q->bmin[bi]) q->bmin[bi] = time_us;
+  }
   q->n++;
   return ((uint64_t)s->gen << 32) | slot;
 }
@@ -178,7 +185,14 @@ static void sweep_dead(sim_queue *q) {
   heapify(&q->late);
   vec_sweep(q, &q->cur);
   heapify(&q->cur);
-  for (int i = 0; i < SIM_QUEUE_BUCKETS; i++) vec_sweep(q, &q->bucket[i]);
+  for (int i = 0; i < SIM_QUEUE_BUCKETS; i++) {
+    sim_qvec *b = &q->bucket[i];
+    vec_sweep(q, b);
+    if (b->n == 0) q->filled &= ~(1ull << i);
+    q->bmin[i] = INT64_MAX;
+    for (size_t j = 0; j < b->n; j++)
+      if (b->v[j].time_us < q->bmin[i]) q->bmin[i] = b->v[j].time_us;
+  }
 }
 
 int sim_queue_cancel(sim_queue *q, sim_handle h) {
@@ -197,10 +211,39 @@ int sim_queue_cancel(sim_queue *q, sim_handle h) {
 ** the smallest live time of the lowest non-empty bucket and files that
 ** bucket's entries again, each into a lower bucket or into cur. Returns 0
 ** when no live entry is left. */
+/* A bucket this small is not spread over lower buckets (each entry would
+** move a few times more): `last` jumps to its largest time, the entries at
+** that time go to cur and the others to the late heap, which keeps the
+** full order. Every other bucket is above all of them, and keeps its index
+** relative to the new `last` (it shares the bits above this bucket's). */
+#define NEAR_MAX 16
+
+static void refill_near(sim_queue *q, int i) {
+  sim_qvec *b = &q->bucket[i];
+  int64_t mx = INT64_MIN;
+  for (size_t j = 0; j < b->n; j++)
+    if (b->v[j].time_us > mx) mx = b->v[j].time_us;
+  if (vec_reserve(&q->late, b->n) || vec_reserve(&q->cur, b->n)) {
+    fprintf(stderr, "revenant: out of memory in the event queue\n");
+    abort();
+  }
+  q->last = ubias(mx);
+  for (size_t j = 0; j < b->n; j++) {
+    sim_qvec *t = b->v[j].time_us == mx ? &q->cur : &q->late;
+    t->v[t->n++] = b->v[j];
+    __builtin_prefetch(&q->slots[b->v[j].slot]);
+  }
+  b->n = 0;
+  q->bmin[i] = INT64_MAX;
+  q->filled &= ~(1ull << i);
+  if (q->cur.n > 1) heapify(&q->cur);
+  if (q->late.n > 1) heapify(&q->late);
+}
+
 static int refill(sim_queue *q) {
-  for (int i = 0; i < SIM_QUEUE_BUCKETS; i++) {
+  while (q->filled) {
+    int i = __builtin_ctzll(q->filled); /* the lowest bucket with entries */
     sim_qvec *b = &q->bucket[i];
-    if (b->n == 0) continue;
     /* One pass: the smallest live time, dead entries dropped on the way. */
     int64_t m = INT64_MAX;
     size_t k = 0;
@@ -212,10 +255,17 @@ static int refill(sim_queue *q) {
       }
       q->n_dead -= b->n - k;
       b->n = k;
-      if (k == 0) continue;
+      if (k == 0) {
+        q->bmin[i] = INT64_MAX;
+        q->filled &= ~(1ull << i);
+        continue;
+      }
     } else {
-      for (size_t j = 0; j < b->n; j++)
-        if (b->v[j].time_us < m) m = b->v[j].time_us;
+      m = q->bmin[i]; /* kept on every filing: no pass needed */
+    }
+    if (b->n <= NEAR_MAX) {
+      refill_near(q, i);
+      return 1;
     }
     uint64_t um = ubias(m);
     q->last = um;
@@ -231,11 +281,17 @@ static int refill(sim_queue *q) {
         abort();
       }
       t->v[t->n++] = b->v[j];
+      if (u != um) {
+        q->filled |= 1ull << to;
+        if (b->v[j].time_us < q->bmin[to]) q->bmin[to] = b->v[j].time_us;
+      }
       /* Entries filed this low pop within the next few refills: start
       ** loading their slots now (a large pending set is cache-cold). */
       if (to < 4) __builtin_prefetch(&q->slots[b->v[j].slot]);
     }
     b->n = 0;
+    q->bmin[i] = INT64_MAX;
+    q->filled &= ~(1ull << i);
     if (q->cur.n > 1) heapify(&q->cur);
     return 1;
   }
@@ -258,6 +314,16 @@ const sim_qentry *sim_queue_peek(sim_queue *q) {
     }
     refill(q);
   }
+}
+
+void sim_queue_pop_peeked(sim_queue *q, int64_t *out_time, sim_payload *out_p) {
+  sim_qvec *h = q->late.n ? &q->late : &q->cur;
+  const sim_qentry *top = &h->v[0];
+  *out_time = top->time_us;
+  *out_p = q->slots[top->slot].p;
+  release_slot(q, top->slot);
+  q->n--;
+  heap_pop_top(h);
 }
 
 int sim_queue_pop(sim_queue *q, int64_t *out_time, sim_payload *out_p) {
@@ -287,6 +353,13 @@ int sim_queue_check(const sim_queue *q) {
   all[1] = &q->cur;
   for (int i = 0; i < SIM_QUEUE_BUCKETS; i++) all[i + 2] = &q->bucket[i];
   if (!heap_ok(&q->late) || !heap_ok(&q->cur)) return 0;
+  for (int i = 0; i < SIM_QUEUE_BUCKETS; i++) {
+    if (!!(q->filled & (1ull << i)) != (q->bucket[i].n > 0)) return 0;
+    int64_t m = INT64_MAX;
+    for (size_t k = 0; k < q->bucket[i].n; k++)
+      if (q->bucket[i].v[k].time_us < m) m = q->bucket[i].v[k].time_us;
+    if (m != q->bmin[i]) return 0;
+  }
   for (int a = 0; a < SIM_QUEUE_BUCKETS + 2; a++) {
     const sim_qvec *v = all[a];
     for (size_t k = 0; k < v->n; k++) {

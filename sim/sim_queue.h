@@ -67,6 +67,9 @@ typedef struct sim_queue {
   sim_qvec late;                  /* heap (time, key, seq): time < last */
   sim_qvec cur;                   /* heap (key, seq): time == last */
   sim_qvec bucket[SIM_QUEUE_BUCKETS]; /* [i]: time ^ last has top bit i */
+  int64_t bmin[SIM_QUEUE_BUCKETS]; /* smallest time filed in bucket[i], dead
+                                      entries included (INT64_MAX: empty) */
+  uint64_t filled;                /* bit i: bucket[i] holds entries */
   uint64_t last;                  /* the current instant, biased unsigned */
   size_t n;                       /* live (pending) events */
   size_t n_dead;                  /* cancelled entries still filed */
@@ -99,6 +102,10 @@ const sim_qentry *sim_queue_peek(sim_queue *q);
 /* Pops the smallest event into *out_time, *out_p. Returns 1, or 0 when
 ** empty. */
 int sim_queue_pop(sim_queue *q, int64_t *out_time, sim_payload *out_p);
+
+/* sim_queue_pop right after a sim_queue_peek that returned an entry (no
+** push, pop or cancel in between): pops that entry without looking again. */
+void sim_queue_pop_peeked(sim_queue *q, int64_t *out_time, sim_payload *out_p);
 
 /* Checks the layout (heap properties, bucket membership) and the slot
 ** pool; returns 1 if sound. For tests and asserts. */

@@ -49,6 +49,8 @@ static int strtab_reindex(sim_strtab *st, size_t cap) {
   return 0;
 }
 
+static uint32_t sim_trace_intern_slow(sim_trace *t, const char *s);
+
 static uint32_t strtab_add(sim_strtab *st, const char *s, uint64_t h) {
   if (st->n == st->cap) {
     size_t nc = st->cap * 2;
@@ -70,6 +72,18 @@ static uint32_t strtab_add(sim_strtab *st, const char *s, uint64_t h) {
 uint32_t sim_trace_intern(sim_trace *t, const char *s) {
   sim_strtab *st = &t->strings;
   if (!s || !*s) return 0;
+  size_t m = (size_t)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ULL) >> 59);
+  if (st->memo_ptr[m] == s && strcmp(st->str[st->memo_id[m]], s) == 0) return st->memo_id[m];
+  uint32_t id = sim_trace_intern_slow(t, s);
+  if (id) {
+    st->memo_ptr[m] = s;
+    st->memo_id[m] = id;
+  }
+  return id;
+}
+
+static uint32_t sim_trace_intern_slow(sim_trace *t, const char *s) {
+  sim_strtab *st = &t->strings;
   if (st->index_cap < 2 * (st->n + 1) && strtab_reindex(st, st->index_cap ? st->index_cap * 2 : 64))
     return 0;
   uint64_t h = sim_hash_str(s);

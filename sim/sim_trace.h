@@ -33,6 +33,12 @@ typedef struct sim_strtab {
   size_t n, cap;
   uint32_t *index;    /* open-addressing lookup table of ids */
   size_t index_cap;
+  /* A few recent (pointer, id) pairs: the runtime interns the same literal
+  ** messages over and over, and a pointer plus a strcmp of the content is
+  ** cheaper than hashing it. Only a look-up aid: a hit has the same content
+  ** as the id the hash table gives, so ids never depend on it. */
+  const char *memo_ptr[32];
+  uint32_t memo_id[32];
 } sim_strtab;
 
 typedef struct sim_trace {

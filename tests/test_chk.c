@@ -285,6 +285,32 @@ static void test_double_recovery_fires(void **state) {
   expect(f, 1);
 }
 
+/* A hand-over whose row delete rolls back with its turn (storage failure,
+** death in the commit window) is undone: the retry is not a second one;
+** once the delete commits, a further hand-over is. */
+static void test_double_recovery_rolled_back_retry(void **state) {
+  fx *f = *state;
+  wake(f, S(1), 2);
+  fiber_start(f, S(1), 2, 7, 0);
+  death(f, S(2), 2, RT_DEATH_EVICT);
+  wake(f, S(30), 2);
+  recovered(f, S(30), 2, 7, -1, RT_RECOVER_RESTART);
+  int64_t txn = f->txn++;
+  rec(f, S(30), RT_EV_WRITE, 2, RT_W_FIBER_DELETE, 7, txn, NULL);
+  rec(f, S(30), RT_EV_TXN_ROLLBACK, 2, txn, 1, 0, "storage_fail");
+  death(f, S(30), 2, RT_DEATH_CRASH);
+  wake(f, S(31), 2);
+  recovered(f, S(31), 2, 7, -1, RT_RECOVER_RESTART);
+  expect(f, 0);
+  /* a rollback of another fiber's write undoes nothing: a third hand-over
+  ** is a double one */
+  rec(f, S(31), RT_EV_WRITE, 2, RT_W_FIBER_DELETE, 9, f->txn, NULL);
+  rec(f, S(31), RT_EV_TXN_ROLLBACK, 2, f->txn++, 1, 0, "storage_fail");
+  recovered(f, S(32), 2, 7, -1, RT_RECOVER_RESTART);
+  const chk_violation *v = expect(f, 1);
+  assert_violation(v, CHK_NO_DOUBLE_RECOVERY, 2, S(32));
+}
+
 static void test_double_recovery_clean(void **state) {
   fx *f = *state;
   wake(f, S(1), 2);
@@ -1027,6 +1053,7 @@ int main(void) {
     T(test_stash_durable_uncommitted_seen),
     T(test_stash_durable_none_committed),
     T(test_double_recovery_fires),
+    T(test_double_recovery_rolled_back_retry),
     T(test_double_recovery_clean),
     T(test_recovery_orphan_never_recovered),
     T(test_recovery_orphan_drop_counts),

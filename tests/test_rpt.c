@@ -246,6 +246,31 @@ static void test_text_failure(void **state) {
   free(s);
 }
 
+/* The faults, failed commits, gate resets and deaths of the violation's
+** actor between two chain records are shown between them, marked "+"
+** (#16 item 5); other actors' records are not. */
+static void test_text_chain_causes(void **state) {
+  fx *x = *state;
+  chk_violation *v = &x->v[0], saved = *v;
+  v->inv = CHK_NO_DOUBLE_RECOVERY;
+  v->chain[0] = 4; /* FIBER_START 7 at 2 ms */
+  v->chain[1] = x->i_recovered;
+  v->n_chain = 2;
+  char *s = render_text(&x->run, 0, 0);
+  const char *want =
+      "    chain:\n"
+      "      t=0.002s parent fiber_start fiber=7 recovered_from=0 pc=0 name=\"research\"\n"
+      "    + t=50.000s parent fault x=0 y=0 fault=\"sigkill\" detail=\"worker 1\"\n";
+  assert_contains(s, want);
+  assert_contains(s, "    + t=50.000s parent actor_death cause=sigkill incarnation=1\n");
+  assert_contains(s, "    + t=90.000s parent gate_timeout held=30.000s");
+  assert_contains(s, "    + t=90.000s parent actor_death cause=gate_reset incarnation=2\n"
+                     "      t=95.000s parent fiber_recovered fiber=7");
+  assert_not_contains(s, "+ t=61");  /* child-1's gate is not a cause */
+  free(s);
+  *v = saved;
+}
+
 static void test_text_pass_one_line(void **state) {
   fx *x = *state;
   rpt_run r = x->run;
@@ -734,6 +759,7 @@ static void test_distribution(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_text_failure),
+      cmocka_unit_test(test_text_chain_causes),
       cmocka_unit_test(test_text_pass_one_line),
       cmocka_unit_test(test_text_merges_repeated_violations),
       cmocka_unit_test(test_text_without_trace),

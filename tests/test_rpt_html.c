@@ -444,7 +444,9 @@ static void test_runs_and_swarm(void **state) {
   static const int64_t rec[] = {1500 * MS_, 27 * S_, 30 * S_};
   static const rpt_swarm_sig sigs[] = {{"no_wedge/Agent/gate", "one", "gated", 12, 0x5, "revenant swarm ..."}};
   static const rpt_swarm_kind kinds[] = {{"evict", 10, 2, 14}, {"sigkill", 7, 7, 7}};
-  rpt_swarm sw = {"revenant swarm s.json --seeds 100", 100, 12, 100, sigs, 1, rec, 3, kinds, 2};
+  const rpt_swarm_probe probes[2] = {{"commit_window_death", 7, 0x1f, "s", "default"},
+                                     {"recovery_reentry", 0, 0, NULL, NULL}};
+  rpt_swarm sw = {"revenant swarm s.json --seeds 100", 100, 12, 100, sigs, 1, rec, 3, kinds, 2, probes, 2};
   char *html = page(runs, 2, &sw, 0);
   cJSON *d = page_data(html), *s = item(d, "swarm");
   assert_int_equal(cJSON_GetArraySize(item(d, "runs")), 2);
@@ -458,6 +460,14 @@ static void test_runs_and_swarm(void **state) {
   cJSON *k = cJSON_GetArrayItem(item(s, "kinds"), 1);
   assert_string_equal(cJSON_GetArrayItem(k, 0)->valuestring, "sigkill");
   assert_int_equal(cJSON_GetArrayItem(k, 2)->valueint, 7);
+  cJSON *p0 = cJSON_GetArrayItem(item(s, "probes"), 0), *p1 = cJSON_GetArrayItem(item(s, "probes"), 1);
+  assert_string_equal(cJSON_GetArrayItem(p0, 0)->valuestring, "commit_window_death");
+  assert_int_equal(cJSON_GetArrayItem(p0, 1)->valueint, 7);
+  assert_string_equal(cJSON_GetArrayItem(p0, 2)->valuestring, "0x1f");
+  assert_string_equal(cJSON_GetArrayItem(p0, 4)->valuestring, "default");
+  assert_int_equal(cJSON_GetArrayItem(p1, 1)->valueint, 0);
+  assert_true(cJSON_IsNull(cJSON_GetArrayItem(p1, 3)));
+  assert_non_null(strstr(html, "function probeTable"));
   free(html);
   cJSON_Delete(d);
   sim_trace_free(&x.t);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "scenarios/scn.h"
+#include "scenarios/scn_baseline.h"
 #include "scenarios/scn_swarm.h"
 
 #define MAXR 512
@@ -171,6 +172,171 @@ static void test_groups_by_signature(void **st) {
   assert_int_equal(ss.failed, failed);
   scn_swarm_free(s);
   unload(sc[0]);
+}
+
+/* tests/corpus/swarm/commit-window.json with another expectation and an
+** allowance: only crashes (the commit-window deaths lose a charge). */
+static scn_scenario *commit_window(const char *expect) {
+  char text[2048], err[1024];
+  snprintf(text, sizeof text,
+           "{\"name\": \"cw\", \"seed\": 1, \"duration\": \"10m\",\n"
+           " \"programs\": {\"pay\": [{\"repeat\": 5, \"steps\": [{\"effect\": \"charge\"}, {\"stash\": true},"
+           " {\"work\": \"20s\"}]}]},\n"
+           " \"actors\": [{\"id\": \"agent\", \"recovery\": [{\"action\": \"resume\"}]}],\n"
+           " \"workload\": [{\"fiber\": \"pay\", \"actor\": \"agent\", \"at\": \"1s\"},"
+           " {\"request\": \"agent\", \"at\": \"5s\", \"every\": \"30s\"}],\n"
+           " \"swarm\": {\"faults\": {\"crash\": true, \"evict\": {\"off\": \"only crashes here\"},"
+           " \"restart\": {\"off\": \"only crashes here\"}, \"storage_fail\": {\"off\": \"only crashes here\"}}},\n"
+           " \"expect\": %s}\n", expect);
+  scn_scenario *sc = calloc(1, sizeof *sc);
+  assert_non_null(sc);
+  if (scn_load_text("cw.json", text, strlen(text), sc, err, sizeof err)) fail_msg("%s", err);
+  return sc;
+}
+
+/* expect.swarm: "every" fails each seed that misses the violation; "once"
+** passes them and needs one seed that meets it (else a whole-case group
+** "unreproduced:"); "report" never fails on it. */
+static void test_swarm_modes(void **st) {
+  (void)st;
+  static got g;
+  scn_swarm *s;
+  size_t ng;
+  scn_swarm_tally t;
+  const char *const modes[] = {"every", "once", "report"};
+  uint64_t failed[3];
+  for (int m = 0; m < 3; m++) {
+    char ex[128];
+    snprintf(ex, sizeof ex, "{\"violate\": [\"effects_once\"], \"swarm\": \"%s\"}", modes[m]);
+    scn_scenario *sc[1] = {commit_window(ex)};
+    memset(&g, 0, sizeof g);
+    scn_swarm_opts o = opts(&g, 40, 2);
+    assert_int_equal(swarm(sc, 1, &o, &s), 0);
+    scn_swarm_unit_tally(s, 0, &t);
+    assert_int_equal(t.mode, m);
+    assert_int_equal(t.runs, 40);
+    assert_true(t.met > 0 && t.met < 40); /* some seeds lose a charge, some do not */
+    failed[m] = 0;
+    for (size_t i = 0; i < g.n; i++) failed[m] += !g.passed[i];
+    scn_swarm_groups(s, &ng);
+    assert_int_equal(ng, m == 0 ? 1 : 0);
+    scn_swarm_free(s);
+    unload(sc[0]);
+  }
+  assert_int_equal(failed[0], 40 - t.met);
+  assert_int_equal(failed[1], 0);
+  assert_int_equal(failed[2], 0);
+  /* once, never met: one whole-case group */
+  scn_scenario *sc[1] = {commit_window("{\"violate\": [\"no_wedge\"], \"swarm\": \"once\"}")};
+  memset(&g, 0, sizeof g);
+  scn_swarm_opts o = opts(&g, 10, 2);
+  assert_int_equal(swarm(sc, 1, &o, &s), 0);
+  const scn_swarm_group *gr = scn_swarm_groups(s, &ng);
+  assert_int_equal(ng, 1);
+  assert_string_equal(gr[0].sig, "unreproduced:no_wedge/-/-");
+  assert_int_equal(gr[0].whole_case, 1);
+  assert_int_equal(gr[0].count, 10);
+  assert_non_null(strstr(gr[0].failure, "none of 10 seeds"));
+  scn_swarm_free(s);
+  /* --expect-reproduce judges every case with violations as once */
+  sc[0]->cases[0].swarm_mode = SCN_SWARM_EVERY;
+  memset(&g, 0, sizeof g);
+  o = opts(&g, 10, 2);
+  o.reproduce = 1;
+  assert_int_equal(swarm(sc, 1, &o, &s), 0);
+  scn_swarm_groups(s, &ng);
+  assert_int_equal(ng, 1);
+  scn_swarm_free(s);
+  unload(sc[0]);
+}
+
+/* A fault allowance: a kind it does not list is never drawn, a bound cuts
+** the drawn value, and the draws of the other kinds do not move. */
+static void test_allowance_shapes_the_mix(void **st) {
+  (void)st;
+  scn_scenario *a = commit_window("{\"hold\": [\"effects_once\"]}");
+  scn_scenario *m = malloc(sizeof *m), *n = malloc(sizeof *n);
+  assert_non_null(m);
+  assert_non_null(n);
+  int crashes = 0;
+  for (uint64_t seed = 1; seed <= 64; seed++) {
+    scn_mix x, y;
+    scn_copy(m, a);
+    scn_swarm_mix(m, seed, &x);
+    scn_copy(n, a);
+    n->allow.given = 0; /* every kind, unbounded */
+    scn_swarm_mix(n, seed, &y);
+    assert_int_equal(x.kinds & ~(1u << FLT_CRASH), 0);
+    for (int i = a->n_faults; i < m->n_faults; i++) {
+      assert_int_equal(m->faults[i].kind, FLT_CRASH);
+      crashes++;
+      /* the same crash as the unbounded mix draws */
+      int k = a->n_faults;
+      while (k < n->n_faults && n->faults[k].kind != FLT_CRASH) k++;
+      assert_true(k < n->n_faults);
+      assert_memory_equal(&m->faults[i], &n->faults[k], sizeof m->faults[i]);
+    }
+  }
+  assert_true(crashes > 10);
+  /* a bound cuts the rate */
+  a->allow.max_per_day[FLT_CRASH] = 1;
+  a->allow.no_after_write = 1u << FLT_CRASH;
+  for (uint64_t seed = 1; seed <= 64; seed++) {
+    scn_mix x;
+    scn_copy(m, a);
+    scn_swarm_mix(m, seed, &x);
+    for (int i = a->n_faults; i < m->n_faults; i++) {
+      assert_int_equal(m->faults[i].after_write, 0);
+      assert_true(m->faults[i].per_day <= 1);
+    }
+  }
+  free(m);
+  free(n);
+  unload(a);
+}
+
+/* Baseline patterns: part by part, "*" for any part; an entry without a
+** case matches every case; matches are counted. */
+static void test_baseline_match(void **st) {
+  (void)st;
+  assert_true(scn_baseline_sig_match("no_wedge/ChatAgent/gate", "no_wedge/ChatAgent/gate"));
+  assert_true(scn_baseline_sig_match("no_wedge/*/gate", "no_wedge/ChatAgent/gate"));
+  assert_true(scn_baseline_sig_match("*/*/*", "lua:my_inv/Agent/none"));
+  assert_false(scn_baseline_sig_match("no_wedge/ChatAgent/*", "no_wedge/Agent/gate"));
+  assert_false(scn_baseline_sig_match("no_wedge/ChatAgent", "no_wedge/ChatAgent/gate"));
+  assert_false(scn_baseline_sig_match("no_wedge/ChatAgent/gate", "no_wedge/ChatAgent/gate+request"));
+  const char *text = "// known\n{\"revenant_baseline\": 1, \"entries\": [\n"
+                     " {\"scenario\": \"s\", \"signature\": \"a/*/c\", \"reason\": \"any case\"},\n"
+                     " {\"scenario\": \"s\", \"case\": \"k\", \"signature\": \"b/x/y\", \"reason\": \"one case\"}]}";
+  scn_baseline b;
+  char err[512];
+  assert_int_equal(scn_baseline_load_text("b.json", text, strlen(text), &b, err, sizeof err), 0);
+  assert_int_equal(b.n, 2);
+  const scn_baseline_entry *e = scn_baseline_match(&b, "s", "any", "a/Agent/c");
+  assert_non_null(e);
+  assert_string_equal(e->reason, "any case");
+  assert_null(scn_baseline_match(&b, "s", "other", "b/x/y"));
+  assert_non_null(scn_baseline_match(&b, "s", "k", "b/x/y"));
+  assert_null(scn_baseline_match(&b, "t", "k", "b/x/y"));
+  assert_int_equal(b.e[0].matched, 1);
+  assert_int_equal(b.e[1].matched, 1);
+  char *out = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&out, &len);
+  assert_int_equal(scn_baseline_write(f, b.e, b.n), 0);
+  fclose(f);
+  scn_baseline c;
+  assert_int_equal(scn_baseline_load_text("w.json", out, len, &c, err, sizeof err), 0);
+  assert_int_equal(c.n, 2);
+  assert_string_equal(c.e[1].case_name, "k");
+  assert_string_equal(c.e[0].signature, "a/*/c");
+  free(out);
+  scn_baseline_free(&c);
+  scn_baseline_free(&b);
+  const char *dup = "{\"revenant_baseline\": 1, \"entries\": [{\"scenario\": \"s\", \"signature\": \"a/b/c\", "
+                    "\"reason\": \"r\"},\n {\"scenario\": \"s\", \"signature\": \"a/b/c\", \"reason\": \"r\"}]}";
+  assert_int_equal(scn_baseline_load_text("d.json", dup, strlen(dup), &b, err, sizeof err), -1);
+  assert_non_null(strstr(err, "d.json:2:2: duplicate entry"));
 }
 
 static void test_crash_and_hang_fail_their_seed(void **st) {
@@ -330,6 +496,9 @@ int main(void) {
       cmocka_unit_test(test_job_order_independent_of_workers),
       cmocka_unit_test(test_shard_covers_its_seeds),
       cmocka_unit_test(test_groups_by_signature),
+      cmocka_unit_test(test_swarm_modes),
+      cmocka_unit_test(test_allowance_shapes_the_mix),
+      cmocka_unit_test(test_baseline_match),
       cmocka_unit_test(test_crash_and_hang_fail_their_seed),
       cmocka_unit_test(test_stop_keeps_what_finished),
       cmocka_unit_test(test_rerun_in_child),

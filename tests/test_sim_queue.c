@@ -344,7 +344,7 @@ static void test_check_detects_corruption(void **state) {
   (void)state;
   sim_queue q;
   sim_queue_init(&q);
-  for (uint64_t i = 0; i < 16; i++) {
+  for (uint64_t i = 0; i < 32; i++) { /* more than a bucket kept whole (NEAR_MAX) */
     sim_payload p = payload(i);
     sim_queue_push(&q, (int64_t)i, 0, &p);
   }

@@ -661,6 +661,24 @@
       }).join('') + '</tr></table>');
     return o.join('');
   }
+  // The probe table of `swarm` (docs/swarm.md "Probes"): each probe some run
+  // reached, with its runs and first seed, then the probes no run reached.
+  function probeTable(probes) {
+    if (!probes.length) return '';
+    var hit = probes.filter(function (p) { return p[1] > 0; }), miss = probes.filter(function (p) { return !(p[1] > 0); });
+    var o = ['<h2>probes: ' + hit.length + ' of ' + probes.length + ' reached</h2>'];
+    if (hit.length) {
+      o.push('<table class="sigs probes"><tr><th>probe</th><th>runs</th><th>first seed</th><th>scenario [case]</th></tr>');
+      hit.forEach(function (p) {
+        o.push('<tr><td class="mono">' + esc(p[0]) + '</td><td>' + esc(p[1]) + '</td><td class="mono">' + esc(p[2]) +
+          '</td><td>' + esc(p[3]) + ' [' + esc(p[4]) + ']</td></tr>');
+      });
+      o.push('</table>');
+    }
+    if (miss.length)
+      o.push('<p class="unreached">not reached: ' + miss.map(function (p) { return '<code>' + esc(p[0]) + '</code>'; }).join(', ') + '</p>');
+    return o.join('');
+  }
   function kindsPlot(kinds) {
     if (!kinds.length) return '<p>no faults were injected</p>';
     var W = 560, RH = 18, L = 130, H = kinds.length * RH + 30, max = 1, o = [];
@@ -701,6 +719,7 @@
     }
     h.push('<div class="plots"><div><h2>recovery times</h2>' + recoveryPlot(s.recovery_us || []) + '</div>');
     h.push('<div><h2>runs per fault kind</h2>' + kindsPlot(s.kinds || []) + '</div></div>');
+    h.push(probeTable(s.probes || []));
     v.innerHTML = h.join('');
     app.replaceChildren(v);
     v.addEventListener('click', function (e) {

@@ -2,11 +2,13 @@
 -- A run still starting or running when its parent dies is orphaned; when
 -- the parent's tool-run recovery ends, every orphan must be terminal, and
 -- at the end of the run no orphan may still be open (a recovery that
--- never ends leaves it open for good).
+-- never ends leaves it open for good). A run whose insert rolled back with
+-- its turn (a death inside the commit window) never existed: it is dropped.
 
 local open = {}     -- "actor/run" -> {status, insert record}
 local orphans = {}  -- list of {key, death record}, in the order they were orphaned
 local told = {}
+local insert_txn = {} -- "actor/run" -> the transaction of its row's insert
 
 local function is_open(s) return s == "starting" or s == "running" end
 
@@ -24,10 +26,19 @@ local function check(key, o, r, why)
 end
 
 revenant.invariant("toolruns_settle", {
-  kinds = {"toolrun_insert", "toolrun_status", "actor_death", "toolrun_recovery"},
+  kinds = {"toolrun_insert", "toolrun_status", "actor_death", "toolrun_recovery", "write", "txn_rollback"},
   on_record = function(r)
     local a = r.actor or "-"
-    if r.kind == "toolrun_insert" then
+    if r.kind == "write" then
+      if r.op == "toolrun_insert" then insert_txn[a .. "/" .. r.key] = r.txn end
+    elseif r.kind == "txn_rollback" then
+      for key, txn in pairs(insert_txn) do
+        if txn == r.txn and key:sub(1, #a + 1) == a .. "/" then
+          open[key] = nil
+          insert_txn[key] = nil
+        end
+      end
+    elseif r.kind == "toolrun_insert" then
       open[a .. "/" .. r.run] = {status = r.status, insert = r}
     elseif r.kind == "toolrun_status" then
       local run = open[a .. "/" .. r.run]
