@@ -110,7 +110,7 @@ coverage:
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcovr) >&2 || exit 1; \
 	  else echo "revenant: run: sudo apt-get install gcovr"; exit 1; fi; }
 	@mkdir -p build-cov && find build-cov -name '*.gcda' -delete
-	$(MAKE) --no-print-directory BUILD=build-cov OPT="-O0 -g --coverage" LDFLAGS=--coverage \
+	$(MAKE) --no-print-directory BUILD=build-cov OPT="-O0 -g --coverage -DREVENANT_COVERAGE" LDFLAGS=--coverage \
 	  BIN=build-cov/revenant REVENANT=build-cov/revenant test
 	@gcovr -r . --object-directory build-cov --filter 'runtime/' --exclude-unreachable-branches \
 	  --print-summary -o build-cov/coverage.txt > build-cov/summary.txt

@@ -1456,7 +1456,8 @@ static int prog_add(rt_world *w, const rt_program *p) {
   *c = *p;
   c->steps = malloc((size_t)(p->n_steps ? p->n_steps : 1) * sizeof *p->steps);
   if (!c->steps) return -1;
-  memcpy(c->steps, p->steps, (size_t)p->n_steps * sizeof *p->steps);
+  if (p->n_steps) /* a body user code brings has no steps (and no array) */
+    memcpy(c->steps, p->steps, (size_t)p->n_steps * sizeof *p->steps);
   return RT_AW(w)->n_progs++;
 }
 

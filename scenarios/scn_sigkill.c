@@ -142,11 +142,13 @@ static void worker_main(const wk_job *j, int fd) {
     rt_world_free(w); /* checkpoints the WAL */
     fputc('D', p.out);
     fflush(p.out);
+    SCN_COVERAGE_DUMP();
     _exit(0);
   }
   s.now_us = j->until_us;
   sim_emit(&s, RT_EV_FAULT, RT_NO_ACTOR, 0, 0, 0, sim_trace_intern(&s.trace, "sigkill"), 0);
   rt_world_note_sigkill(w);
+  SCN_COVERAGE_DUMP(); /* before the parent learns it may kill */
   fputc('K', p.out);
   fflush(p.out);
   for (;;) pause(); /* the parent's SIGKILL ends us here, mid-life */

@@ -28,6 +28,7 @@
 #include <sys/prctl.h>
 #endif
 
+#include "scenarios/scn_internal.h"
 #include "scenarios/scn_swarm.h"
 
 typedef struct sw_unit {
@@ -277,6 +278,7 @@ static void worker_main(const scn_swarm *s, int fd, uint64_t start) {
   }
   fputs("D\n", out);
   fflush(out);
+  SCN_COVERAGE_DUMP();
   _exit(0);
 }
 
@@ -730,6 +732,7 @@ int scn_swarm_rerun(const scn_swarm *s, uint64_t j, scn_swarm_rerun_fn fn, void 
     if (scn_run_case_ex(m, jb.ci, jb.seed, m->strategy, NULL, &res) != 0) _exit(3);
     int rc = fn(ctx, m, jb.ci, &res);
     fflush(NULL);
+    SCN_COVERAGE_DUMP();
     _exit(rc ? 4 : 0);
   }
   double until = sw_now() + (double)s->o.timeout_us / 1e6;
