@@ -230,6 +230,19 @@ static int fiber_active(rt_mem *m, int64_t id) { return fiber_find(m, id) != NUL
 
 /* The body ended: ok with `result` (JSON text, NULL: undefined) or thrown
 ** with the error message `result`. */
+/* Tells the actor's user code that fiber id ended (rt_usercode.h
+** fiber_ended: detached continuations awaiting it go on). */
+static void fiber_ended_uc(rt_world *w, uint32_t a, int64_t id, int ok, const char *result) {
+  rt_mem *m = RT_MEM(w, a);
+  if (!m) return;
+  rt_sdk_actor self = {w, a, m, 0};
+  const rt_usercode *uc = rt_usercode_of(&self);
+  void *st;
+  const char *err = NULL;
+  if (!uc->fiber_ended || !(uc = rt__uc_enter(w, a, &self, &st, &err))) return;
+  uc->fiber_ended(st, &self, id, ok, result);
+}
+
 static void fiber_end_with(rt_world *w, uint32_t a, rt_fiber *f, int ok, const char *result) {
   if (f->legacy) { /* a model's fiber (legacy: completion, retry or failure) */
     fiber_ext(f)->fiber_end(w, a, f, ok);
@@ -246,8 +259,7 @@ static void fiber_end_with(rt_world *w, uint32_t a, rt_fiber *f, int ok, const c
   /* awaited runFiber: the caller gets the return value or sees the error */
   if (req && RT_MEM(w, a) && rt__pop_serving(&RT_MEM(w, a)->inc, req, &m))
     rt__request_result(w, a, &m, ok, ok ? NULL : result, ok ? result : NULL);
-  if (RT_MEM(w, a) && RT_EXT_MEM(RT_MEM(w, a), &rt__lua_ext)) /* scripts awaiting it */
-    rt__lg_fiber_ended(w, a, id, ok, result);
+  fiber_ended_uc(w, a, id, ok, result);
 }
 
 void rt__fiber_end(rt_world *w, uint32_t a, rt_fiber *f, int ok, const char *result) {
@@ -306,6 +318,7 @@ static void fiber_step(rt_world *w, uint32_t a, rt_fiber *f, int resume, int ok)
   }
   if (RT_MEM(w, a) != m || !(f = fiber_find(m, id))) return; /* died, or the fiber ended */
   switch (how) {
+    case RT_UC_DETACHED: return; /* the implementation ends it (rt__fiber_end) */
     case RT_UC_YIELD:
       switch (out.cmd.kind) {
         case RT_UC_CMD_WORK:
@@ -336,10 +349,6 @@ static void fiber_step(rt_world *w, uint32_t a, rt_fiber *f, int resume, int ok)
 }
 
 static void fiber_run(rt_world *w, uint32_t a, rt_fiber *f) {
-  if (f->lua) { /* a script's body (rt_luaagent.c) */
-    rt__lg_fiber_begin(w, a, f->id);
-    return;
-  }
   fiber_step(w, a, f, 0, 1);
 }
 
@@ -619,14 +628,6 @@ static void hook_done(sim *s, void *ctx, uint64_t arg) {
 ** the work it yields is over (the hook runs inside the gate at startup). */
 static void hook_call(rt_world *w, uint32_t a, const rt_orphan *o, uint32_t snap) {
   rt_mem *m = RT_MEM(w, a);
-  if (rt__lg_scripted(w, a) && rt__lg_has(w, a, "onFiberRecovered")) {
-    /* a script's hook (rt_luaagent.c); it ends in rt__hook_finish */
-    char *snap_text = strdup(sim_trace_str(&w->s->trace, snap));
-    rt__hook_call_count(w, a, o->id);
-    rt__lg_hook(w, a, o, snap_text ? snap_text : "null");
-    free(snap_text);
-    return;
-  }
   rt_sdk_actor self;
   void *st;
   const char *err = NULL;
@@ -639,7 +640,11 @@ static void hook_call(rt_world *w, uint32_t a, const rt_orphan *o, uint32_t snap
   m->hook_status = RT_UC_ABSENT; /* no hook, or no user code: the SDK's default */
   if (uc && uc->on_fiber_recovered) {
     m->hook_fr.hook = RT_UC_ON_FIBER_RECOVERED;
-    m->hook_status = uc->on_fiber_recovered(st, &self, &ctx, &m->hook_fr, &out);
+    rt_uc_status hs = uc->on_fiber_recovered(st, &self, &ctx, &m->hook_fr, &out);
+    /* detached: the implementation ends it in rt__hook_finish (maybe already,
+    ** the next rows' hooks included) */
+    if (hs == RT_UC_DETACHED || RT_MEM(w, a) != m) return;
+    m->hook_status = hs;
   }
   if (RT_MEM(w, a) != m) return;
   if (m->hook_status != RT_UC_YIELD) { /* decided at once: applied by hook_done */
@@ -749,14 +754,13 @@ static void onstart_call(rt_world *w, uint32_t a, int resume) {
   } else if (resume) {
     rt_uc_in in = {1, NULL};
     how = uc->resume(st, &self, &m->onstart, &in, &out);
-  } else if (rt__lg_scripted(w, a) && rt__lg_onstart(w, a)) {
-    return; /* a script's onStart (rt_luaagent.c): it ends in rt__onstart_finish */
   } else {
     if (RT_MEM(w, a) != m) return;
     m->onstart = (rt_uc_frame){.hook = RT_UC_ON_START};
     how = uc->on_start ? uc->on_start(st, &self, &m->onstart, &out) : RT_UC_ABSENT;
   }
   if (RT_MEM(w, a) != m) return;
+  if (how == RT_UC_DETACHED) return; /* the implementation ends it in rt__onstart_finish */
   if (how == RT_UC_YIELD && (out.cmd.kind == RT_UC_CMD_SLEEP || out.cmd.kind == RT_UC_CMD_WORK)) {
     int64_t d = out.cmd.kind == RT_UC_CMD_WORK && out.cmd.max_us > out.cmd.min_us
                     ? sim_rng_range(&RT_AW(w)->rng_work, out.cmd.min_us, out.cmd.max_us)

@@ -404,9 +404,11 @@ int rt__schedule_match(rt_world *w, uint32_t a, const rt_sched_row *key, int by_
                        int64_t *id);
 
 /* ---- Lua-scripted agents (rt_luaagent.c; issue #13) ---------------------
-** A scripted actor's callbacks are called directly by the core at the
-** SDK's moments (onStart, onFiberRecovered, a fiber body); its messages,
-** replies and schedule callbacks come through its extension rt__lua_ext. */
+** A scripted actor's callbacks reach the core through its user-code table
+** (rt_uc_lua.c: onStart, onFiberRecovered, a fiber body, a fiber's end,
+** detached continuations reported with the *_finish / rt__fiber_end calls
+** below); its messages, replies and schedule callbacks come through its
+** extension rt__lua_ext. The core (rt_agent.c) calls none of rt__lg_*. */
 extern rt_agent_ext rt__lua_ext;
 /* The body of a script's fiber ended, or ran its steps. */
 void rt__fiber_end(rt_world *w, uint32_t a, rt_fiber *f, int ok, const char *result);
@@ -425,9 +427,9 @@ int rt__lg_scripted(rt_world *w, uint32_t a);          /* the actor has a script
 int rt__lg_has(rt_world *w, uint32_t a, const char *callback);
 void rt__lg_fiber_begin(rt_world *w, uint32_t a, int64_t id);  /* a body's first slice */
 void rt__lg_fiber_ended(rt_world *w, uint32_t a, int64_t id, int ok, const char *result);
-/* Starts the script's onFiberRecovered for orphan o (1), or 0 when the
-** script has none. It ends in rt__hook_finish. */
-int rt__lg_hook(rt_world *w, uint32_t a, const rt_orphan *o, const char *snap);
+/* Starts the script's onFiberRecovered for orphan o (1; snap: its stored
+** snapshot), or 0 when the script has none. It ends in rt__hook_finish. */
+int rt__lg_hook(rt_world *w, uint32_t a, const rt_uc_recovery *o, const char *snap);
 /* Starts the script's onStart (1; it ends in rt__onstart_finish) or 0. */
 int rt__lg_onstart(rt_world *w, uint32_t a);
 void rt__lg_fatal(rt_world *w, const char *msg); /* ends the run with msg */

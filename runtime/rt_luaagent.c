@@ -27,6 +27,7 @@
 #include <lauxlib.h>
 
 #include "runtime/rt_agent.h"
+#include "runtime/rt_models.h"
 #include "runtime/rt_lua.h"
 #include "runtime/rt_sql_sandbox.h"
 
@@ -138,7 +139,8 @@ int rt_actor_script(rt_world *w, uint32_t a, const char *name, const char *src, 
     free(w->scripts[a]);
   }
   w->scripts[a] = s;
-  return 0;
+  /* its callbacks go through the user-code table (rt_uc_lua.c) */
+  return rt__usercode_set(w, a, &rt__uc_lua);
 }
 
 static struct rt_script *script_of(rt_world *w, uint32_t a) {
@@ -1061,7 +1063,7 @@ void rt__lg_fiber_ended(rt_world *w, uint32_t a, int64_t id, int ok, const char 
   }
 }
 
-int rt__lg_hook(rt_world *w, uint32_t a, const rt_orphan *o, const char *snap) {
+int rt__lg_hook(rt_world *w, uint32_t a, const rt_uc_recovery *o, const char *snap) {
   rt_lagent *lg = lg_get(w, a);
   if (!lg || !push_callback(lg, "onFiberRecovered")) return 0;
   lua_State *L = rt_lua_L(lg->x);
@@ -1075,7 +1077,7 @@ int rt__lg_hook(rt_world *w, uint32_t a, const rt_orphan *o, const char *snap) {
   lua_pushinteger(L, o->id);
   lua_pushstring(L, o->name);
   lua_pushstring(L, snap ? snap : "null");
-  lua_pushinteger(L, o->created_ms);
+  lua_pushinteger(L, o->created_at_ms);
   if (lua_pcall(L, 4, 1, 0) != LUA_OK) { /* a snapshot that is not JSON: null */
     lua_pop(L, 1);
     lua_newtable(L);

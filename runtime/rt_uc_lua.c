@@ -1,25 +1,165 @@
 /*
-** rt_uc_lua.c: the user-code table slot for Lua-scripted agents (issue #13
-** item 2). Scripted agents run today in rt_luaagent.c, which the core calls
-** directly at the SDK's moments (onStart, onFiberRecovered, a fiber body:
-** rt_agent.h, "Lua-scripted agents") and through its extension rt__lua_ext
-** (invoke and call messages, replies, schedule callbacks, the state's
-** life); an actor with a "script" never selects this table. Moving those
-** calls behind this table is left to do; until then it has no callbacks,
-** and an actor that selects it fails its startup with a clear message.
+** rt_uc_lua.c: the user-code table of Lua-scripted agents (issue #13 item 1).
+**
+** rt_actor_script selects this table for a scripted actor. Its entries call
+** the script's callbacks in rt_luaagent.c (onStart, onFiberRecovered, the
+** body of a fiber the script started with runFiber) and answer
+** RT_UC_DETACHED: a script callback is a coroutine that rt_luaagent.c drives
+** itself (its commands, wakes and replies) and whose end it reports through
+** rt__onstart_finish, rt__hook_finish and rt__fiber_end. A callback the
+** script does not define falls back to the world's default table (the
+** declarative menu), so the agent core has no script-specific branch.
+** Invoke and call messages, replies and schedule callbacks still reach the
+** script through its extension rt__lua_ext (rt_luaagent.c).
 */
-#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "runtime/rt_agent.h"
 #include "runtime/rt_models.h"
 
+/* The per-incarnation state: the fallback table and its state (the
+** script's own state lives in the incarnation's extension slot). */
+typedef struct lua_uc {
+  const rt_usercode *fb;
+  void *fb_st;
+} lua_uc;
+
 static void *lua_open(const rt_usercode *uc, rt_sdk_actor *self, const char **err) {
+  lua_uc *u = calloc(1, sizeof *u);
   (void)uc;
-  (void)self;
-  *err = "Lua-scripted agents are not built in yet (issue #13 item 2)";
-  return NULL;
+  if (!u) {
+    *err = "out of memory opening a script's user code";
+    return NULL;
+  }
+  u->fb = RT_AW(self->w)->uc_default;
+  if (u->fb->open && !(u->fb_st = u->fb->open(u->fb, self, err))) {
+    free(u);
+    return NULL;
+  }
+  return u;
+}
+
+static void lua_close(void *st) {
+  lua_uc *u = st;
+  if (!u) return;
+  if (u->fb->close) u->fb->close(u->fb_st);
+  free(u);
+}
+
+static rt_uc_status lua_on_start(void *st, rt_sdk_actor *self, rt_uc_frame *fr, rt_uc_out *out) {
+  lua_uc *u = st;
+  if (rt__lg_scripted(self->w, self->a) && rt__lg_onstart(self->w, self->a))
+    return RT_UC_DETACHED; /* it ends in rt__onstart_finish */
+  if (RT_MEM(self->w, self->a) != self->m) return RT_UC_DETACHED; /* died making the state */
+  return u->fb->on_start ? u->fb->on_start(u->fb_st, self, fr, out) : RT_UC_ABSENT;
+}
+
+static rt_uc_status lua_on_request(void *st, rt_sdk_actor *self, const char *method,
+                                   const char *args, rt_uc_frame *fr, rt_uc_out *out) {
+  lua_uc *u = st;
+  return u->fb->on_request ? u->fb->on_request(u->fb_st, self, method, args, fr, out)
+                           : RT_UC_ABSENT;
+}
+
+static rt_uc_status lua_fiber_body(void *st, rt_sdk_actor *self, const char *name,
+                                   const char *snapshot, rt_uc_frame *fr, rt_uc_out *out) {
+  lua_uc *u = st;
+  rt_fiber *f = rt__fiber_find(self->m, fr->key);
+  if (f && f->lua) { /* a body the script gave runFiber: its coroutine */
+    rt__lg_fiber_begin(self->w, self->a, fr->key);
+    return RT_UC_DETACHED; /* it ends in rt__fiber_end */
+  }
+  return u->fb->fiber_body ? u->fb->fiber_body(u->fb_st, self, name, snapshot, fr, out)
+                           : RT_UC_ABSENT;
+}
+
+static rt_uc_status lua_on_fiber_recovered(void *st, rt_sdk_actor *self,
+                                           const rt_uc_recovery *ctx, rt_uc_frame *fr,
+                                           rt_uc_out *out) {
+  lua_uc *u = st;
+  if (rt__lg_scripted(self->w, self->a) && rt__lg_has(self->w, self->a, "onFiberRecovered")) {
+    /* a copy: interning strings may move the trace's string table */
+    char *snap = strdup(ctx->snapshot ? ctx->snapshot : "null");
+    rt__hook_call_count(self->w, self->a, ctx->id);
+    rt__lg_hook(self->w, self->a, ctx, snap ? snap : "null");
+    free(snap);
+    return RT_UC_DETACHED; /* it ends in rt__hook_finish */
+  }
+  if (RT_MEM(self->w, self->a) != self->m) return RT_UC_DETACHED; /* died making the state */
+  return u->fb->on_fiber_recovered
+             ? u->fb->on_fiber_recovered(u->fb_st, self, ctx, fr, out)
+             : RT_UC_ABSENT;
+}
+
+static rt_uc_status lua_on_alarm(void *st, rt_sdk_actor *self, rt_uc_frame *fr, rt_uc_out *out) {
+  lua_uc *u = st;
+  return u->fb->on_alarm ? u->fb->on_alarm(u->fb_st, self, fr, out) : RT_UC_ABSENT;
+}
+
+static rt_uc_status lua_on_schedule(void *st, rt_sdk_actor *self, const char *callback,
+                                    const char *payload, rt_uc_frame *fr, rt_uc_out *out) {
+  lua_uc *u = st;
+  return u->fb->on_schedule ? u->fb->on_schedule(u->fb_st, self, callback, payload, fr, out)
+                            : RT_UC_ABSENT;
+}
+
+static rt_uc_status lua_on_chat_recovery(void *st, rt_sdk_actor *self, const rt_uc_chat_ctx *ctx,
+                                         rt_uc_chat_opts *opts) {
+  lua_uc *u = st;
+  return u->fb->on_chat_recovery ? u->fb->on_chat_recovery(u->fb_st, self, ctx, opts)
+                                 : RT_UC_ABSENT;
+}
+
+static rt_uc_status lua_on_agent_tool_finish(void *st, rt_sdk_actor *self, int64_t run,
+                                             int status, const char *error) {
+  lua_uc *u = st;
+  return u->fb->on_agent_tool_finish
+             ? u->fb->on_agent_tool_finish(u->fb_st, self, run, status, error)
+             : RT_UC_ABSENT;
+}
+
+static rt_uc_status lua_tool_run(void *st, rt_sdk_actor *self, rt_uc_frame *fr, rt_uc_out *out) {
+  lua_uc *u = st;
+  return u->fb->tool_run ? u->fb->tool_run(u->fb_st, self, fr, out) : RT_UC_ABSENT;
+}
+
+/* Only the fallback's continuations are resumed: a script's are detached. */
+static rt_uc_status lua_resume(void *st, rt_sdk_actor *self, rt_uc_frame *fr, const rt_uc_in *in,
+                               rt_uc_out *out) {
+  lua_uc *u = st;
+  if (u->fb->resume) return u->fb->resume(u->fb_st, self, fr, in, out);
+  snprintf(out->value, sizeof out->value, "%s", "no continuation to resume");
+  return RT_UC_THREW;
+}
+
+static void lua_fiber_ended(void *st, rt_sdk_actor *self, int64_t id, int ok, const char *result) {
+  lua_uc *u = st;
+  rt__lg_fiber_ended(self->w, self->a, id, ok, result); /* script coroutines awaiting it */
+  if (RT_MEM(self->w, self->a) == self->m && u->fb->fiber_ended)
+    u->fb->fiber_ended(u->fb_st, self, id, ok, result);
+}
+
+static void lua_drop(void *st, rt_uc_frame *fr) {
+  lua_uc *u = st;
+  if (u->fb->drop) u->fb->drop(u->fb_st, fr);
 }
 
 const rt_usercode rt__uc_lua = {
     .name = "lua",
     .open = lua_open,
+    .close = lua_close,
+    .on_start = lua_on_start,
+    .on_request = lua_on_request,
+    .fiber_body = lua_fiber_body,
+    .on_fiber_recovered = lua_on_fiber_recovered,
+    .on_alarm = lua_on_alarm,
+    .on_schedule = lua_on_schedule,
+    .on_chat_recovery = lua_on_chat_recovery,
+    .on_agent_tool_finish = lua_on_agent_tool_finish,
+    .tool_run = lua_tool_run,
+    .resume = lua_resume,
+    .fiber_ended = lua_fiber_ended,
+    .drop = lua_drop,
 };

@@ -13,8 +13,10 @@
 **     (work / stash / effect / call / fail / return / read);
 **   - the models (chat, executor, thread store): SDK code that itself calls
 **     back into user code, registered as the class's tables;
-**   - Lua scripts (rt_uc_lua.c, filled by the luaagent work): a script's
-**     table of callbacks named as the SDK names them.
+**   - Lua scripts (rt_uc_lua.c over rt_luaagent.c): a script's table of
+**     callbacks named as the SDK names them; a callback the script does not
+**     define falls back to the world's default table. A script callback is
+**     a coroutine the implementation drives itself (RT_UC_DETACHED).
 **
 ** Two kinds of callback:
 **   - synchronous: returns (or throws) now, in the turn that called it
@@ -53,8 +55,13 @@ typedef enum rt_uc_status {
   RT_UC_THREW = 1,      /* threw; rt_uc_out.value holds the message */
   RT_UC_YIELD = 2,      /* waits for rt_uc_out.cmd; the turn ends; the agent
                            layer calls `resume` when the command finished */
-  RT_UC_ABSENT = 3      /* the class does not define this callback: the SDK
+  RT_UC_ABSENT = 3,     /* the class does not define this callback: the SDK
                            does what it does without one */
+  RT_UC_DETACHED = 4    /* the implementation drives this invocation itself
+                           (a Lua coroutine with its own commands) and reports
+                           its end through the agent layer (rt_agent.h:
+                           rt__fiber_end, rt__hook_finish, rt__onstart_finish);
+                           the caller does nothing more. Async entries only. */
 } rt_uc_status;
 
 /* What an asynchronous callback waits for (each yield ends a turn). */
@@ -228,6 +235,11 @@ struct rt_usercode {
   ** command it yielded. */
   rt_uc_status (*resume)(void *st, rt_sdk_actor *self, rt_uc_frame *fr, const rt_uc_in *in,
                          rt_uc_out *out);
+  /* Sync, optional. Fiber `id` of this actor ended (ok 1: returned `result`,
+  ** a JSON value or NULL; ok 0: threw the message `result`): detached
+  ** continuations (RT_UC_DETACHED) that await it go on. */
+  void (*fiber_ended)(void *st, rt_sdk_actor *self, int64_t id, int ok, const char *result);
+
   /* Forgets continuation fr without running it (its fiber was cancelled or
   ** the command can never complete). */
   void (*drop)(void *st, rt_uc_frame *fr);
