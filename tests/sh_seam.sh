@@ -25,6 +25,9 @@ notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
 HOST_BANNED='#include "runtime/(rt_agent|rt_models|rt_usercode|rt_sdk|rt_lua[a-z_]*)\.h"|\brt__(fiber|toolrun|chat|legacy|exec|thread|schedule|keepalive|startup|check_run_fibers|alarm_handle\b|hook|orphan|prog|uc|agent|w_fiber|w_stash|w_schedule|w_toolrun|w_child|load_orphans|due_schedules|callbacks_cut)[a-z_]*|\brt_mem\b|\bRT_MEM\b|\bMSG_(FIBER|TOOLRUN|CALL_[A-Z]+|RUN_DONE|LEGACY_[A-Z]+|EXEC_TURN|THREAD_WRITER|CHAT|SCHEDULE|CANCEL_SCHEDULE|KEEPALIVE_[A-Z]+|TOOL_RECOVERY|STASH_OUTSIDE)\b|\bCALL_(GATED|DEFERRED|FIBER|TOOL)_[A-Z]+|\bcf_agents?_|\bcf_ai_chat|\bbeach_turn|\brv_(child|thread|chat)|\bSU_[A-Z_]+|\brt_(fiber|orphan|agent_ext|usercode|sdk_actor)\b'
 # Names of the models, banned in the core.
 CORE_BANNED='#include "runtime/rt_models\.h"|\brt__(toolrun|chat|legacy|exec|thread)_[a-z_]*|\brt__uc_(declarative|lua)\b|\bcf_agent_tool_runs\b|\bcf_agents_fibers\b|\bcf_ai_chat|\bbeach_turn|\brv_(child|thread|chat)'
+# Script names, banned in the core's .c files: scripts reach it only through
+# the user-code table (rt_uc_lua.c; issue #13 item 1).
+SCRIPT_BANNED='\brt__lg_[a-z_]*|\brt__lua_ext\b|->lua\b|\blua_[A-Za-z_]+|\bLUA_[A-Z_]+|#include "runtime/rt_lua[a-z_]*\.h"|#include <lua'
 
 # check FILE REGEX: prints the offending lines, status 1 if any.
 check() {
@@ -42,6 +45,9 @@ printf 'static const char *q = "SELECT * FROM cf_agent_tool_runs";\n' > "$T/core
 if check "$T/core.c" "$CORE_BANNED" > /dev/null; then notok "checker misses a core violation"; else ok "checker catches a core violation"; fi
 printf 'static int busy(const rt_inc *m) { return m->gate_held; }\n' > "$T/clean.c"
 if check "$T/clean.c" "$HOST_BANNED" > /dev/null; then ok "checker passes clean host code"; else notok "checker flags clean host code"; fi
+printf 'static void g(rt_fiber *f) { if (f->lua) rt__lg_fiber_begin(0, 0, f->id); }\n' > "$T/script.c"
+if check "$T/script.c" "$SCRIPT_BANNED" > /dev/null; then notok "checker misses a script call in the core"; else ok "checker catches a script call in the core"; fi
+if check "$T/clean.c" "$SCRIPT_BANNED" > /dev/null; then ok "checker passes core code without scripts"; else notok "checker flags core code without scripts"; fi
 
 for f in runtime/rt_world.c runtime/rt_storage.c runtime/rt_query.c runtime/rt_host.h; do
   if [ ! -f "$f" ]; then notok "$f missing"; continue; fi
@@ -58,6 +64,15 @@ for f in runtime/rt_agent.c runtime/rt_agent_store.c runtime/rt_agent.h runtime/
     ok "core file $f names no model"
   else
     notok "core file $f names a model"
+    printf '%s\n' "$out" | sed 's/^/# /' | head -20
+  fi
+done
+for f in runtime/rt_agent.c runtime/rt_agent_store.c runtime/rt_sdk.c; do
+  if [ ! -f "$f" ]; then notok "$f missing"; continue; fi
+  if out=$(check "$f" "$SCRIPT_BANNED"); then
+    ok "core file $f names no script symbol (scripts go through rt_usercode)"
+  else
+    notok "core file $f names script symbols"
     printf '%s\n' "$out" | sed 's/^/# /' | head -20
   fi
 done
