@@ -6,6 +6,9 @@ local Agent = {}
 
 local function job(from)
   return function(fiber)
+    -- A resumed run is a new row with no snapshot: record the parts already
+    -- done again, or a second death before the next part reruns them.
+    if from > 1 then fiber:stash({done = from - 1}) end
     for i = from, 3 do
       revenant.work(1000)
       revenant.effect("part", i)

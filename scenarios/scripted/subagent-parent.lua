@@ -6,6 +6,9 @@ local Parent = {}
 
 local function pipeline(self, doc, summary)
   return function(fiber)
+    -- A resumed run is a new row with no snapshot: stash the carried answer
+    -- again, or a second death before the end would call the writer again.
+    if summary then fiber:stash({doc = doc, summary = summary}) end
     if not summary then
       summary = self:call("writer", "summarize", {doc})
       if revenant.case ~= "broken" then fiber:stash({doc = doc, summary = summary}) end
