@@ -10,6 +10,7 @@ REVENANT=${REVENANT:-./revenant}
 case "$REVENANT" in /*) ;; *) REVENANT="$PWD/$REVENANT" ;; esac
 T=$(mktemp -d "${TMPDIR:-/tmp}/revenant-baseline-XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
+trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM  # so EXIT runs on a signal too
 n=0
 fails=0
 

@@ -21,6 +21,7 @@ case "$REVENANT" in /*) ;; *) REVENANT="$PWD/$REVENANT" ;; esac
 ROOT=$PWD
 T=$(mktemp -d "${TMPDIR:-/tmp}/revenant-docs-XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
+trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM  # so EXIT runs on a signal too
 n=0
 fails=0
 

@@ -15,6 +15,7 @@ ROOT=$PWD
 C=tests/corpus/lua_agents
 T=$(mktemp -d "${TMPDIR:-/tmp}/revenant-lua-XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
+trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM  # so EXIT runs on a signal too
 n=0
 fails=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }

@@ -37,6 +37,7 @@ check() {
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/revenant-seam-XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
+trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM  # so EXIT runs on a signal too
 
 # The checker catches planted violations (so a pass below means something).
 printf '#include "runtime/rt_agent.h"\nstatic void f(void) { rt__toolrun_start(0, 0, 0, 0); }\n' > "$T/host.c"

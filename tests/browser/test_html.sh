@@ -46,6 +46,7 @@ fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM  # so EXIT runs on a signal too
 fails=0
 fail() { echo "test_html: FAIL: $*"; fails=$((fails + 1)); }
 
