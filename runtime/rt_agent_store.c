@@ -78,13 +78,7 @@ static sqlite3_stmt *stmt(rt_world *w, uint32_t a, int id) {
 }
 
 static int64_t one_int(rt_world *w, uint32_t a, int id, int64_t dflt) {
-  sqlite3_stmt *st = stmt(w, a, id);
-  int64_t v = dflt;
-  if (!st) return dflt;
-  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-    v = sqlite3_column_int64(st, 0);
-  sqlite3_reset(st);
-  return v;
+  return rt__step_int(stmt(w, a, id), dflt);
 }
 
 /* ---- cf_agents_runs ------------------------------------------------------ */
@@ -274,14 +268,10 @@ int rt__w_schedule_time(rt_world *w, uint32_t a, int64_t id, int64_t time_s, int
 
 int64_t rt__next_schedule_time(rt_world *w, uint32_t a, int64_t now_s, int64_t hung_s) {
   sqlite3_stmt *st = stmt(w, a, ST_SCH_MIN);
-  int64_t v = -1;
   if (!st) return -1;
   sqlite3_bind_int64(st, 1, now_s - hung_s);
   sqlite3_bind_int64(st, 2, hung_s);
-  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-    v = sqlite3_column_int64(st, 0);
-  sqlite3_reset(st);
-  return v;
+  return rt__step_int(st, -1);
 }
 
 static void row_read(sqlite3_stmt *st, rt_sched_row *r) {

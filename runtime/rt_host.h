@@ -294,6 +294,9 @@ int rt__store_register(rt_store_module *m);
 /* Statement k of module m on actor a's database (opened if needed), reset;
 ** NULL with a message on an SQL error. */
 sqlite3_stmt *rt__stmt(rt_world *w, uint32_t a, const rt_store_module *m, int k);
+/* Steps st (bound, or NULL) once and resets it: column 0 of its first row as
+** an integer, or dflt when st is NULL, has no row or the value is NULL. */
+int64_t rt__step_int(sqlite3_stmt *st, int64_t dflt);
 /* Opens the turn's transaction if needed; returns 0 or -1 (no database,
 ** storage broken). */
 int rt__txn_join(rt_world *w, uint32_t a);

@@ -491,14 +491,17 @@ void rt__scan_free(rt_actor *ac) {
   }
 }
 
-static int64_t one_int(rt_world *w, uint32_t a, int id, int64_t dflt) {
-  sqlite3_stmt *st = stmt(w, a, id);
+int64_t rt__step_int(sqlite3_stmt *st, int64_t dflt) {
   int64_t v = dflt;
   if (!st) return dflt;
   if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
     v = sqlite3_column_int64(st, 0);
   sqlite3_reset(st);
   return v;
+}
+
+static int64_t one_int(rt_world *w, uint32_t a, int id, int64_t dflt) {
+  return rt__step_int(stmt(w, a, id), dflt);
 }
 
 int64_t rt__stored_alarm(rt_world *w, uint32_t a) { return one_int(w, a, ST_ALARM_GET, -1); }
