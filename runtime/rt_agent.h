@@ -99,6 +99,9 @@ typedef struct rt_model_calls {
   int64_t (*save_messages)(rt_world *w, uint32_t a, const char *text);
   int (*abort_tool_run)(rt_world *w, uint32_t a, int64_t run, const char *by);
   int (*open_tool_runs)(rt_world *w, uint32_t a, int64_t *out, int cap);
+  int64_t (*run_tool)(rt_world *w, uint32_t a, uint32_t child, int64_t work_us, int64_t run_id,
+                      int *status);
+  int (*tool_info)(rt_world *w, uint32_t a, int64_t run, char *err, size_t n);
 } rt_model_calls;
 extern rt_model_calls rt__model_calls;
 

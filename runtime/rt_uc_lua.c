@@ -115,6 +115,10 @@ static rt_uc_status lua_on_chat_recovery(void *st, rt_sdk_actor *self, const rt_
 static rt_uc_status lua_on_agent_tool_finish(void *st, rt_sdk_actor *self, int64_t run,
                                              int status, const char *error) {
   lua_uc *u = st;
+  if (rt__lg_scripted(self->w, self->a)) { /* the script's own, if it has one */
+    rt_uc_status how = rt__lg_tool_finish(self->w, self->a, run, status, error);
+    if (how != RT_UC_ABSENT || RT_MEM(self->w, self->a) != self->m) return how;
+  }
   return u->fb->on_agent_tool_finish
              ? u->fb->on_agent_tool_finish(u->fb_st, self, run, status, error)
              : RT_UC_ABSENT;

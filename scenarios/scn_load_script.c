@@ -19,7 +19,7 @@
 
 /* The SDK callbacks a script may define, and those it may not yet (the
 ** runtime does not call them for scripts). */
-static const char *const wired[] = {"onStart", "onFiberRecovered", NULL};
+static const char *const wired[] = {"onStart", "onFiberRecovered", "onAgentToolFinish", NULL};
 static const char *const sdk_callbacks[] = {
     "onStart",   "onFiberRecovered", "onChatRecovery", "onAgentToolFinish", "onRequest",
     "onConnect", "onMessage",        "onClose",        "onError",           "onAlarm",
