@@ -224,6 +224,32 @@ static void test_finish_hook_throws_or_waits(void **st) {
   }
 }
 
+/* A finish hook that aborts another run runs that run's hook inside its own
+** slice: the outer slice's instruction count goes on after it (two loops
+** of ~6M instructions around the abort exceed the 10M budget together). */
+static void test_nested_hook_keeps_budget(void **st) {
+  world x;
+  (void)st;
+  make(&x, "local A = {}\n"
+           "function A:go()\n"
+           "  self:runFiber('a', function() return self:runAgentTool('researcher', nil, {work = 100}).status end)\n"
+           "  self:runFiber('b', function() return self:runAgentTool('researcher', nil, {work = 5000}).status end)\n"
+           "end\n"
+           "local function spin(n) local x = 0 for i = 1, n do x = x + i end return x end\n"
+           "function A:onAgentToolFinish(run)\n"
+           "  if run.status ~= 'completed' then return end\n"
+           "  spin(3000000)\n"
+           "  for _, id in ipairs(self:openAgentTools()) do self:abortAgentTool(id) end\n"
+           "  spin(3000000)\n"
+           "end\n"
+           "return A\n");
+  assert_int_equal(rt_invoke_at(x.w, 0, "go", NULL, MS(100)), 0);
+  sim_run(&x.s, MS(10000), 0);
+  assert_int_equal(count_kind(&x, RT_EV_TOOLRUN_ABORT), 1); /* the abort ran, nested */
+  assert_non_null(strstr(rt_world_fatal(x.w), "instruction budget exhausted in onAgentToolFinish"));
+  done(&x);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_await_result),
@@ -231,6 +257,7 @@ int main(void) {
       cmocka_unit_test(test_bad_arguments),
       cmocka_unit_test(test_abort_and_open),
       cmocka_unit_test(test_finish_hook_throws_or_waits),
+      cmocka_unit_test(test_nested_hook_keeps_budget),
   };
   return cmocka_run_group_tests_name("luatool", tests, NULL, NULL);
 }
