@@ -9,6 +9,8 @@
 ** rt__onstart_finish, rt__hook_finish and rt__fiber_end. A callback the
 ** script does not define falls back to the world's default table (the
 ** declarative menu), so the agent core has no script-specific branch.
+** onAgentToolFinish is the synchronous exception: the script's function runs
+** to its end inside the call (rt__lg_tool_finish) and answers DONE or THREW.
 ** Invoke and call messages, replies and schedule callbacks still reach the
 ** script through its extension rt__lua_ext (rt_luaagent.c).
 */
