@@ -527,8 +527,14 @@ static const char prelude[] =
     "  if not ok then error(r, 0) end\n"
     "  return r\n"
     "end\n"
-    "function Agent:schedule(when, cb, payload, opts) return P.schedule(when, cb, payload, opts, false) end\n"
-    "function Agent:scheduleEvery(every, cb, payload, opts) return P.schedule(every, cb, payload, opts, true) end\n"
+    "function Agent:schedule(when, cb, payload, opts)\n"
+    "  local id = H.at_caller(P.schedule, when, cb, payload, opts, false)\n"
+    "  return id\n"
+    "end\n"
+    "function Agent:scheduleEvery(every, cb, payload, opts)\n"
+    "  local id = H.at_caller(P.schedule, every, cb, payload, opts, true)\n"
+    "  return id\n"
+    "end\n"
     "function Agent:cancelSchedule(x) return P.cancel(x) end\n"
     "function Agent:call(actor, method, args)\n"
     "  if type(actor) ~= 'string' then error('call: the actor must be its id (a string)', 2) end\n"
@@ -1189,14 +1195,22 @@ void rt__lg_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t value) {
 static const char prelude_chat[] =
     "local P, H = ...\n"
     "local Agent = getmetatable(H.self)\n"
-    "function Agent:continueLastTurn() return P.continue_last_turn() end\n"
+    "-- f(...) whose error names the line of the script that called the method\n"
+    "-- (the method must call it without a tail call: level 3 is the script)\n"
+    "function H.at_caller(f, ...)\n"
+    "  local ok, r = pcall(f, ...)\n"
+    "  if not ok then error(r, 3) end\n"
+    "  return r\n"
+    "end\n"
+    "function Agent:continueLastTurn() local r = H.at_caller(P.continue_last_turn) return r end\n"
+    "function Agent:cancelChat() local r = H.at_caller(P.chat_cancel) return r end\n"
     "function Agent:saveMessages(text)\n"
     "  if type(text) ~= 'string' or text == '' then\n"
     "    error('saveMessages: the user message must be a non-empty string, not ' .. type(text), 2)\n"
     "  end\n"
-    "  return P.save_messages(text)\n"
+    "  local id = H.at_caller(P.save_messages, text)\n"
+    "  return id\n"
     "end\n"
-    "function Agent:cancelChat() return P.chat_cancel() end\n"
     "function H.schedule_call(fn, self, payload, schedule)\n"
     "  return fn(self, P.unjson(payload), schedule)\n"
     "end\n"
@@ -1294,8 +1308,9 @@ static int run_waited(rt_lagent *lg, int ci, int nargs, lg_sync *sy) {
   return 0;
 }
 
-/* Pushes the schedule row being run as the SDK's Schedule object, plus
-** attempt (tryN's, from 1). */
+/* Pushes the schedule row being run as the SDK's Schedule object (id,
+** callback, type, time; cron or intervalSeconds), plus attempt (tryN's,
+** from 1). */
 static void push_schedule(rt_lagent *lg, const rt_sched_row *r, int attempt) {
   lua_State *L = rt_lua_L(lg->x);
   lua_createtable(L, 0, 8);
@@ -1313,9 +1328,6 @@ static void push_schedule(rt_lagent *lg, const rt_sched_row *r, int attempt) {
   } else if (!strcmp(r->type, "interval")) {
     lua_pushinteger(L, r->interval_s);
     lua_setfield(L, -2, "intervalSeconds");
-  } else {
-    lua_pushinteger(L, r->delay_s);
-    lua_setfield(L, -2, "delayInSeconds");
   }
   lua_pushinteger(L, attempt);
   lua_setfield(L, -2, "attempt");
