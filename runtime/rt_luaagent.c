@@ -84,10 +84,10 @@ struct rt_lagent {
   lg_sync *sync;            /* a caller waiting for a callback's first slice */
 };
 
-/* Scripts own no SDK table; their writes are RT_W_USER_SQL on the user's
-** own tables (the WRITE record's table: "user"). */
 static int load_prelude_chat(rt_lagent *lg);
 
+/* Scripts own no SDK table; their writes are RT_W_USER_SQL on the user's
+** own tables (the WRITE record's table: "user"). */
 static const rt_store_op lua_ops[] = {{RT_W_USER_SQL, "user"}};
 rt_store_module rt__lua_store = {"lua", "", NULL, 0, 0, lua_ops, 1, 0, 0};
 
