@@ -223,6 +223,39 @@ static void crash_at(sim *s, void *ctx, uint64_t arg) {
   rt_kill_actor((rt_world *)ctx, (uint32_t)arg, RT_DEATH_CRASH);
 }
 
+/* An onAlarm that waits runs on while alarm() goes on; one that throws is
+** reported and alarm() still runs the due schedules. */
+static void test_on_alarm_waits_or_throws(void **st) {
+  world x;
+  (void)st;
+  make(&x, "local A = {}\n"
+           "function A:arm() self:schedule(1, 'tick') end\n"
+           "function A:tick() revenant.log('tick') end\n"
+           "function A:onAlarm()\n"
+           "  if revenant.now() < 1500 then error('alarm broke') end\n"
+           "end\n"
+           "return A\n");
+  assert_int_equal(rt_invoke_at(x.w, 0, "arm", NULL, MS(100)), 0);
+  sim_run(&x.s, MS(1500), 0);
+  assert_int_equal(count_kind(&x, RT_EV_SCRIPT_ERROR), 1);
+  assert_string_equal(str_of(&x, RT_EV_SCRIPT_ERROR, 0), "onAlarm");
+  assert_non_null(strstr(str2_of(&x, RT_EV_SCRIPT_ERROR, 0), "agent.lua:5: alarm broke"));
+  assert_string_equal(str_of(&x, RT_EV_USER_LOG, 0), "tick"); /* the schedule still ran */
+  done(&x);
+  make(&x, "local A = {}\n"
+           "function A:arm() self:schedule(1, 'tick') end\n"
+           "function A:tick() revenant.log('tick') end\n"
+           "function A:onAlarm() revenant.work(2000) revenant.log('alarm done') end\n"
+           "return A\n");
+  assert_int_equal(rt_invoke_at(x.w, 0, "arm", NULL, MS(100)), 0);
+  sim_run(&x.s, MS(5000), 0);
+  assert_string_equal(rt_world_fatal(x.w), "");
+  assert_string_equal(str_of(&x, RT_EV_USER_LOG, 0), "tick");
+  assert_string_equal(str_of(&x, RT_EV_USER_LOG, 1), "alarm done");
+  assert_true(index_of(&x, RT_EV_ALARM_DONE, NULL) < index_of(&x, RT_EV_USER_LOG, "alarm done"));
+  done(&x);
+}
+
 /* A chat turn cut after its first chunks, recovered by a request: what the
 ** script's onChatRecovery saw (its log) and what the SDK did. */
 static void run_chat_recovery(world *x, const char *hook) {
@@ -342,6 +375,7 @@ int main(void) {
       cmocka_unit_test(test_schedule_bad_arguments),
       cmocka_unit_test(test_schedule_retry_and_wait),
       cmocka_unit_test(test_on_alarm),
+      cmocka_unit_test(test_on_alarm_waits_or_throws),
       cmocka_unit_test(test_chat_recovery_ctx_and_options),
       cmocka_unit_test(test_chat_recovery_nil_and_persist),
       cmocka_unit_test(test_chat_recovery_failures),
