@@ -37,16 +37,7 @@ typedef struct rt_lagent rt_lagent;
 /* The incarnation's agent state: the extension's slot of its memory. */
 #define LG_OF_MEM(m) (*(rt_lagent **)&RT_EXT_MEM((m), &rt__lua_ext))
 
-enum { LC_REQUEST = 1, LC_RPC, LC_FIBER, LC_HOOK, LC_ONSTART, LC_SCHEDULE, LC_ALARM, LC_SYNC };
-
-/* Where a callback that the caller waits for now (a schedule callback's
-** first slice, onChatRecovery) leaves its outcome when it ends in that
-** slice: on the caller's stack, so that it outlives a death of the state. */
-typedef struct lg_sync {
-  int ci;                   /* the coroutine it waits for */
-  int ended, ok;
-  char err[RT_UC_TEXT];
-} lg_sync;
+enum { LC_REQUEST = 1, LC_RPC, LC_FIBER, LC_HOOK, LC_ONSTART, LC_SCHEDULE };
 
 typedef struct lg_co {
   int used;
@@ -62,6 +53,17 @@ typedef struct lg_co {
   int made_fiber;           /* LC_HOOK: it called runFiber */
   char what[64];            /* the callback, for records */
 } lg_co;
+
+enum { LC_ALARM = 40, LC_SYNC }; /* onAlarm; a callback run to its end now (onChatRecovery) */
+
+/* Where a callback that the caller waits for now (a schedule callback's
+** first slice, onChatRecovery) leaves its outcome when it ends in that
+** slice: on the caller's stack, so that it outlives a death of the state. */
+typedef struct lg_sync {
+  int ci;                   /* the coroutine it waits for */
+  int ended, ok;
+  char err[RT_UC_TEXT];
+} lg_sync;
 
 typedef struct lg_end {
   int64_t id;
@@ -276,7 +278,7 @@ static int p_ka_release(lua_State *L) {
 }
 
 /* The SDK handle of the script's actor for an rt_sdk.h call. */
-static rt_sdk_actor sdk_self(rt_lagent *lg) {
+static rt_sdk_actor lg_sdk(rt_lagent *lg) {
   rt_sdk_actor me = {lg->w, lg->a, RT_MEM(lg->w, lg->a), current_fiber(lg)};
   return me;
 }
@@ -324,7 +326,7 @@ static int p_schedule(lua_State *L) {
     if (!lua_isnil(L, -1)) idem = lua_toboolean(L, -1);
     lua_pop(L, 1);
   }
-  rt_sdk_actor me = sdk_self(lg);
+  rt_sdk_actor me = lg_sdk(lg);
   char err[200] = "";
   int64_t id = rt_sdk_schedule_with(&me, cb, &when, payload[0] ? payload : NULL, idem, NULL, err,
                                     sizeof err);
@@ -1235,7 +1237,7 @@ static const char prelude_chat[] =
 /* P.continue_last_turn() -> "started" | "skipped" (continueLastTurn()) */
 static int p_continue_last_turn(lua_State *L) {
   rt_lagent *lg = lg_of(L);
-  rt_sdk_actor me = sdk_self(lg);
+  rt_sdk_actor me = lg_sdk(lg);
   int rc = rt_sdk_continue_last_turn(&me);
   if (lg->dead) return luaL_error(L, "this actor's incarnation has ended");
   if (rc < 0) return luaL_error(L, "continueLastTurn: this actor has no chat (AIChatAgent) state");
@@ -1246,7 +1248,7 @@ static int p_continue_last_turn(lua_State *L) {
 /* P.save_messages(text) -> the request id of its turn (saveMessages) */
 static int p_save_messages(lua_State *L) {
   rt_lagent *lg = lg_of(L);
-  rt_sdk_actor me = sdk_self(lg);
+  rt_sdk_actor me = lg_sdk(lg);
   int64_t req = rt_sdk_save_messages(&me, luaL_checkstring(L, 1));
   if (lg->dead) return luaL_error(L, "this actor's incarnation has ended");
   if (req < 0) return luaL_error(L, "saveMessages: this actor has no chat (AIChatAgent) state");
@@ -1257,7 +1259,7 @@ static int p_save_messages(lua_State *L) {
 /* P.chat_cancel() -> true if a running turn was cancelled */
 static int p_chat_cancel(lua_State *L) {
   rt_lagent *lg = lg_of(L);
-  rt_sdk_actor me = sdk_self(lg);
+  rt_sdk_actor me = lg_sdk(lg);
   int rc = rt_sdk_chat_cancel(&me);
   if (lg->dead) return luaL_error(L, "this actor's incarnation has ended");
   if (rc < 0) return luaL_error(L, "cancelChat: this actor has no chat (AIChatAgent) state");
