@@ -55,11 +55,14 @@ enum rt_agent_msg {
   MSG_SCHEDULE_EX,      /* request that calls schedule / scheduleEvery with
                            cron, payload or idempotent: arg indexes the
                            world's sched_reqs; str callback */
-  MSG_LUA_INVOKE,       /* request that calls a script's method: str method,
-                           arg its arguments (JSON trace string, 0: none) */
-  MSG_LUA_CALL,         /* actor → actor: self:call(actor, method, args), as
-                           MSG_LUA_INVOKE; the reply carries the result JSON
-                           or the error message as a trace string */
+  MSG_INVOKE,           /* request that calls a user method by name (the
+                           user-code table's on_request): str method, arg its
+                           arguments (JSON trace string, 0: none) */
+  MSG_RPC,              /* actor → actor: an RPC method call with JSON
+                           arguments (user code's rt__user_call), as
+                           MSG_INVOKE but through on_call; the reply carries
+                           the result JSON or the error message as a trace
+                           string */
   MSG_KINDS
 };
 
@@ -72,7 +75,8 @@ typedef enum rt_call_purpose {
   CALL_TOOL_ATTACH,         /* re-attach to a running child (#1640) */
   CALL_TOOL_CANCEL,         /* cancelAgentToolRun: the reply is ignored */
   CALL_TOOL_CHUNKS,         /* getAgentToolChunks: replay to a client or a reuse */
-  CALL_LUA,                 /* a script's self:call (key: its coroutine) */
+  CALL_USER,                /* user code's rt__user_call: the reply goes to the
+                               table's call_reply (key: the caller's key) */
   CALL_PURPOSES
 } rt_call_purpose;
 
@@ -407,12 +411,29 @@ int rt__schedule_find(rt_world *w, uint32_t a, const char *callback, int64_t *id
 int rt__schedule_match(rt_world *w, uint32_t a, const rt_sched_row *key, int by_callback,
                        int64_t *id);
 
+/* ---- user methods and calls (MSG_INVOKE, MSG_RPC, CALL_USER) ------------
+** The core serves a by-name request (MSG_INVOKE) through the table's
+** on_request and an RPC (MSG_RPC) through on_call; user code calls another
+** actor with rt__user_call and gets the reply through call_reply. */
+/* Sends RPC `method` with JSON `args` (NULL: null) from actor a to target;
+** the reply reaches a's table as call_reply(key, ok, value). 0, or -1 when
+** out of memory (nothing sent). */
+int rt__user_call(rt_world *w, uint32_t a, uint32_t target, const char *method,
+                  const char *args, int64_t key);
+/* A detached on_request (MSG_INVOKE) or on_call (MSG_RPC) of message `id`
+** ended: ok 1 with `value` (result JSON, NULL: undefined), ok 0 with the
+** error message `value`. Answers the request or the caller; nothing when
+** the message is no longer being served (the incarnation died). */
+void rt__user_request_end(rt_world *w, uint32_t a, int64_t id, int ok, const char *value);
+
 /* ---- Lua-scripted agents (rt_luaagent.c; issue #13) ---------------------
 ** A scripted actor's callbacks reach the core through its user-code table
-** (rt_uc_lua.c: onStart, onFiberRecovered, a fiber body, a fiber's end,
-** onAlarm, schedule callbacks, onChatRecovery, detached continuations
-** reported with the *_finish / rt__fiber_end / rt__schedule_end calls
-** below); its messages and replies come through its extension rt__lua_ext. The core (rt_agent.c) calls none of rt__lg_*. */
+** (rt_uc_lua.c: onStart, a method by request or RPC and the replies to its
+** calls, onFiberRecovered, a fiber body, a fiber's end, onAlarm, schedule
+** callbacks, onChatRecovery, detached continuations reported with the
+** *_finish / *_end calls here). Its extension rt__lua_ext keeps only the
+** script state's life (the Lua state per incarnation, the world's scripts)
+** and the user-SQL store op. The core (rt_agent.c) calls none of rt__lg_*. */
 extern rt_agent_ext rt__lua_ext;
 /* The body of a script's fiber ended, or ran its steps. */
 void rt__fiber_end(rt_world *w, uint32_t a, rt_fiber *f, int ok, const char *result);
@@ -444,6 +465,15 @@ int rt__lg_schedule_call(rt_world *w, uint32_t a, const char *callback, const ch
 ** script_error; the caller uses the SDK's defaults). */
 int rt__lg_chat_recovery(rt_world *w, uint32_t a, const rt_uc_chat_ctx *ctx,
                          rt_uc_chat_opts *opts);
+/* Starts the script's function `method` (args: a JSON array spread into
+** its arguments, or NULL) for message msg, a request (rpc 0) or an RPC (1):
+** 1 started (it ends in rt__user_request_end), 0 the script has no such
+** function. */
+int rt__lg_method(rt_world *w, uint32_t a, int rpc, const char *method, const char *args,
+                  int64_t msg);
+/* The reply to the script's self:call `key` (rt__user_call): its coroutine
+** goes on with (ok, value). */
+void rt__lg_call_reply(rt_world *w, uint32_t a, int64_t key, int ok, const char *value);
 int rt__lg_scripted(rt_world *w, uint32_t a);          /* the actor has a script */
 /* 1 if the script defines function `callback` (makes the incarnation's
 ** state on first use; a failure to make it ends the run: rt_world_fatal). */

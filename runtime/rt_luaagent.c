@@ -48,7 +48,7 @@ typedef struct lg_co {
   int ctx_ref;
   int64_t fiber;            /* the fiber this coroutine is the body of (LC_FIBER) */
   int64_t seq;              /* identity for timers and replies */
-  rt_msg msg;               /* LC_REQUEST, LC_RPC: the message served */
+  int64_t msg;              /* LC_REQUEST, LC_RPC: the id of the message served */
   int64_t await;            /* waiting for this fiber's end (0: not) */
   int made_fiber;           /* LC_HOOK: it called runFiber */
   int64_t tool;             /* waiting for runAgentTool's run (0: not) */
@@ -94,9 +94,6 @@ static int load_prelude_chat(rt_lagent *lg);
 ** own tables (the WRITE record's table: "user"). */
 static const rt_store_op lua_ops[] = {{RT_W_USER_SQL, "user"}};
 rt_store_module rt__lua_store = {"lua", "", NULL, 0, 0, lua_ops, 1, 0, 0};
-
-void rt__lg_request(rt_world *w, uint32_t a, const rt_msg *m);
-void rt__lg_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t value);
 
 /* ---- the world's scripts ------------------------------------------------ */
 
@@ -899,8 +896,6 @@ static void finish(rt_lagent *lg, int ci, int ok, const char *err, uint32_t resu
   rt_world *w = lg->w;
   uint32_t a = lg->a;
   lg_co c = lg->cos[ci];
-  rt_mem *m = RT_MEM(w, a);
-  rt_msg msg;
   if (c.kind == LC_FIBER && c.ctx_ref != LUA_NOREF) { /* the handle keeps the outcome */
     lua_State *L = rt_lua_L(lg->x);
     const char *v = ok ? (result ? sim_trace_str(&w->s->trace, result) : NULL) : err;
@@ -929,12 +924,7 @@ static void finish(rt_lagent *lg, int ci, int ok, const char *err, uint32_t resu
   }
   switch (c.kind) {
     case LC_REQUEST:
-      if (m && rt__pop_serving(&m->inc, c.msg.id, &msg)) rt__request_result(w, a, &msg, ok, err, res);
-      break;
-    case LC_RPC:
-      if (m && rt__pop_serving(&m->inc, c.msg.id, &msg))
-        rt__send_reply(w, a, &msg, ok, ok ? (int64_t)result : (int64_t)rt__str(w, err), 0);
-      break;
+    case LC_RPC: rt__user_request_end(w, a, c.msg, ok, ok ? res : err); break;
     case LC_FIBER: {
       rt_fiber *f = live_fiber(lg, c.fiber);
       if (f) rt__fiber_end(w, a, f, ok, ok ? res : err);
@@ -1049,18 +1039,12 @@ static int cmd_call(rt_lagent *lg, int ci) {
     lua_pushfstring(L, "call: no actor '%s' in the scenario", actor ? actor : "?");
     return run(lg, ci, 0, 2);
   }
-  rt_call *c = rt__new_call(w, lg->a, CALL_LUA, lg->cos[ci].seq, callee);
-  if (!c) {
+  if (rt__user_call(w, lg->a, callee, method, args, lg->cos[ci].seq) < 0) {
     lua_pushboolean(L, 0);
     lua_pushliteral(L, "call: out of memory");
     return run(lg, ci, 0, 2);
   }
-  c->str = rt__str(w, method);
-  char mcopy[64]; /* interning the args may move the trace's strings */
-  snprintf(mcopy, sizeof mcopy, "%s", method);
-  int64_t aid = rt__str(w, args ? args : "null");
-  rt__send_call(w, lg->a, callee, MSG_LUA_CALL, mcopy, RT_ENTRY_RPC, c, aid, 0);
-  return RT_LUA_YIELDED + 1000; /* waits for the reply */
+  return RT_LUA_YIELDED + 1000; /* waits for the reply: rt__lg_call_reply */
 }
 
 /* ---- runAgentTool: the command, the wake, onAgentToolFinish ------------ */
@@ -1259,7 +1243,7 @@ static void drive(rt_lagent *lg, int ci, int rc) {
 /* Starts mod[callback](self, args...) as a coroutine of kind `kind` with
 ** nargs values already pushed above nothing (the caller pushed them after
 ** the function and self: see start_callback). */
-static int start_callback(rt_lagent *lg, int kind, const char *callback, const rt_msg *msg,
+static int start_callback(rt_lagent *lg, int kind, const char *callback, int64_t msg,
                           const char *args_json, int spread) {
   lua_State *L = rt_lua_L(lg->x);
   if (!push_callback(lg, callback)) return -1;
@@ -1268,7 +1252,7 @@ static int start_callback(rt_lagent *lg, int kind, const char *callback, const r
     lua_pop(L, 1);
     return -1;
   }
-  if (msg) lg->cos[ci].msg = *msg;
+  lg->cos[ci].msg = msg;
   lua_rawgeti(L, LUA_REGISTRYINDEX, lg->self_ref);
   int nargs = 1;
   if (args_json) {
@@ -1291,31 +1275,10 @@ static int start_callback(rt_lagent *lg, int kind, const char *callback, const r
   return 0;
 }
 
-void rt__lg_request(rt_world *w, uint32_t a, const rt_msg *m) {
-  const char *method = sim_trace_str(&w->s->trace, m->str);
-  char mbuf[64];
-  size_t ml = method ? strlen(method) : 0;
-  if (ml >= sizeof mbuf) ml = sizeof mbuf - 1;
-  memcpy(mbuf, method ? method : "", ml);
-  mbuf[ml] = 0;
+int rt__lg_method(rt_world *w, uint32_t a, int rpc, const char *method, const char *args,
+                  int64_t msg) {
   rt_lagent *lg = lg_get(w, a);
-  /* read after lg_get (making the state interns strings); decoded by
-  ** start_callback before anything else is interned */
-  const char *args = m->arg ? sim_trace_str(&w->s->trace, (uint32_t)m->arg) : NULL;
-  int rpc = m->kind == MSG_LUA_CALL;
-  if (!lg && rpc && !script_of(w, a)) { /* a plain actor answers an RPC: nil */
-    rt__send_reply(w, a, m, 1, 0, 0);
-    return;
-  }
-  rt__push_serving(&RT_MEM(w, a)->inc, m);
-  if (!lg || start_callback(lg, rpc ? LC_RPC : LC_REQUEST, mbuf, m, args, 1) < 0) {
-    char err[160];
-    rt_msg held;
-    snprintf(err, sizeof err, "%s is not a method of %s's script", mbuf, w->actors[a].spec.id);
-    if (!RT_MEM(w, a) || !rt__pop_serving(&RT_MEM(w, a)->inc, m->id, &held)) return;
-    if (rpc) rt__send_reply(w, a, &held, 0, rt__str(w, err), 0);
-    else rt__request_done(w, a, &held, 0, err);
-  }
+  return lg && start_callback(lg, rpc ? LC_RPC : LC_REQUEST, method, msg, args, 1) == 0;
 }
 
 void rt__lg_fiber_begin(rt_world *w, uint32_t a, int64_t id) {
@@ -1373,20 +1336,17 @@ int rt__lg_onstart(rt_world *w, uint32_t a) {
   rt_lagent *lg = lg_get(w, a);
   if (!lg || !push_callback(lg, "onStart")) return 0;
   lua_pop(rt_lua_L(lg->x), 1);
-  if (start_callback(lg, LC_ONSTART, "onStart", NULL, NULL, 0) < 0) return 0;
+  if (start_callback(lg, LC_ONSTART, "onStart", 0, NULL, 0) < 0) return 0;
   return 1;
 }
 
-void rt__lg_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t value) {
+void rt__lg_call_reply(rt_world *w, uint32_t a, int64_t key, int ok, const char *value) {
   rt_lagent *lg = RT_MEM(w, a) ? LG_OF_MEM(RT_MEM(w, a)) : NULL;
-  int64_t seq = c->key;
-  c->live = 0;
-  int ci = lg ? co_by_seq(lg, seq) : -1;
+  int ci = lg ? co_by_seq(lg, key) : -1;
   if (ci < 0) return;
   lua_State *L = rt_lua_L(lg->x);
-  const char *v = value ? sim_trace_str(&w->s->trace, (uint32_t)value) : NULL;
   lua_pushboolean(L, ok);
-  if (v) lua_pushstring(L, v);
+  if (value) lua_pushstring(L, value);
   else if (ok) lua_pushliteral(L, "null");
   else lua_pushliteral(L, "the call failed (the callee died or the call was dropped)");
   drive(lg, ci, run(lg, ci, 0, 2));
@@ -1493,7 +1453,7 @@ int rt__lg_alarm(rt_world *w, uint32_t a) {
   rt_lagent *lg = lg_get(w, a);
   if (!lg || !push_callback(lg, "onAlarm")) return RT_UC_ABSENT;
   lua_pop(rt_lua_L(lg->x), 1);
-  start_callback(lg, LC_ALARM, "onAlarm", NULL, NULL, 0);
+  start_callback(lg, LC_ALARM, "onAlarm", 0, NULL, 0);
   return RT_UC_DETACHED;
 }
 
@@ -1620,28 +1580,20 @@ int rt_invoke_at(rt_world *w, uint32_t a, const char *method, const char *args_j
                  int64_t at_us) {
   rt_msg m = {0};
   if (!method || !*method || a >= w->n_actors) return -1;
-  m.kind = MSG_LUA_INVOKE;
+  m.kind = MSG_INVOKE;
   m.entry = RT_ENTRY_FETCH;
   m.str = rt__str(w, method);
   m.arg = args_json ? rt__str(w, args_json) : 0;
   return rt__deliver_at(w, a, &m, at_us);
 }
 
-/* The script's extension of the agent core: its messages (invoke, a
-** script-to-script call), the replies to its calls and its state's life
-** (rt_agent.h). Schedule callbacks come through the user-code table. */
-static const int lua_kinds[] = {MSG_LUA_INVOKE, MSG_LUA_CALL};
-static const int lua_purposes[] = {CALL_LUA};
-
+/* The script's extension of the agent core: only its state's life (the Lua
+** state of an incarnation, the world's scripts) and the user-SQL store op.
+** Its callbacks, methods, calls and replies go through the user-code table
+** (rt_uc_lua.c). */
 rt_agent_ext rt__lua_ext = {
     .name = "lua",
     .store = &rt__lua_store,
-    .kinds = lua_kinds,
-    .n_kinds = 2,
-    .message = rt__lg_request,
-    .purposes = lua_purposes,
-    .n_purposes = 1,
-    .reply = rt__lg_reply,
     .mem_free = lg_mem_free,
     .world_free = lg_world_free,
 };
