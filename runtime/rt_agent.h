@@ -191,6 +191,10 @@ typedef struct rt_mem {
   int64_t pending_resume[RT_MAX_ORPHANS]; /* fibers made by recovery hooks:
                                              their bodies run after startup */
   int n_pending_resume;
+  /* hook_run_fiber "after_startup" (the old bug): the hooks' whole runFiber
+  ** calls, made after a startup that succeeds, dropped when onStart throws */
+  struct { int prog, pc; int64_t from; uint32_t carry; } parked_runs[RT_MAX_ORPHANS];
+  int n_parked_runs;
   rt_legacy_pending legacy_pending[RT_MAX_ORPHANS]; /* the legacy model's */
   int n_legacy_pending;
   void *ext_mem[RT_EXT_MAX];/* each extension's incarnation state */
