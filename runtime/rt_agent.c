@@ -63,8 +63,10 @@ static rt_agent_ext *fiber_ext(const rt_fiber *f) {
 }
 
 static int ext_recover_orphan(rt_world *w, uint32_t a, const rt_orphan *o) {
-  for (int i = 0; i < n_exts; i++)
-    if (exts[i]->recover_orphan && exts[i]->recover_orphan(w, a, o) == 0) return 0;
+  for (int i = 0; i < n_exts; i++) {
+    int rc = exts[i]->recover_orphan ? exts[i]->recover_orphan(w, a, o) : -1;
+    if (rc >= 0) return rc;
+  }
   return -1;
 }
 
@@ -583,19 +585,14 @@ static void hook_done(sim *s, void *ctx, uint64_t arg) {
   char *snap_text = strdup(sim_trace_str(&w->s->trace, snap));
   (void)s;
   if (!snap_text) snap_text = strdup("null");
-  int took = ext_recover_orphan(w, a, o) == 0;
-  if (RT_MEM(w, a) != m) { /* died in the user's onChatRecovery */
+  int took = ext_recover_orphan(w, a, o);
+  if (RT_MEM(w, a) != m || took == 1) { /* died in the user's onChatRecovery, or it waits */
     free(snap_text);
     return;
   }
-  if (took) {
-    /* an internal fiber (a chat turn): _handleInternalFiberRecovery took it (A.7 step 4) */
-    hook_end(w, a, o, RT_CB_RETURNED, NULL);
-    rt__w_fiber_delete(w, a, o->id);
-    m->scan_progress = 1;
-    m->orphan_idx++;
+  if (took == 0) {
     free(snap_text);
-    hook_next(w, a);
+    rt__orphan_recovered(w, a);
     return;
   }
   /* the user's onFiberRecovered continues after its work (rt_usercode.h) */
@@ -656,6 +653,18 @@ static void hook_done(sim *s, void *ctx, uint64_t arg) {
   }
   m->orphan_idx++;
   free(snap_text);
+  hook_next(w, a);
+}
+
+void rt__orphan_recovered(rt_world *w, uint32_t a) {
+  rt_mem *m = RT_MEM(w, a);
+  if (!m || !m->recovery_in_progress || m->orphan_idx >= m->n_orphans) return;
+  const rt_orphan *o = &m->orphans[m->orphan_idx];
+  /* an internal fiber (a chat turn): _handleInternalFiberRecovery took it (A.7 step 4) */
+  hook_end(w, a, o, RT_CB_RETURNED, NULL);
+  rt__w_fiber_delete(w, a, o->id);
+  m->scan_progress = 1;
+  m->orphan_idx++;
   hook_next(w, a);
 }
 

@@ -273,7 +273,8 @@ typedef struct rt_agent_ext {
   /* alarm(), after the due schedules: nonzero stops the handler (-1 died). */
   int (*alarm)(rt_world *w, uint32_t a);
   /* _checkRunFibers found orphan o: 0 if the extension recovered it itself
-  ** (an internal fiber), -1 if it is not its own. */
+  ** (an internal fiber), 1 if it took it and recovers it later (user code it
+  ** awaits: it then calls rt__orphan_recovered), -1 if it is not its own. */
   int (*recover_orphan)(rt_world *w, uint32_t a, const rt_orphan *o);
   /* A fiber of this extension (rt_fiber.legacy) stashed at pc / ended. */
   int (*fiber_stash)(rt_world *w, uint32_t a, int64_t id, int pc);
@@ -445,6 +446,9 @@ void rt__fiber_end(rt_world *w, uint32_t a, rt_fiber *f, int ok, const char *res
 ** is the caller's (f->lua). NULL on OOM. */
 rt_fiber *rt__fiber_create_named(rt_world *w, uint32_t a, const char *name,
                                  int64_t recovered_from);
+/* The extension that answered 1 from recover_orphan has recovered the
+** current orphan: its row is deleted and _checkRunFibers goes on. */
+void rt__orphan_recovered(rt_world *w, uint32_t a);
 /* A script's onFiberRecovered for the current orphan ended: returned
 ** (resumed: it called runFiber) or threw err. Goes on with the next row. */
 void rt__hook_finish(rt_world *w, uint32_t a, int ok, const char *err, int resumed);

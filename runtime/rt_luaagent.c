@@ -55,8 +55,9 @@ typedef struct lg_co {
   char what[64];            /* the callback, for records */
 } lg_co;
 
-enum { LC_ALARM = 40, LC_SYNC }; /* onAlarm; a callback run to its end now (onChatRecovery,
-                                  ** onAgentToolFinish) */
+enum { LC_ALARM = 40, LC_SYNC }; /* onAlarm; a callback run to its end now
+                                  ** (onAgentToolFinish) */
+enum { LC_CHATREC = 50 };        /* onChatRecovery: awaited; it may wait */
 
 /* Where a callback that the caller waits for now (a schedule callback's
 ** first slice, onChatRecovery) leaves its outcome when it ends in that
@@ -64,6 +65,7 @@ enum { LC_ALARM = 40, LC_SYNC }; /* onAlarm; a callback run to its end now (onCh
 typedef struct lg_sync {
   int ci;                   /* the coroutine it waits for */
   int ended, ok;
+  int persist, cont;        /* onChatRecovery's options (ended ok) */
   char err[RT_UC_TEXT];
 } lg_sync;
 
@@ -933,6 +935,7 @@ static void finish(rt_lagent *lg, int ci, int ok, const char *err, uint32_t resu
     case LC_HOOK: rt__hook_finish(w, a, ok, err, c.made_fiber); break;
     case LC_ONSTART: rt__onstart_finish(w, a, ok, err); break;
     case LC_SCHEDULE: rt__schedule_end(w, a, c.fiber, ok, err); break; /* c.fiber: the row */
+    case LC_CHATREC: rt__chat_recovery_end(w, a, 0, NULL); break; /* it threw (ok: chat_done) */
     default: break; /* onAlarm: its error is only reported */
   }
 }
@@ -1179,12 +1182,33 @@ rt_uc_status rt__lg_tool_finish(rt_world *w, uint32_t a, int64_t run_id, int sta
 
 /* Handles what coroutine ci did in its last slice, and whatever follows at
 ** once, until it waits or ends. */
+/* onChatRecovery (ci) returned: its options are the coroutine's two
+** results (the prelude's chat_recovery made them). To the caller waiting
+** for its first slice, else to the chat model (rt__chat_recovery_end). */
+static void chat_done(rt_lagent *lg, int ci) {
+  lg_co *c = &lg->cos[ci];
+  rt_uc_chat_opts o = {c->co.nres >= 2 && lua_toboolean(c->co.L, -c->co.nres),
+                       c->co.nres >= 2 && lua_toboolean(c->co.L, -c->co.nres + 1), NULL};
+  co_drop(lg, ci);
+  if (lg->sync && lg->sync->ci == ci) {
+    lg->sync->ended = lg->sync->ok = 1;
+    lg->sync->persist = o.persist;
+    lg->sync->cont = o.cont;
+    return;
+  }
+  rt__chat_recovery_end(lg->w, lg->a, 1, &o);
+}
+
 static void drive(rt_lagent *lg, int ci, int rc) {
   rt_world *w = lg->w;
   char err[600];
   for (;;) {
     if (rc == LG_GONE || rc == RT_LUA_YIELDED + 1000) return;
     lg_co *c = &lg->cos[ci];
+    if (rc == RT_LUA_DONE && c->kind == LC_CHATREC) {
+      chat_done(lg, ci);
+      return;
+    }
     if (rc == RT_LUA_DONE) {
       uint32_t res = result_json(lg, ci, err, sizeof err);
       if (res == UINT32_MAX) finish(lg, ci, 0, err, 0);
@@ -1548,9 +1572,10 @@ static void push_messages(rt_lagent *lg) {
 int rt__lg_chat_recovery(rt_world *w, uint32_t a, const rt_uc_chat_ctx *ctx,
                          rt_uc_chat_opts *opts) {
   rt_lagent *lg = lg_get(w, a);
+  lg_sync sy;
   if (!lg || !push_callback(lg, "onChatRecovery")) return RT_UC_ABSENT;
   lua_State *L = rt_lua_L(lg->x);
-  int ci = co_new(lg, LC_SYNC, "onChatRecovery");
+  int ci = co_new(lg, LC_CHATREC, "onChatRecovery");
   if (ci < 0) {
     lua_pop(L, 1);
     return RT_UC_THREW;
@@ -1560,20 +1585,12 @@ int rt__lg_chat_recovery(rt_world *w, uint32_t a, const rt_uc_chat_ctx *ctx,
   lua_rawgeti(L, LUA_REGISTRYINDEX, lg->self_ref);
   lua_pushstring(L, ctx->context ? ctx->context : "null");
   push_messages(lg);
-  /* run, not drive: the options are the coroutine's results, read here */
-  rt_mem *m = RT_MEM(w, a);
-  int rc = run(lg, ci, 1, 4);
-  if (rc == LG_GONE || RT_MEM(w, a) != m || LG_OF_MEM(m) != lg) return RT_UC_THREW;
-  if (rc == RT_LUA_DONE) {
-    lg_co *c = &lg->cos[ci];
-    opts->persist = c->co.nres >= 2 && lua_toboolean(c->co.L, -c->co.nres);
-    opts->cont = c->co.nres >= 2 && lua_toboolean(c->co.L, -c->co.nres + 1);
-    co_drop(lg, ci);
-    return RT_UC_DONE;
-  }
-  sync_failed(lg, ci, rc, "onChatRecovery: it cannot wait here (revenant.work, sleep, "
-              "self:call, runFiber and await yield; the runtime calls it synchronously)");
-  return RT_UC_THREW;
+  if (run_waited(lg, ci, 4, &sy)) return RT_UC_THREW; /* died: the caller sees it */
+  if (!sy.ended) return RT_UC_DETACHED; /* waits: it ends in rt__chat_recovery_end */
+  if (!sy.ok) return RT_UC_THREW;       /* reported by drive */
+  opts->persist = sy.persist;
+  opts->cont = sy.cont;
+  return RT_UC_DONE;
 }
 
 int rt_invoke_at(rt_world *w, uint32_t a, const char *method, const char *args_json,

@@ -63,6 +63,11 @@ rt_uc_status rt__lg_tool_finish(rt_world *w, uint32_t a, int64_t run, int status
 
 /* Subscribes chat turns to tool runs that end (rt__toolrun_on_terminal);
 ** once per process, before the first world. 0 or -1. */
+/* The script's onChatRecovery that waited (it answered RT_UC_DETACHED)
+** ended: ok 1 with the options it returned, ok 0 when it threw (reported;
+** the SDK's defaults apply). The turn's recovery goes on (A.12 steps 4-6)
+** and _checkRunFibers with the next row. */
+void rt__chat_recovery_end(rt_world *w, uint32_t a, int ok, const rt_uc_chat_opts *opts);
 int rt__chat_register(void);
 
 #endif
