@@ -431,16 +431,11 @@ int rt__user_call(rt_world *w, uint32_t a, uint32_t target, const char *method,
 ** the message is no longer being served (the incarnation died). */
 void rt__user_request_end(rt_world *w, uint32_t a, int64_t id, int ok, const char *value);
 
-/* ---- Lua-scripted agents (rt_luaagent.c; issue #13) ---------------------
-** A scripted actor's callbacks reach the core through its user-code table
-** (rt_uc_lua.c: onStart, a method by request or RPC and the replies to its
-** calls, onFiberRecovered, a fiber body, a fiber's end, onAlarm, schedule
-** callbacks, onChatRecovery, detached continuations reported with the
-** *_finish / *_end calls here). Its extension rt__lua_ext keeps only the
-** script state's life (the Lua state per incarnation, the world's scripts)
-** and the user-SQL store op. The core (rt_agent.c) calls none of rt__lg_*. */
-extern rt_agent_ext rt__lua_ext;
-/* The body of a script's fiber ended, or ran its steps. */
+/* ---- detached user code ends (rt_usercode.h: RT_UC_DETACHED) -----------
+** A user-code implementation that drives a callback itself (a Lua
+** coroutine: rt_uc_lua.c) reports its end here; the core names no script
+** symbol (tests/sh_seam.sh). */
+/* The body of a fiber (a script's) ended, or ran its steps. */
 void rt__fiber_end(rt_world *w, uint32_t a, rt_fiber *f, int ok, const char *result);
 /* runFiber(name) up to the body: the row, keepAlive, FIBER_START; the body
 ** is the caller's (f->lua). NULL on OOM. */
@@ -458,41 +453,5 @@ void rt__onstart_finish(rt_world *w, uint32_t a, int ok, const char *err);
 ** row `id` ended: returned (ok 1) or threw err. alarm() goes on as after a
 ** callback that returned at once: the next row, or tryN's retry. */
 void rt__schedule_end(rt_world *w, uint32_t a, int64_t id, int ok, const char *err);
-/* The script's onAlarm: RT_UC_ABSENT if it has none, else RT_UC_DETACHED
-** (it runs as a coroutine; its errors are reported, alarm() goes on). */
-int rt__lg_alarm(rt_world *w, uint32_t a);
-/* The script's schedule callback `callback(self, payload, schedule)` for
-** the row being run: RT_UC_ABSENT if the script has no such function; DONE
-** or THREW (message in out->value) when it ended at once; RT_UC_DETACHED
-** when it waits (it ends in rt__schedule_end). */
-int rt__lg_schedule_call(rt_world *w, uint32_t a, const char *callback, const char *payload,
-                         rt_uc_out *out);
-/* The script's onChatRecovery(ctx): RT_UC_ABSENT if it has none; DONE with
-** *opts filled from the options it returned; THREW when it threw, returned
-** something that is not options, or tried to wait (reported as
-** script_error; the caller uses the SDK's defaults). */
-int rt__lg_chat_recovery(rt_world *w, uint32_t a, const rt_uc_chat_ctx *ctx,
-                         rt_uc_chat_opts *opts);
-/* Starts the script's function `method` (args: a JSON array spread into
-** its arguments, or NULL) for message msg, a request (rpc 0) or an RPC (1):
-** 1 started (it ends in rt__user_request_end), 0 the script has no such
-** function. */
-int rt__lg_method(rt_world *w, uint32_t a, int rpc, const char *method, const char *args,
-                  int64_t msg);
-/* The reply to the script's self:call `key` (rt__user_call): its coroutine
-** goes on with (ok, value). */
-void rt__lg_call_reply(rt_world *w, uint32_t a, int64_t key, int ok, const char *value);
-int rt__lg_scripted(rt_world *w, uint32_t a);          /* the actor has a script */
-/* 1 if the script defines function `callback` (makes the incarnation's
-** state on first use; a failure to make it ends the run: rt_world_fatal). */
-int rt__lg_has(rt_world *w, uint32_t a, const char *callback);
-void rt__lg_fiber_begin(rt_world *w, uint32_t a, int64_t id);  /* a body's first slice */
-void rt__lg_fiber_ended(rt_world *w, uint32_t a, int64_t id, int ok, const char *result);
-/* Starts the script's onFiberRecovered for orphan o (1; snap: its stored
-** snapshot), or 0 when the script has none. It ends in rt__hook_finish. */
-int rt__lg_hook(rt_world *w, uint32_t a, const rt_uc_recovery *o, const char *snap);
-/* Starts the script's onStart (1; it ends in rt__onstart_finish) or 0. */
-int rt__lg_onstart(rt_world *w, uint32_t a);
-void rt__lg_fatal(rt_world *w, const char *msg); /* ends the run with msg */
 
 #endif
