@@ -713,6 +713,8 @@ int rt__check_run_fibers(rt_world *w, uint32_t a, int source) {
     return -1;
   }
   int n = rt__load_orphans(w, a, rows, RT_MAX_ORPHANS), k = 0;
+  if (n > 0 && !m->orphans && !(m->orphans = calloc(RT_MAX_ORPHANS, sizeof *m->orphans)))
+    n = 0; /* out of memory: nothing recovered by this scan */
   for (int i = 0; i < n; i++)
     if (!fiber_active(m, rows[i].id)) m->orphans[k++] = rows[i];
   rt__emit(w, RT_EV_RECOVERY_SCAN, a, source, k, 0, NULL);
@@ -929,6 +931,7 @@ static void alarm_handle(rt_world *w, uint32_t a, const rt_msg *msg) {
     rt__keepalive_acquire(w, a);
     sim_after(w->s, hold, m->inc.dom, onalarm_release, w, a);
   }
+  if (!m->due && !(m->due = calloc(RT_MAX_DUE, sizeof *m->due))) return; /* out of memory */
   m->n_due = rt__due_schedule_rows(w, a, w->s->now_us / 1000000, m->due, RT_MAX_DUE);
   m->due_idx = 0;
   sched_run(w, a);
@@ -1351,6 +1354,8 @@ static void class_mem_free(rt_world *w, rt_inc *inc) {
   if (m->uc_opened && m->uc && m->uc->close) m->uc->close(m->uc_state);
   free(m->fibers);
   free(m->req_fr);
+  free(m->orphans);
+  free(m->due);
 }
 
 static void class_world_free(rt_world *w) {

@@ -162,7 +162,9 @@ typedef struct rt_mem {
   int ext_idx;              /* SU_EXTS: the next extension's step */
   int64_t startup_began;
   rt_entry startup_entry;
-  rt_orphan orphans[RT_MAX_ORPHANS];
+  rt_orphan *orphans;       /* RT_MAX_ORPHANS rows, made by the first scan
+                               that finds one (most incarnations never do:
+                               a wake zeroes only what it needs, issue #18) */
   int n_orphans, orphan_idx;
   int orphan_source;        /* 1 startup, 2 alarm */
   int64_t rows[RT_MAX_ROWS];/* gated reconcile rows / deferred snapshot */
@@ -197,7 +199,7 @@ typedef struct rt_mem {
   rt_uc_frame *req_fr;      /* request handlers waiting (key: request id) */
   int n_req_fr, cap_req_fr;
   /* alarm(): the due schedule rows it runs, one callback at a time (A.5) */
-  rt_sched_row due[RT_MAX_DUE];
+  rt_sched_row *due;        /* RT_MAX_DUE rows, made by the first alarm() */
   int n_due, due_idx;
   int sched_attempt;        /* tryN attempt of the running callback (1..) */
   int sched_pc;             /* declarative callback: its next step */

@@ -118,7 +118,7 @@ typedef struct rt_db_written {
   int last_i;               /* ... and its index */
 } rt_db_written;
 
-#define RT_WIPE_STMTS 34    /* DELETE FROM each of 32 tables, BEGIN, COMMIT */
+#define RT_WIPE_STMTS 35    /* DELETE FROM each of 32 tables, BEGIN, COMMIT, a no-op */
 
 typedef struct rt_db {
   sqlite3 *db;
