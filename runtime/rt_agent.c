@@ -611,7 +611,7 @@ static void hook_done(sim *s, void *ctx, uint64_t arg) {
       const char *carry =
           resume && o->snapshot < 0 && strcmp(snap_text, "null") ? snap_text : NULL;
       rt_fiber *f = fiber_create(w, a, prog, pc, o->id, carry);
-      if (f && m->orphan_source == 1)
+      if (f && m->orphan_source == 1 && RT_MEM_ARRAY(m->pending_resume, RT_MAX_ORPHANS))
         m->pending_resume[m->n_pending_resume++] = f->id;
       else if (f)
         fiber_run(w, a, f);
@@ -1356,6 +1356,12 @@ static void class_mem_free(rt_world *w, rt_inc *inc) {
   free(m->req_fr);
   free(m->orphans);
   free(m->due);
+  free(m->rows);
+  free(m->snapshot);
+  free(m->deferred_rows);
+  free(m->finish);
+  free(m->pending_resume);
+  free(m->legacy_pending);
 }
 
 static void class_world_free(rt_world *w) {
