@@ -110,6 +110,13 @@ static int template_build(void) {
 static void written_hook(void *arg, int op, const char *dbname, const char *table,
                          sqlite3_int64 rowid);
 
+/* An in-memory database has one connection: it keeps its lock between
+** transactions, so that each one skips the checks of whether another
+** connection changed the file (issue #18: 8 % of a kill/recover cycle). */
+static int memdb_exclusive(sqlite3 *db) {
+  return sqlite3_exec(db, "PRAGMA locking_mode=EXCLUSIVE;", NULL, NULL, NULL) ? -1 : 0;
+}
+
 static int open_from_template(rt_db *d) {
   sqlite3 *db = d->db;
   if (template_build()) return -1;
@@ -121,7 +128,7 @@ static int open_from_template(rt_db *d) {
   return sqlite3_deserialize(db, "main", copy, template_sz, template_sz,
                              SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE)
              ? -1
-             : 0;
+             : memdb_exclusive(db);
 }
 
 static int open_from_image(rt_db *d);
@@ -335,7 +342,7 @@ static int open_from_image(rt_db *d) {
   return sqlite3_deserialize(d->db, "main", img, d->img_sz, d->img_sz,
                              SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE)
              ? -1
-             : 0;
+             : memdb_exclusive(d->db);
 }
 
 void rt__db_close(rt_db *d) {
