@@ -457,7 +457,13 @@ static void chk_observe(void *ctx, const sim_rec *r, uint64_t idx) {
     default:
       break;
   }
-  for (size_t k = 0; k < c->n_rec; k++) c->rec[k].fn(c, c->rec[k].st, r, idx);
+  if (r->kind < CHK_FILTER_KINDS) {
+    for (size_t k = 0; k < c->n_rec; k++)
+      if (c->rec[k].kinds[r->kind / 64] >> (r->kind % 64) & 1)
+        c->rec[k].fn(c, c->rec[k].st, r, idx);
+  } else {
+    for (size_t k = 0; k < c->n_rec; k++) c->rec[k].fn(c, c->rec[k].st, r, idx);
+  }
   if (r->kind == RT_EV_ACTOR_DEATH) {
     for (size_t k = 0; k < c->n_reg; k++)
       if (c->reg[k].k->on_death) c->reg[k].k->on_death(c, c->reg[k].st, r, idx);
@@ -611,7 +617,12 @@ int chk_register(chk_set *c, const chk_class *k, void *st) {
   c->reg[c->n_reg].k = k;
   c->reg[c->n_reg].st = st;
   c->n_reg++;
-  if (k->on_record) c->rec[c->n_rec++] = (struct chk_rec_hook){k->on_record, st};
+  if (k->on_record) {
+    struct chk_rec_hook *h = &c->rec[c->n_rec++];
+    *h = (struct chk_rec_hook){k->on_record, st, {0}};
+    for (uint32_t kind = 0; kind < CHK_FILTER_KINDS; kind++)
+      if (!k->record_kind || k->record_kind(kind)) h->kinds[kind / 64] |= 1ull << (kind % 64);
+  }
   return 0;
 }
 

@@ -166,6 +166,7 @@ struct chk_reg {
 struct chk_rec_hook {
   void (*fn)(chk_set *c, void *st, const sim_rec *r, uint64_t idx);
   void *st;
+  uint64_t kinds[CHK_FILTER_KINDS / 64]; /* bit k: called for kind k (record_kind) */
 };
 
 struct chk_set {
