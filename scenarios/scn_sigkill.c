@@ -34,6 +34,15 @@
 #define ID_BASE 1000000000LL
 #define MAX_KILLS 256
 
+const char *scn__tmp_root(void) {
+  const char *tmp = getenv("TMPDIR");
+  struct stat st;
+  if (tmp && *tmp && strlen(tmp) <= 150) return tmp;
+  if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && access("/dev/shm", W_OK | X_OK) == 0)
+    return "/dev/shm";
+  return "/tmp";
+}
+
 int scn_has_sigkill(const scn_scenario *sc) {
   return scn__has_sigkill(sc);
 }
@@ -294,9 +303,8 @@ int scn__run_sigkill(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy
                      const scn_run_opts *o, scn_result *res) {
   sim_config scfg = {seed, strategy, sc->pct_depth ? sc->pct_depth : 3, 10000};
   char dir[200];
-  const char *tmp = getenv("TMPDIR"); /* a swarm points it into its own directory */
-  if (!tmp || !*tmp || strlen(tmp) > 150) tmp = "/tmp";
-  snprintf(dir, sizeof dir, "%.150s/revenant-sigkill-XXXXXX", tmp);
+  /* a swarm points TMPDIR into its own directory */
+  snprintf(dir, sizeof dir, "%.150s/revenant-sigkill-XXXXXX", scn__tmp_root());
   memset(res, 0, sizeof *res);
   res->seed = seed;
   res->strategy = strategy;

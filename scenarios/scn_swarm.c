@@ -757,8 +757,7 @@ int scn_swarm_rerun(const scn_swarm *s, uint64_t j, scn_swarm_rerun_fn fn, void 
 /* ---- setup ---------------------------------------------------------------------- */
 
 static int make_tmpdir(scn_swarm *s) {
-  const char *t = getenv("TMPDIR");
-  snprintf(s->tmpdir, sizeof s->tmpdir, "%s/revenant-swarm-XXXXXX", t && *t ? t : "/tmp");
+  snprintf(s->tmpdir, sizeof s->tmpdir, "%s/revenant-swarm-XXXXXX", scn__tmp_root());
   if (mkdtemp(s->tmpdir)) return 0;
   snprintf(s->tmpdir, sizeof s->tmpdir, "/tmp/revenant-swarm-XXXXXX");
   if (mkdtemp(s->tmpdir)) return 0;
