@@ -457,7 +457,12 @@ static void chk_observe(void *ctx, const sim_rec *r, uint64_t idx) {
     default:
       break;
   }
-  if (r->kind < CHK_FILTER_KINDS) {
+  if (r->kind < CHK_FILTER_KINDS && c->n_rec <= 32) { /* in registration order */
+    for (uint32_t m = c->kind_hooks[r->kind]; m; m &= m - 1) {
+      const struct chk_rec_hook *h = &c->rec[__builtin_ctz(m)];
+      h->fn(c, h->st, r, idx);
+    }
+  } else if (r->kind < CHK_FILTER_KINDS) {
     for (size_t k = 0; k < c->n_rec; k++)
       if (c->rec[k].kinds[r->kind / 64] >> (r->kind % 64) & 1)
         c->rec[k].fn(c, c->rec[k].st, r, idx);
@@ -621,7 +626,10 @@ int chk_register(chk_set *c, const chk_class *k, void *st) {
     struct chk_rec_hook *h = &c->rec[c->n_rec++];
     *h = (struct chk_rec_hook){k->on_record, st, {0}};
     for (uint32_t kind = 0; kind < CHK_FILTER_KINDS; kind++)
-      if (!k->record_kind || k->record_kind(kind)) h->kinds[kind / 64] |= 1ull << (kind % 64);
+      if (!k->record_kind || k->record_kind(kind)) {
+        h->kinds[kind / 64] |= 1ull << (kind % 64);
+        if (c->n_rec <= 32) c->kind_hooks[kind] |= 1u << (c->n_rec - 1);
+      }
   }
   return 0;
 }

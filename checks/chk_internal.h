@@ -201,6 +201,8 @@ struct chk_set {
   size_t n_reg, cap_reg;
   struct chk_rec_hook *rec;         /* on_record hooks (chk_rec_hook) */
   size_t n_rec, cap_rec;
+  uint32_t kind_hooks[CHK_FILTER_KINDS]; /* while n_rec <= 32: bit k set when
+                                       rec[k] is called for that kind */
   const char *const *names;         /* actor index -> name, for messages */
   uint32_t n_names;
 };
