@@ -52,12 +52,17 @@ int scn__observe(const scn_run_opts *o, scn_result *res);
 
 /* 1 if the scenario has a sigkill fault (it then runs in worker
 ** processes over file-backed storage). */
+/* Makes dir = "$TMPDIR/revenant-KIND-PID-XXXXXX" (without TMPDIR under
+** /dev/shm when it is a writable directory, else /tmp; /tmp also when that
+** fails), after
+** removing such directories left by processes that no longer exist (a
+** SIGKILLed run cannot remove its own). 0, or -1 with dir "". */
+int scn__tmpdir_make(char *dir, size_t cap, const char *kind);
+
+/* Removes directory dir and everything under it (nothing if dir is ""). */
+void scn__tmpdir_remove(const char *dir);
+
 int scn__has_sigkill(const scn_scenario *sc);
-/* Where sigkill runs and swarms make their temporary directories: $TMPDIR
-** when set, else /dev/shm when it is a writable directory (a memory file
-** system: no inode churn on the disk, and a process kill keeps what the
-** files hold there just as a disk's page cache does), else /tmp. */
-const char *scn__tmp_root(void);
 
 /* Runs a case whose faults include sigkill: see scn_sigkill.c. */
 int scn__run_sigkill(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy strategy,

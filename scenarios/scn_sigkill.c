@@ -34,15 +34,6 @@
 #define ID_BASE 1000000000LL
 #define MAX_KILLS 256
 
-const char *scn__tmp_root(void) {
-  const char *tmp = getenv("TMPDIR");
-  struct stat st;
-  if (tmp && *tmp && strlen(tmp) <= 150) return tmp;
-  if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && access("/dev/shm", W_OK | X_OK) == 0)
-    return "/dev/shm";
-  return "/tmp";
-}
-
 int scn_has_sigkill(const scn_scenario *sc) {
   return scn__has_sigkill(sc);
 }
@@ -302,14 +293,12 @@ static int run_all(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy s
 int scn__run_sigkill(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy strategy,
                      const scn_run_opts *o, scn_result *res) {
   sim_config scfg = {seed, strategy, sc->pct_depth ? sc->pct_depth : 3, 10000};
-  char dir[200];
-  /* a swarm points TMPDIR into its own directory */
-  snprintf(dir, sizeof dir, "%.150s/revenant-sigkill-XXXXXX", scn__tmp_root());
+  char dir[200]; /* under $TMPDIR: a swarm points it into its own directory */
   memset(res, 0, sizeof *res);
   res->seed = seed;
   res->strategy = strategy;
   res->s = calloc(1, sizeof *res->s);
-  if (!res->s || sim_init(res->s, &scfg) || !mkdtemp(dir)) {
+  if (!res->s || sim_init(res->s, &scfg) || scn__tmpdir_make(dir, sizeof dir, "sigkill")) {
     scn__set_failure(res, "cannot prepare a sigkill run (kernel or temporary directory)");
     return -1;
   }
