@@ -16,9 +16,33 @@ static inline uint64_t ubias(int64_t t) {
   return (uint64_t)t ^ 0x8000000000000000ULL;
 }
 
-/* The bucket of u relative to last (u != last): the top differing bit. */
+/* The bucket of u relative to last (u > last): 16 * L + d, where L is the
+** top digit (SIM_QUEUE_DIGIT bits) in which they differ and d is u's value
+** of that digit. Buckets in index order hold ever larger times, and an
+** entry refiled from bucket 16 * L + d lands below level L: a move drops
+** at least one digit, where a binary radix heap drops one bit. */
 static inline unsigned bucket_of(uint64_t u, uint64_t last) {
-  return 63u - (unsigned)__builtin_clzll(u ^ last);
+  unsigned L = (63u - (unsigned)__builtin_clzll(u ^ last)) / SIM_QUEUE_DIGIT;
+  return L * 16u + (unsigned)((u >> (L * SIM_QUEUE_DIGIT)) & 15u);
+}
+
+static inline void mark_filled(sim_queue *q, unsigned i) {
+  q->filled[i >> 6] |= 1ull << (i & 63);
+}
+
+static inline void mark_empty(sim_queue *q, unsigned i) {
+  q->filled[i >> 6] &= ~(1ull << (i & 63));
+}
+
+static inline int is_filled(const sim_queue *q, unsigned i) {
+  return (int)((q->filled[i >> 6] >> (i & 63)) & 1);
+}
+
+/* The lowest bucket holding entries, or -1. */
+static inline int lowest_filled(const sim_queue *q) {
+  for (int w = 0; w < SIM_QUEUE_BUCKETS / 64; w++)
+    if (q->filled[w]) return w * 64 + __builtin_ctzll(q->filled[w]);
+  return -1;
 }
 
 int sim_queue_init(sim_queue *q) {
@@ -30,7 +54,7 @@ int sim_queue_init(sim_queue *q) {
     q->bmin[i] = INT64_MAX;
   }
   q->last = 0;
-  q->filled = 0;
+  for (int w = 0; w < SIM_QUEUE_BUCKETS / 64; w++) q->filled[w] = 0;
   q->n = q->n_dead = 0;
   q->slots = NULL;
   q->free_slots = NULL;
@@ -73,29 +97,35 @@ static int vec_reserve(sim_qvec *v, size_t need) {
 
 /* ---- binary heaps (late, cur) ------------------------------------------ */
 
+/* The sift loops keep the array and its length in locals: an entry store
+** may alias a size_t or uint64_t field of the vector (same type), so the
+** compiler would otherwise reload them on every level. */
 static void heap_sift_up(sim_qvec *h, size_t i) {
-  sim_qentry e = h->v[i];
+  sim_qentry *v = h->v;
+  sim_qentry e = v[i];
   while (i > 0) {
     size_t parent = (i - 1) / 2;
-    if (!entry_less(&e, &h->v[parent])) break;
-    h->v[i] = h->v[parent];
+    if (!entry_less(&e, &v[parent])) break;
+    v[i] = v[parent];
     i = parent;
   }
-  h->v[i] = e;
+  v[i] = e;
 }
 
 static void heap_sift_down(sim_qvec *h, size_t i) {
-  sim_qentry e = h->v[i];
+  sim_qentry *v = h->v;
+  const size_t n = h->n;
+  sim_qentry e = v[i];
   for (;;) {
     size_t l = 2 * i + 1, best;
-    if (l >= h->n) break;
+    if (l >= n) break;
     best = l;
-    if (l + 1 < h->n && entry_less(&h->v[l + 1], &h->v[l])) best = l + 1;
-    if (!entry_less(&h->v[best], &e)) break;
-    h->v[i] = h->v[best];
+    if (l + 1 < n && entry_less(&v[l + 1], &v[l])) best = l + 1;
+    if (!entry_less(&v[best], &e)) break;
+    v[i] = v[best];
     i = best;
   }
-  h->v[i] = e;
+  v[i] = e;
 }
 
 static void heap_pop_top(sim_qvec *h) {
@@ -164,7 +194,7 @@ sim_handle sim_queue_push(sim_queue *q, int64_t time_us, uint64_t key,
   v->v[v->n++] = e;
   if (v == &q->late || v == &q->cur) heap_sift_up(v, v->n - 1);
   else {
-    q->filled |= 1ull << bi;
+    mark_filled(q, bi);
     if (time_us < q->bmin[bi]) q->bmin[bi] = time_us;
   }
   q->n++;
@@ -188,7 +218,7 @@ static void sweep_dead(sim_queue *q) {
   for (int i = 0; i < SIM_QUEUE_BUCKETS; i++) {
     sim_qvec *b = &q->bucket[i];
     vec_sweep(q, b);
-    if (b->n == 0) q->filled &= ~(1ull << i);
+    if (b->n == 0) mark_empty(q, (unsigned)i);
     q->bmin[i] = INT64_MAX;
     for (size_t j = 0; j < b->n; j++)
       if (b->v[j].time_us < q->bmin[i]) q->bmin[i] = b->v[j].time_us;
@@ -235,14 +265,13 @@ static void refill_near(sim_queue *q, int i) {
   }
   b->n = 0;
   q->bmin[i] = INT64_MAX;
-  q->filled &= ~(1ull << i);
+  mark_empty(q, (unsigned)i);
   if (q->cur.n > 1) heapify(&q->cur);
   if (q->late.n > 1) heapify(&q->late);
 }
 
 static int refill(sim_queue *q) {
-  while (q->filled) {
-    int i = __builtin_ctzll(q->filled); /* the lowest bucket with entries */
+  for (int i; (i = lowest_filled(q)) >= 0;) {
     sim_qvec *b = &q->bucket[i];
     /* One pass: the smallest live time, dead entries dropped on the way. */
     int64_t m = INT64_MAX;
@@ -257,7 +286,7 @@ static int refill(sim_queue *q) {
       b->n = k;
       if (k == 0) {
         q->bmin[i] = INT64_MAX;
-        q->filled &= ~(1ull << i);
+        mark_empty(q, (unsigned)i);
         continue;
       }
     } else {
@@ -267,31 +296,46 @@ static int refill(sim_queue *q) {
       refill_near(q, i);
       return 1;
     }
-    uint64_t um = ubias(m);
+    const uint64_t um = ubias(m);
     q->last = um;
-    for (size_t j = 0; j < b->n; j++) {
-      uint64_t u = ubias(b->v[j].time_us);
-      /* Every target is below bucket i, so b itself is never appended to. */
-      unsigned to = u == um ? 0 : bucket_of(u, um);
-      sim_qvec *t = u == um ? &q->cur : &q->bucket[to];
-      if (t->n == t->cap && vec_reserve(t, t->n + 1)) {
+    /* Locals for everything the loop reads: an entry store may alias a
+    ** size_t or uint64_t field of q (same type), which would otherwise be
+    ** reloaded per entry. */
+    const sim_qentry *src = b->v;
+    const size_t bn = b->n;
+    uint64_t filled[SIM_QUEUE_BUCKETS / 64];
+    for (int w = 0; w < SIM_QUEUE_BUCKETS / 64; w++) filled[w] = q->filled[w];
+    for (size_t j = 0; j < bn; j++) {
+      const sim_qentry e = src[j];
+      sim_qvec *t;
+      unsigned to = 0;
+      if (e.time_us == m) {
+        t = &q->cur;
+      } else {
+        /* Every target is below bucket i, so b itself is never appended to. */
+        to = bucket_of(ubias(e.time_us), um);
+        t = &q->bucket[to];
+        filled[to >> 6] |= 1ull << (to & 63);
+        int64_t bm = q->bmin[to];
+        q->bmin[to] = e.time_us < bm ? e.time_us : bm;
+      }
+      size_t tn = t->n;
+      if (tn == t->cap && vec_reserve(t, tn + 1)) {
         /* Out of memory half-way: no order can be kept; stop loudly
         ** rather than lose events silently. */
         fprintf(stderr, "revenant: out of memory in the event queue\n");
         abort();
       }
-      t->v[t->n++] = b->v[j];
-      if (u != um) {
-        q->filled |= 1ull << to;
-        if (b->v[j].time_us < q->bmin[to]) q->bmin[to] = b->v[j].time_us;
-      }
+      t->v[tn] = e;
+      t->n = tn + 1;
       /* Entries filed this low pop within the next few refills: start
       ** loading their slots now (a large pending set is cache-cold). */
-      if (to < 4) __builtin_prefetch(&q->slots[b->v[j].slot]);
+      if (to < 16) __builtin_prefetch(&q->slots[e.slot]);
     }
+    for (int w = 0; w < SIM_QUEUE_BUCKETS / 64; w++) q->filled[w] = filled[w];
     b->n = 0;
     q->bmin[i] = INT64_MAX;
-    q->filled &= ~(1ull << i);
+    mark_empty(q, (unsigned)i);
     if (q->cur.n > 1) heapify(&q->cur);
     return 1;
   }
@@ -354,7 +398,7 @@ int sim_queue_check(const sim_queue *q) {
   for (int i = 0; i < SIM_QUEUE_BUCKETS; i++) all[i + 2] = &q->bucket[i];
   if (!heap_ok(&q->late) || !heap_ok(&q->cur)) return 0;
   for (int i = 0; i < SIM_QUEUE_BUCKETS; i++) {
-    if (!!(q->filled & (1ull << i)) != (q->bucket[i].n > 0)) return 0;
+    if (is_filled(q, (unsigned)i) != (q->bucket[i].n > 0)) return 0;
     int64_t m = INT64_MAX;
     for (size_t k = 0; k < q->bucket[i].n; k++)
       if (q->bucket[i].v[k].time_us < m) m = q->bucket[i].v[k].time_us;

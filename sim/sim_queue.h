@@ -61,15 +61,18 @@ typedef struct sim_qvec {         /* a growable array of entries */
   size_t n, cap;
 } sim_qvec;
 
-#define SIM_QUEUE_BUCKETS 64
+#define SIM_QUEUE_DIGIT 4         /* bits per radix digit */
+#define SIM_QUEUE_BUCKETS 256     /* 16 digit positions x 16 digit values */
 
 typedef struct sim_queue {
   sim_qvec late;                  /* heap (time, key, seq): time < last */
   sim_qvec cur;                   /* heap (key, seq): time == last */
-  sim_qvec bucket[SIM_QUEUE_BUCKETS]; /* [i]: time ^ last has top bit i */
+  sim_qvec bucket[SIM_QUEUE_BUCKETS]; /* [16 * L + d]: the top digit in which
+                                      time and last differ is digit L, and
+                                      time's digit L is d */
   int64_t bmin[SIM_QUEUE_BUCKETS]; /* smallest time filed in bucket[i], dead
                                       entries included (INT64_MAX: empty) */
-  uint64_t filled;                /* bit i: bucket[i] holds entries */
+  uint64_t filled[SIM_QUEUE_BUCKETS / 64]; /* bit i: bucket[i] holds entries */
   uint64_t last;                  /* the current instant, biased unsigned */
   size_t n;                       /* live (pending) events */
   size_t n_dead;                  /* cancelled entries still filed */
