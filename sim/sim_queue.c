@@ -46,8 +46,9 @@ static inline int lowest_filled(const sim_queue *q) {
 }
 
 int sim_queue_init(sim_queue *q) {
-  q->late.v = q->cur.v = NULL;
+  q->late.v = q->run.v = q->cur.v = NULL;
   q->late.n = q->late.cap = q->cur.n = q->cur.cap = 0;
+  q->run.n = q->run.cap = 0;
   for (int i = 0; i < SIM_QUEUE_BUCKETS; i++) {
     q->bucket[i].v = NULL;
     q->bucket[i].n = q->bucket[i].cap = 0;
@@ -65,6 +66,7 @@ int sim_queue_init(sim_queue *q) {
 
 void sim_queue_free(sim_queue *q) {
   free(q->late.v);
+  free(q->run.v);
   free(q->cur.v);
   for (int i = 0; i < SIM_QUEUE_BUCKETS; i++) free(q->bucket[i].v);
   free(q->slots);
@@ -179,26 +181,34 @@ static void release_slot(sim_queue *q, uint32_t slot) {
 
 sim_handle sim_queue_push(sim_queue *q, int64_t time_us, uint64_t key,
                           const sim_payload *p) {
-  uint64_t u = ubias(time_us);
-  unsigned bi = u > q->last ? bucket_of(u, q->last) : 0;
-  sim_qvec *v = u < q->last    ? &q->late
-                : u == q->last ? &q->cur
-                               : &q->bucket[bi];
-  if (vec_reserve(v, v->n + 1)) return 0;
+  const uint64_t u = ubias(time_us), last = q->last;
+  unsigned bi = 0;
+  sim_qvec *v;
+  if (u > last) {
+    bi = bucket_of(u, last);
+    v = &q->bucket[bi];
+  } else {
+    v = u < last ? &q->late : &q->cur;
+  }
+  const size_t vn = v->n;         /* locals: stores below may alias v->n */
+  if (vn == v->cap && vec_reserve(v, vn + 1)) return 0;
   uint32_t slot;
   if (alloc_slot(q, &slot)) return 0;
   sim_qslot *s = &q->slots[slot];
+  const uint32_t gen = s->gen;
   s->p = *p;
   s->state = SIM_QSLOT_LIVE;
-  sim_qentry e = {time_us, key, q->next_seq++, slot, s->gen};
-  v->v[v->n++] = e;
-  if (v == &q->late || v == &q->cur) heap_sift_up(v, v->n - 1);
-  else {
+  sim_qentry e = {time_us, key, q->next_seq++, slot, gen};
+  v->v[vn] = e;
+  v->n = vn + 1;
+  if (u > last) {
     mark_filled(q, bi);
     if (time_us < q->bmin[bi]) q->bmin[bi] = time_us;
+  } else {
+    heap_sift_up(v, vn);
   }
   q->n++;
-  return ((uint64_t)s->gen << 32) | slot;
+  return ((uint64_t)gen << 32) | slot;
 }
 
 /* Drops dead entries from v, keeping the others in their order. */
@@ -213,6 +223,7 @@ static void vec_sweep(sim_queue *q, sim_qvec *v) {
 static void sweep_dead(sim_queue *q) {
   vec_sweep(q, &q->late);
   heapify(&q->late);
+  vec_sweep(q, &q->run);          /* keeps the order: still sorted */
   vec_sweep(q, &q->cur);
   heapify(&q->cur);
   for (int i = 0; i < SIM_QUEUE_BUCKETS; i++) {
@@ -237,37 +248,47 @@ int sim_queue_cancel(sim_queue *q, sim_handle h) {
   return 1;
 }
 
-/* The current instant is exhausted (late and cur empty): moves `last` to
+/* The current instant is exhausted (late, run and cur empty): moves `last` to
 ** the smallest live time of the lowest non-empty bucket and files that
 ** bucket's entries again, each into a lower bucket or into cur. Returns 0
 ** when no live entry is left. */
 /* A bucket this small is not spread over lower buckets (each entry would
 ** move a few times more): `last` jumps to its largest time, the entries at
-** that time go to cur and the others to the late heap, which keeps the
+** that time go to cur and the others, sorted, to the run, which keeps the
 ** full order. Every other bucket is above all of them, and keeps its index
 ** relative to the new `last` (it shares the bits above this bucket's). */
 #define NEAR_MAX 16
+
+/* Inserts e into the run v (sorted largest first), which has room. */
+static void run_insert(sim_qvec *v, const sim_qentry *e) {
+  size_t i = v->n++;
+  while (i > 0 && entry_less(&v->v[i - 1], e)) {
+    v->v[i] = v->v[i - 1];
+    i--;
+  }
+  v->v[i] = *e;
+}
 
 static void refill_near(sim_queue *q, int i) {
   sim_qvec *b = &q->bucket[i];
   int64_t mx = INT64_MIN;
   for (size_t j = 0; j < b->n; j++)
     if (b->v[j].time_us > mx) mx = b->v[j].time_us;
-  if (vec_reserve(&q->late, b->n) || vec_reserve(&q->cur, b->n)) {
+  if (vec_reserve(&q->run, b->n) || vec_reserve(&q->cur, b->n)) {
     fprintf(stderr, "revenant: out of memory in the event queue\n");
     abort();
   }
   q->last = ubias(mx);
   for (size_t j = 0; j < b->n; j++) {
-    sim_qvec *t = b->v[j].time_us == mx ? &q->cur : &q->late;
-    t->v[t->n++] = b->v[j];
-    __builtin_prefetch(&q->slots[b->v[j].slot]);
+    const sim_qentry *e = &b->v[j];
+    if (e->time_us == mx) q->cur.v[q->cur.n++] = *e;
+    else run_insert(&q->run, e);
+    __builtin_prefetch(&q->slots[e->slot]);
   }
   b->n = 0;
   q->bmin[i] = INT64_MAX;
   mark_empty(q, (unsigned)i);
   if (q->cur.n > 1) heapify(&q->cur);
-  if (q->late.n > 1) heapify(&q->late);
 }
 
 static int refill(sim_queue *q) {
@@ -342,12 +363,33 @@ static int refill(sim_queue *q) {
   return 0;
 }
 
+/* The vector whose top pops next among late, run and cur, or NULL when
+** all three are empty. Late and run hold times below last, cur at last. */
+static inline sim_qvec *top_vec(sim_queue *q) {
+  if (q->run.n) {
+    if (q->late.n && entry_less(&q->late.v[0], &q->run.v[q->run.n - 1]))
+      return &q->late;
+    return &q->run;
+  }
+  return q->late.n ? &q->late : q->cur.n ? &q->cur : NULL;
+}
+
+static inline sim_qentry *vec_top(sim_qvec *h, const sim_queue *q) {
+  return h == &q->run ? &h->v[h->n - 1] : &h->v[0];
+}
+
+static inline void vec_pop_top(sim_qvec *h, const sim_queue *q) {
+  if (h == &q->run) h->n--;
+  else heap_pop_top(h);
+}
+
 const sim_qentry *sim_queue_peek(sim_queue *q) {
   for (;;) {
-    sim_qvec *h = q->late.n ? &q->late : q->cur.n ? &q->cur : NULL;
+    sim_qvec *h = top_vec(q);
     if (h) {
-      if (entry_live(q, &h->v[0])) return &h->v[0];
-      heap_pop_top(h);
+      sim_qentry *top = vec_top(h, q);
+      if (entry_live(q, top)) return top;
+      vec_pop_top(h, q);
       q->n_dead--;
       continue;
     }
@@ -361,24 +403,18 @@ const sim_qentry *sim_queue_peek(sim_queue *q) {
 }
 
 void sim_queue_pop_peeked(sim_queue *q, int64_t *out_time, sim_payload *out_p) {
-  sim_qvec *h = q->late.n ? &q->late : &q->cur;
-  const sim_qentry *top = &h->v[0];
+  sim_qvec *h = top_vec(q);
+  const sim_qentry *top = vec_top(h, q);
   *out_time = top->time_us;
   *out_p = q->slots[top->slot].p;
   release_slot(q, top->slot);
   q->n--;
-  heap_pop_top(h);
+  vec_pop_top(h, q);
 }
 
 int sim_queue_pop(sim_queue *q, int64_t *out_time, sim_payload *out_p) {
-  const sim_qentry *top = sim_queue_peek(q);
-  if (!top) return 0;
-  sim_qvec *h = q->late.n ? &q->late : &q->cur;
-  *out_time = top->time_us;
-  *out_p = q->slots[top->slot].p;
-  release_slot(q, top->slot);
-  q->n--;
-  heap_pop_top(h);
+  if (!sim_queue_peek(q)) return 0;
+  sim_queue_pop_peeked(q, out_time, out_p);
   return 1;
 }
 
@@ -392,11 +428,14 @@ static int heap_ok(const sim_qvec *h) {
 
 int sim_queue_check(const sim_queue *q) {
   size_t live = 0, dead = 0;
-  const sim_qvec *all[SIM_QUEUE_BUCKETS + 2];
+  const sim_qvec *all[SIM_QUEUE_BUCKETS + 3];
   all[0] = &q->late;
   all[1] = &q->cur;
   for (int i = 0; i < SIM_QUEUE_BUCKETS; i++) all[i + 2] = &q->bucket[i];
+  all[SIM_QUEUE_BUCKETS + 2] = &q->run;
   if (!heap_ok(&q->late) || !heap_ok(&q->cur)) return 0;
+  for (size_t i = 1; i < q->run.n; i++)
+    if (entry_less(&q->run.v[i - 1], &q->run.v[i])) return 0;
   for (int i = 0; i < SIM_QUEUE_BUCKETS; i++) {
     if (is_filled(q, (unsigned)i) != (q->bucket[i].n > 0)) return 0;
     int64_t m = INT64_MAX;
@@ -404,7 +443,7 @@ int sim_queue_check(const sim_queue *q) {
       if (q->bucket[i].v[k].time_us < m) m = q->bucket[i].v[k].time_us;
     if (m != q->bmin[i]) return 0;
   }
-  for (int a = 0; a < SIM_QUEUE_BUCKETS + 2; a++) {
+  for (int a = 0; a < SIM_QUEUE_BUCKETS + 3; a++) {
     const sim_qvec *v = all[a];
     for (size_t k = 0; k < v->n; k++) {
       const sim_qentry *e = &v->v[k];
@@ -412,7 +451,8 @@ int sim_queue_check(const sim_queue *q) {
       if (e->slot >= q->n_slots || e->pad == 0) return 0;
       if (a == 0 && !(u < q->last)) return 0;
       if (a == 1 && u != q->last) return 0;
-      if (a >= 2 && (u <= q->last || bucket_of(u, q->last) != (unsigned)(a - 2)))
+      if (a == SIM_QUEUE_BUCKETS + 2 && !(u < q->last)) return 0;
+      if (a >= 2 && a < SIM_QUEUE_BUCKETS + 2 && (u <= q->last || bucket_of(u, q->last) != (unsigned)(a - 2)))
         return 0;
       if (entry_live(q, e)) {
         if (q->slots[e->slot].state != SIM_QSLOT_LIVE) return 0;
