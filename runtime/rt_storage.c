@@ -303,7 +303,8 @@ int rt__db_open(rt_world *w, uint32_t a) {
   ** no fsync (a process kill keeps what reached the page cache; only an OS
   ** crash needs the fsync, and none is simulated). The WAL and its recovery
   ** on the next open stay real. */
-  if (sqlite3_exec(d->db, "PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
+  if ((fresh && sqlite3_exec(d->db, "PRAGMA page_size=512;", NULL, NULL, NULL)) ||
+      sqlite3_exec(d->db, "PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
                    " PRAGMA journal_mode=WAL;", NULL, NULL, NULL) ||
       rt__store_register(&host_module) || (fresh && exec_schema(d->db)))
     return -1;
