@@ -230,6 +230,12 @@ typedef struct rt_world rt_world;
 ** OOM or when file storage cannot be prepared. */
 rt_world *rt_world_new(sim *s, const rt_config *cfg);
 
+/* Registers every model and builds the schema template of new databases,
+** once per process (rt_world_new does it on first use). A process that
+** forks workers calls it first, so that each worker inherits both instead
+** of running the schema itself (issue #18). 0, or -1 on OOM or SQL error. */
+int rt_storage_prepare(void);
+
 /* Frees the world, closing every database (file databases stay on disk). */
 void rt_world_free(rt_world *w);
 

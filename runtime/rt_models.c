@@ -29,6 +29,10 @@ static int register_models(void) {
   return failed ? -1 : 0;
 }
 
+int rt_storage_prepare(void) {
+  return register_models() || rt__store_template() ? -1 : 0;
+}
+
 rt_world *rt_world_new(sim *s, const rt_config *cfg) {
   if (register_models()) return NULL;
   return rt__agent_world_new(s, cfg, &rt__uc_declarative);

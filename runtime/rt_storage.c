@@ -14,11 +14,14 @@
 ** seeds' model). Every write is one RT_EV_WRITE record: a durable write
 ** boundary for crash-point coverage.
 */
+#include <errno.h>
+#include <fcntl.h>
 #include <fiu.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "runtime/rt_host.h"
 
@@ -91,8 +94,11 @@ static int exec_schema(sqlite3 *db) {
 ** the schema, which matters when every crash cycle starts fresh). Small
 ** pages keep an idle actor's database small. */
 static sqlite3_int64 template_sz;
+static int template_build(void);
 static int list_tables(sqlite3 *db);
 static void pool_off(void);
+
+int rt__store_template(void) { return template_build(); }
 
 static int template_build(void) {
   sqlite3 *db;
@@ -268,9 +274,49 @@ static uint64_t store_gen_next;
 
 static void new_gen(rt_db *d) { d->gen = ++store_gen_next; }
 
+/* Writes n bytes of p to fd; 0, or -1 with errno set. */
+static int write_all(int fd, const void *p, size_t n) {
+  const unsigned char *b = p;
+  while (n > 0) {
+    ssize_t k = write(fd, b, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    b += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
 static int db_path(rt_world *w, uint32_t a, char *buf, size_t n) {
   if (!w->cfg.storage_files) return snprintf(buf, n, ":memory:") >= (int)n;
   return snprintf(buf, n, "%s/actor-%u.db", w->cfg.storage_dir, a) >= (int)n;
+}
+
+/* A new database file is the template's bytes, marked as a WAL database
+** (header bytes 18 and 19): the same schema as running it, without parsing
+** and executing every CREATE in each new process (a sigkill generation
+** inherits the template from the parent, rt_storage_prepare). Its first
+** transaction goes to the WAL as before. 0, or -1 with errno set. */
+static int file_from_template(const char *path) {
+  if (template_build()) {
+    errno = ENOMEM;
+    return -1;
+  }
+  unsigned char head[100];
+  if (template_sz < (sqlite3_int64)sizeof head) {
+    errno = EINVAL;
+    return -1;
+  }
+  memcpy(head, template_img, sizeof head);
+  head[18] = head[19] = 2;
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return -1;
+  size_t rest = (size_t)template_sz - sizeof head;
+  int rc = write_all(fd, head, sizeof head) || write_all(fd, template_img + sizeof head, rest);
+  int e = errno;
+  if (close(fd) && !rc) return -1;
+  errno = e;
+  return rc ? -1 : 0;
 }
 
 int rt__db_open(rt_world *w, uint32_t a) {
@@ -284,9 +330,13 @@ int rt__db_open(rt_world *w, uint32_t a) {
   }
   if (db_path(w, a, path, sizeof path)) return -1;
   /* A file left by an earlier process (a SIGKILLed generation) already
-  ** holds the schema: only a new one runs it. */
+  ** holds the schema: only a new one is written from the template. */
   struct stat fst;
   int fresh = !w->cfg.storage_files || stat(path, &fst) != 0 || fst.st_size == 0;
+  if (w->cfg.storage_files && fresh && file_from_template(path)) {
+    fprintf(stderr, "revenant: cannot create storage %s: %s\n", path, strerror(errno));
+    return -1;
+  }
   if (sqlite3_open_v2(path, &d->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL)) {
     fprintf(stderr, "revenant: cannot open storage %s: %s\n", path, sqlite3_errmsg(d->db));
     sqlite3_close(d->db);
@@ -303,10 +353,9 @@ int rt__db_open(rt_world *w, uint32_t a) {
   ** no fsync (a process kill keeps what reached the page cache; only an OS
   ** crash needs the fsync, and none is simulated). The WAL and its recovery
   ** on the next open stay real. */
-  if ((fresh && sqlite3_exec(d->db, "PRAGMA page_size=512;", NULL, NULL, NULL)) ||
-      sqlite3_exec(d->db, "PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
+  if (sqlite3_exec(d->db, "PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
                    " PRAGMA journal_mode=WAL;", NULL, NULL, NULL) ||
-      rt__store_register(&host_module) || (fresh && exec_schema(d->db)))
+      rt__store_register(&host_module))
     return -1;
   return 0;
 }
