@@ -8,6 +8,7 @@
 ** beyond 2^53, NaN and infinities, functions, coroutines, userdata, keys
 ** that are neither strings nor array indices, nesting deeper than 64.
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -19,6 +19,7 @@
 ** with the traceback. An exhausted instruction budget, the memory cap or a
 ** sandbox escape ends the run with a scenario error (rt_world_fatal).
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -14,6 +14,7 @@
 ** seeds' model). Every write is one RT_EV_WRITE record: a durable write
 ** boundary for crash-point coverage.
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <fiu.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,6 +169,11 @@ static void pool_drain(void) {
   while (pool_n > 0) db_close_now(&db_pool[--pool_n]);
   sqlite3_free(template_img);
   template_img = NULL;
+}
+
+void rt__store_cold(void) {
+  pool_drain();
+  n_tables = -1;
 }
 
 /* Keeps d's connection for a later fresh database. 1 if it was taken. */

@@ -12,6 +12,7 @@
 ** Invoke and call messages, replies and schedule callbacks still reach the
 ** script through its extension rt__lua_ext (rt_luaagent.c).
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,0 +1,162 @@
+/*
+** test_inject.c: failure injection at the runtime's call sites
+** (runtime/rt_inject.h, issue #16 item 7). A counting run of a scenario
+** lists every allocation and SQLite site it calls; then, for each site,
+** one run fails the site's first call and one fails a later call. Every
+** such run must end by itself (a verdict, or a scenario error), free what it
+** allocated (asan build), fire its target, and give the same trace hash
+** when run again with the same target. The disarmed run's hash must equal
+** a run with the seam never armed.
+*/
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/rt.h"
+#include "scenarios/scn.h"
+
+#define MAX_SITES 1024
+
+typedef struct one_run {
+  int rc, passed;
+  uint64_t hash;
+  char failure[160];
+} one_run;
+
+static scn_scenario SC;
+
+static one_run run_case(int ci) {
+  scn_result res;
+  one_run r = {0};
+  r.rc = scn_run_case(&SC, ci, SC.seed, SC.strategy, &res);
+  r.passed = res.passed;
+  r.hash = res.trace_hash;
+  snprintf(r.failure, sizeof r.failure, "%.150s", res.failure);
+  scn_result_free(&res);
+  return r;
+}
+
+/* Fails call nth of site s in case ci twice: it fires, and both runs agree. */
+static void fail_once(const char *file, int ci, const rt_inject_site *s, uint64_t nth,
+                      int *fired) {
+  rt_inject_target(s->file, s->line, nth);
+  one_run a = run_case(ci);
+  int f = rt_inject_fired();
+  rt_inject_target(s->file, s->line, nth);
+  one_run b = run_case(ci);
+  rt_inject_off();
+  if (a.hash != b.hash || a.passed != b.passed || a.rc != b.rc || f != rt_inject_fired())
+    fail_msg("%s case %d: failing %s:%d call %llu twice gave %016llx/%d then %016llx/%d",
+             file, ci, s->file, s->line, (unsigned long long)nth,
+             (unsigned long long)a.hash, a.passed, (unsigned long long)b.hash, b.passed);
+  if (!f)
+    fail_msg("%s case %d: %s:%d call %llu was counted but never failed", file, ci, s->file,
+             s->line, (unsigned long long)nth);
+  *fired += f;
+}
+
+/* The sweep of case ci of one scenario file; returns the sites swept. */
+static int sweep(const char *file, int ci) {
+  char err[512];
+  if (scn_load(file, &SC, err, sizeof err) != 0) fail_msg("%s", err);
+  one_run plain = run_case(ci);
+  rt_inject_count();
+  one_run counted = run_case(ci);
+  rt_inject_off();
+  assert_int_equal(counted.hash, plain.hash); /* counting changes nothing */
+  const rt_inject_site *view;
+  int n = rt_inject_sites(&view);
+  static rt_inject_site sites[MAX_SITES];
+  assert_true(n > 0 && n <= MAX_SITES);
+  memcpy(sites, view, (size_t)n * sizeof *sites);
+  int fired = 0;
+  for (int i = 0; i < n; i++) {
+    fail_once(file, ci, &sites[i], 1, &fired);
+    if (sites[i].calls > 1) fail_once(file, ci, &sites[i], 1 + sites[i].calls / 2, &fired);
+  }
+  scn_free(&SC);
+  return n;
+}
+
+/* The counting pass sees the sites a scenario reaches, in a stable order. */
+static void test_sites_counted_in_order(void **st) {
+  (void)st;
+  char err[512];
+  assert_int_equal(scn_load("scenarios/examples/fiber-crash-recover.json", &SC, err, sizeof err), 0);
+  rt_inject_count();
+  run_case(0);
+  rt_inject_off();
+  const rt_inject_site *s;
+  int n = rt_inject_sites(&s);
+  assert_true(n > 5);
+  int storage = 0;
+  for (int i = 0; i < n; i++) {
+    assert_true(s[i].calls > 0);
+    if (i) {
+      int c = strcmp(s[i - 1].file, s[i].file);
+      assert_true(c < 0 || (c == 0 && s[i - 1].line < s[i].line));
+    }
+    storage += strcmp(s[i].file, "runtime/rt_storage.c") == 0;
+  }
+  assert_true(storage > 0);
+  /* A target that is never reached fails nothing and changes nothing. */
+  one_run plain = run_case(0);
+  rt_inject_target("runtime/rt_storage.c", 1, 1);
+  one_run none = run_case(0);
+  rt_inject_off();
+  assert_false(rt_inject_fired());
+  assert_int_equal(none.hash, plain.hash);
+  scn_free(&SC);
+}
+
+static void test_sweep_declarative(void **st) {
+  (void)st;
+  sweep("scenarios/examples/fiber-crash-recover.json", 0);
+  sweep("scenarios/examples/storage-fail.json", 0);
+}
+
+static void test_sweep_schedules(void **st) {
+  (void)st;
+  sweep("scenarios/examples/schedules-keepalive.json", 0);
+  sweep("scenarios/conformance/schedule-cron.json", 0);
+}
+
+static void test_sweep_lua(void **st) {
+  (void)st;
+  sweep("scenarios/examples/lua-effects-once.json", 0);
+  sweep("scenarios/scripted/orders.json", 0);
+}
+
+static void test_sweep_chat(void **st) {
+  (void)st;
+  sweep("scenarios/examples/chat-recovery.json", 0);
+}
+
+static void test_sweep_toolrun(void **st) {
+  (void)st;
+  sweep("scenarios/examples/toolrun-onstart.json", 0);
+}
+
+static void test_sweep_executor_thread(void **st) {
+  (void)st;
+  sweep("scenarios/examples/executor-checkpoints.json", 0);
+  sweep("scenarios/examples/thread-store.json", 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_sites_counted_in_order),
+      cmocka_unit_test(test_sweep_declarative),
+      cmocka_unit_test(test_sweep_schedules),
+      cmocka_unit_test(test_sweep_lua),
+      cmocka_unit_test(test_sweep_chat),
+      cmocka_unit_test(test_sweep_toolrun),
+      cmocka_unit_test(test_sweep_executor_thread),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
