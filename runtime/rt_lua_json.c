@@ -109,6 +109,9 @@ static void enc_table(jb *b, int idx, int depth) {
   skey small[16];
   skey *keys = small;
   int cap = 16, anchor = 0, other = 0;
+  /* Each level keeps its value on the stack while the next is encoded: past
+  ** LUA_MINSTACK slots a deep table (a cycle) would write beyond the stack. */
+  luaL_checkstack(L, 4, "cannot convert to JSON: nested too deep");
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     lua_pop(L, 1);
@@ -255,10 +258,12 @@ static int dec_string(lua_State *L, jd *d) {
       case 'u': {
         unsigned cp = 0;
         if (d->end - d->p < 4) return -1;
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < 4; i++) { /* four hex digits, else not JSON */
           char h = *d->p++;
-          cp = cp * 16 + (unsigned)(h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10
-                                    : h >= 'A' && h <= 'F' ? h - 'A' + 10 : 0);
+          int v = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                  : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+          if (v < 0) return -1;
+          cp = cp * 16 + (unsigned)v;
         }
         char u[8];
         int n = 0;

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <unistd.h>
 
 #include "runtime/rt.h"
 #include "scenarios/scn.h"
@@ -30,9 +32,24 @@ typedef struct one_run {
 
 static scn_scenario SC;
 
+/* Removes every file of dir (the databases of a file-backed run). */
+static void empty_dir(const char *dir) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  char path[1024];
+  assert_non_null(d);
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.') continue;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    unlink(path);
+  }
+  closedir(d);
+}
+
 static one_run run_case(int ci) {
   scn_result res;
   one_run r = {0};
+  if (SC.cases[ci].cfg.storage_files) empty_dir(SC.cases[ci].cfg.storage_dir);
   r.rc = scn_run_case(&SC, ci, SC.seed, SC.strategy, &res);
   r.passed = res.passed;
   r.hash = res.trace_hash;
@@ -60,10 +77,15 @@ static void fail_once(const char *file, int ci, const rt_inject_site *s, uint64_
   *fired += f;
 }
 
-/* The sweep of case ci of one scenario file; returns the sites swept. */
-static int sweep(const char *file, int ci) {
+/* The sweep of case ci of one scenario file (over database files in
+** `dir` when dir is not NULL); returns the sites swept. */
+static int sweep_in(const char *file, int ci, const char *dir) {
   char err[512];
   if (scn_load(file, &SC, err, sizeof err) != 0) fail_msg("%s", err);
+  if (dir) {
+    SC.cases[ci].cfg.storage_files = 1;
+    snprintf(SC.cases[ci].cfg.storage_dir, sizeof SC.cases[ci].cfg.storage_dir, "%s", dir);
+  }
   one_run plain = run_case(ci);
   rt_inject_count();
   one_run counted = run_case(ci);
@@ -82,6 +104,8 @@ static int sweep(const char *file, int ci) {
   scn_free(&SC);
   return n;
 }
+
+static int sweep(const char *file, int ci) { return sweep_in(file, ci, NULL); }
 
 /* The counting pass sees the sites a scenario reaches, in a stable order. */
 static void test_sites_counted_in_order(void **st) {
@@ -148,6 +172,18 @@ static void test_sweep_executor_thread(void **st) {
   sweep("scenarios/examples/thread-store.json", 0);
 }
 
+/* File-backed storage (WAL databases, as the generations of a sigkill run
+** use): opening files, the pragmas, the schema of a new file. */
+static void test_sweep_file_storage(void **st) {
+  (void)st;
+  char dir[] = "/tmp/revenant-inject-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  sweep_in("scenarios/examples/fiber-crash-recover.json", 0, dir);
+  sweep_in("scenarios/scripted/orders.json", 0, dir);
+  empty_dir(dir);
+  rmdir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sites_counted_in_order),
@@ -157,6 +193,7 @@ int main(void) {
       cmocka_unit_test(test_sweep_chat),
       cmocka_unit_test(test_sweep_toolrun),
       cmocka_unit_test(test_sweep_executor_thread),
+      cmocka_unit_test(test_sweep_file_storage),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
