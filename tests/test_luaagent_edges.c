@@ -1,0 +1,179 @@
+/*
+** test_luaagent_edges.c: the primitives a Lua-scripted agent gets
+** (runtime/rt_luaagent.c, docs/scripting.md), each with what it must accept
+** and what it must refuse with a clear message: durations, sql:exec
+** bindings, column types and statement checks, schedules and their
+** cancellation, effects, stash outside a fiber, call and runFiber argument
+** checks, keepAlive disposers. One script, one request per group; each
+** answers a JSON summary the test compares.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "runtime/rt.h"
+#include "sim/sim.h"
+
+#define MS(x) ((int64_t)(x) * 1000)
+
+static const char script[] =
+    "local A = {}\n"
+    "local function try(f, ...)\n"
+    "  local ok, e = pcall(f, ...)\n"
+    "  if ok then return 'ok' end\n"
+    "  return (tostring(e):gsub('^[^:]*:%d+: ', ''))\n"
+    "end\n"
+    "function A:durations()\n"
+    "  local t0 = revenant.now()\n"
+    "  local r = {}\n"
+    "  for _, d in ipairs({1, '250ms', '2s', '1.5m', '1h', '10us', 0}) do r[#r + 1] = try(revenant.work, d) end\n"
+    "  r[#r + 1] = revenant.now() - t0 -- ms: 1 + 250 + 2000 + 90000 + 3600000 (+ 10 us)\n"
+    "  for _, d in ipairs({'5x', '', 'ms', -1, 1e14, '-2s'}) do r[#r + 1] = try(revenant.work, d) end\n"
+    "  r[#r + 1] = try(revenant.work, {})\n"
+    "  return r\n"
+    "end\n"
+    "function A:sql()\n"
+    "  local s, r = self.sql, {}\n"
+    "  s:exec('CREATE TABLE IF NOT EXISTS t(a, b, c, d, e, f)')\n"
+    "  s:exec('INSERT INTO t VALUES (?, ?, ?, ?, ?, ?)', nil, true, 7, 2.5, 'x', {k = 1})\n"
+    "  local row = s:exec('SELECT a, b, c, d, e, f FROM t;  ')[1]\n"
+    "  r.row = {a = row.a == nil, b = row.b, c = row.c, d = row.d, e = row.e, f = row.f}\n"
+    "  r.fn = try(s.exec, s, 'SELECT ?', print)\n"
+    "  r.empty = try(s.exec, s, '')\n"
+    "  r.spaces = try(s.exec, s, '   ')\n"
+    "  r.two = try(s.exec, s, 'SELECT 1; SELECT 2')\n"
+    "  r.syntax = try(s.exec, s, 'SELEC 1')\n"
+    "  r.sdk = try(s.exec, s, 'DELETE FROM cf_agents_schedules')\n"
+    "  r.notab = try(s.exec, s, 'SELECT * FROM nope')\n"
+    "  r.changes = #s:exec('UPDATE t SET c = c + 1')\n"
+    "  return r\n"
+    "end\n"
+    "function A:schedules()\n"
+    "  local r = {}\n"
+    "  r.long = try(self.schedule, self, 5, string.rep('c', 48))\n"
+    "  r.bad = try(self.schedule, self, 'soon', 'tick')\n"
+    "  local id = self:schedule(5, 'tick')\n"
+    "  r.id = math.type(id)\n"
+    "  r.every = math.type(self:scheduleEvery(0, 'pulse'))\n"
+    "  r.by_id = self:cancelSchedule(id)\n"
+    "  r.by_id_again = self:cancelSchedule(id)\n"
+    "  r.missing_id = self:cancelSchedule(987654)\n"
+    "  r.by_name = self:cancelSchedule('pulse')\n"
+    "  r.missing_name = self:cancelSchedule('nothing')\n"
+    "  return r\n"
+    "end\n"
+    "function A:misc()\n"
+    "  local r = {}\n"
+    "  revenant.effect('plain'); revenant.effect('keyed', 42); revenant.effect('nil', nil)\n"
+    "  r.stash = try(self.stash, self, 1)\n"
+    "  r.call_actor = try(self.call, self, 5, 'm')\n"
+    "  r.call_method = try(self.call, self, 'other', 5)\n"
+    "  r.fiber_name = try(self.runFiber, self, '', function() end)\n"
+    "  r.fiber_fn = try(self.runFiber, self, 'job', 'notfn')\n"
+    "  local dispose = self:keepAlive(); dispose(); dispose()\n"
+    "  r.ka = self:keepAliveWhile(function() return 'held' end)\n"
+    "  r.ka_err = try(self.keepAliveWhile, self, function() error('inner', 0) end)\n"
+    "  return r\n"
+    "end\n"
+    "return A\n";
+
+typedef struct world {
+  sim s;
+  rt_world *w;
+} world;
+
+static void make(world *x) {
+  sim_config sc = {1, SIM_FIFO, 3, 1000};
+  rt_config c;
+  rt_actor_spec sp;
+  rt_config_default(&c);
+  assert_int_equal(sim_init(&x->s, &sc), 0);
+  x->s.trace.keep = 1;
+  x->w = rt_world_new(&x->s, &c);
+  assert_non_null(x->w);
+  memset(&sp, 0, sizeof sp);
+  snprintf(sp.id, sizeof sp.id, "agent");
+  assert_int_equal(rt_actor_add(x->w, &sp), 0);
+  assert_int_equal(rt_actor_script(x->w, 0, "edges.lua", script, strlen(script), NULL), 0);
+}
+
+static void done(world *x) {
+  rt_world_free(x->w);
+  sim_free(&x->s);
+}
+
+/* Runs `method` alone; its result JSON (request_ok) or "FAIL: <error>". */
+static const char *answer(const char *method) {
+  static char out[2048];
+  world x;
+  make(&x);
+  assert_int_equal(rt_invoke_at(x.w, 0, method, NULL, MS(100)), 0);
+  sim_run(&x.s, MS(20000000), 0);
+  assert_string_equal(rt_world_fatal(x.w), "");
+  snprintf(out, sizeof out, "(none)");
+  for (size_t i = 0; i < x.s.trace.n; i++) {
+    const sim_rec *r = &x.s.trace.recs[i];
+    if (r->kind == RT_EV_REQUEST_OK) snprintf(out, sizeof out, "%s", sim_trace_str(&x.s.trace, r->s));
+    if (r->kind == RT_EV_REQUEST_FAIL)
+      snprintf(out, sizeof out, "FAIL: %s", sim_trace_str(&x.s.trace, r->s));
+  }
+  done(&x);
+  return out;
+}
+
+static void test_durations(void **st) {
+  (void)st;
+  assert_string_equal(answer("durations"),
+                      "[\"ok\",\"ok\",\"ok\",\"ok\",\"ok\",\"ok\",\"ok\",3692251,\"bad duration '5x' (a number,"
+                      " or \\\"250ms\\\", \\\"2s\\\", \\\"1.5m\\\", \\\"1h\\\")\",\"bad duration '' (a "
+                      "number, or \\\"250ms\\\", \\\"2s\\\", \\\"1.5m\\\", \\\"1h\\\")\",\"bad duration"
+                      " 'ms' (a number, or \\\"250ms\\\", \\\"2s\\\", \\\"1.5m\\\", \\\"1h\\\")\",\"a d"
+                      "uration must be a number >= 0 (got -1.0)\",\"a duration must be a number >= 0 (g"
+                      "ot 1e+14)\",\"bad duration '-2s' (a number, or \\\"250ms\\\", \\\"2s\\\", \\\"1."
+                      "5m\\\", \\\"1h\\\")\",\"bad argument #1 to 'dur' (string expected, got table)\"]");
+}
+
+static void test_sql(void **st) {
+  (void)st;
+  assert_string_equal(answer("sql"),
+                      "{\"changes\":0,\"empty\":\"sql: an empty statement\",\"fn\":\"sql: cannot bind a"
+                      " function value (parameter 1)\",\"notab\":\"sql: no such table: nope\",\"row\":{"
+                      "\"a\":true,\"b\":1,\"c\":7,\"d\":2.5,\"e\":\"x\",\"f\":\"{\\\"k\\\":1}\"},\"sdk\""
+                      ":\"sql: refused by the SQL sandbox: writes to cf_agents_schedules (the SDK's tab"
+                      "les are read-only to user SQL)\",\"spaces\":\"sql: an empty statement\",\"syntax"
+                      "\":\"sql: near \\\"SELEC\\\": syntax error\",\"two\":\"sql: one statement per ex"
+                      "ec\"}");
+}
+
+static void test_schedules(void **st) {
+  (void)st;
+  assert_string_equal(answer("schedules"),
+                      "{\"bad\":\"bad duration 'soon' (a number, or \\\"250ms\\\", \\\"2s\\\", \\\"1.5m"
+                      "\\\", \\\"1h\\\")\",\"by_id\":true,\"by_id_again\":false,\"by_name\":true,\"ever"
+                      "y\":\"integer\",\"id\":\"integer\",\"long\":\"schedule: callback name longer tha"
+                      "n 47 bytes\",\"missing_id\":false,\"missing_name\":false}");
+}
+
+static void test_misc(void **st) {
+  (void)st;
+  assert_string_equal(answer("misc"),
+                      "{\"call_actor\":\"call: the actor must be its id (a string)\",\"call_method\":\""
+                      "call: the method must be a string\",\"fiber_fn\":\"runFiber: fn must be a functi"
+                      "on\",\"fiber_name\":\"runFiber: the name must be a non-empty string\",\"ka\":\"h"
+                      "eld\",\"ka_err\":\"inner\",\"stash\":\"stash() called outside a fiber\"}");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_durations),
+      cmocka_unit_test(test_sql),
+      cmocka_unit_test(test_schedules),
+      cmocka_unit_test(test_misc),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
