@@ -306,10 +306,6 @@ int rt__txn_wrote_row(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int 
                       const char *name);
 int rt__txn_wrote(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc);
 int rt__db_open(rt_world *w, uint32_t a);
-/* Closes the pooled connections and drops the schema template: the next
-** database is opened as by a fresh process (failure injection arms with it,
-** so that a run's calls do not depend on the runs before it). */
-void rt__store_cold(void);
 void rt__db_close(rt_db *d);
 sqlite3_stmt *rt__prepare(rt_world *w, uint32_t a, const char *q); /* ad hoc; caller finalizes */
 void rt__db_park(rt_world *w, rt_db *d); /* idle actor: keep only an image */

@@ -31,6 +31,11 @@ extern int rt__inject_armed;
 /* One call at file:line: counts it; 1 if it must fail. Only called armed. */
 int rt__inject_hit(const char *file, int line);
 
+/* Registers fn (idempotent; at most 8) to run at every arming, before the
+** counts reset: it drops process-wide state kept between runs (a pool, a
+** buffer) so that an armed run makes the same calls as the counting run. */
+void rt__inject_cold_hook(void (*fn)(void));
+
 /* 1 if the call at this site must fail (a single predictable branch when
 ** disarmed). */
 #define RT_INJECT_AT(f, l) (__builtin_expect(rt__inject_armed, 0) && rt__inject_hit((f), (l)))

@@ -45,7 +45,10 @@ static void add(jb *b, const char *s, size_t n) {
     while (nc < jlen + n) nc *= 2;
     char *nb = realloc(jbuf, nc);
     if (!nb) luaL_error(b->L, "cannot convert to JSON: out of memory");
-    if (!registered) registered = atexit(jfree) == 0;
+    if (!registered) {
+      registered = atexit(jfree) == 0;
+      rt__inject_cold_hook(jfree);
+    }
     jbuf = nb;
     jcap = nc;
   }

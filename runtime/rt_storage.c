@@ -179,7 +179,9 @@ static void pool_drain(void) {
   template_img = NULL;
 }
 
-void rt__store_cold(void) {
+/* Closes the pooled connections and drops the schema template: the next
+** database is opened as by a fresh process (a failure-injection arming). */
+static void store_cold(void) {
   pool_drain();
   n_tables = -1;
 }
@@ -188,7 +190,10 @@ void rt__store_cold(void) {
 static int pool_put(rt_db *d) {
   static int drain_registered;
   if (!d->poolable || d->img || pool_n == POOL_MAX || wipe(d)) return 0;
-  if (!drain_registered) drain_registered = atexit(pool_drain) == 0;
+  if (!drain_registered) {
+    drain_registered = atexit(pool_drain) == 0;
+    rt__inject_cold_hook(store_cold);
+  }
   db_pool[pool_n++] = *d;
   memset(d, 0, sizeof *d);
   return 1;

@@ -107,6 +107,17 @@ static int sweep_in(const char *file, int ci, const char *dir) {
 
 static int sweep(const char *file, int ci) { return sweep_in(file, ci, NULL); }
 
+/* 1 if the file's runs fork worker processes (their calls are not counted
+** here: test_sweep_file_storage covers file-backed storage in-process). */
+static int sigkill_file(const char *file) {
+  char err[512];
+  scn_scenario sc;
+  if (scn_load(file, &sc, err, sizeof err) != 0) fail_msg("%s", err);
+  int k = scn_has_sigkill(&sc);
+  scn_free(&sc);
+  return k;
+}
+
 /* The counting pass sees the sites a scenario reaches, in a stable order. */
 static void test_sites_counted_in_order(void **st) {
   (void)st;
@@ -142,11 +153,15 @@ static void test_sweep_declarative(void **st) {
   (void)st;
   sweep("scenarios/examples/fiber-crash-recover.json", 0);
   sweep("scenarios/examples/storage-fail.json", 0);
+  sweep("scenarios/examples/gate-timeout.json", 0);
+  sweep("scenarios/examples/slow-recovery-hook.json", 0);
+  sweep("scenarios/incidents/agents-1729.json", 0);
 }
 
 static void test_sweep_schedules(void **st) {
   (void)st;
   sweep("scenarios/examples/schedules-keepalive.json", 0);
+  sweep("scenarios/examples/alarm-wake.json", 0);
   sweep("scenarios/conformance/schedule-cron.json", 0);
 }
 
@@ -154,22 +169,56 @@ static void test_sweep_lua(void **st) {
   (void)st;
   sweep("scenarios/examples/lua-effects-once.json", 0);
   sweep("scenarios/scripted/orders.json", 0);
+  sweep("scenarios/scripted/hook-throws-once.json", 0);
+  sweep("scenarios/scripted/subagent.json", 0);
+  sweep("scenarios/scripted/onstart-schedule.json", 0);
 }
 
 static void test_sweep_chat(void **st) {
   (void)st;
   sweep("scenarios/examples/chat-recovery.json", 0);
+  sweep("scenarios/conformance/chat-direct-calls.json", 0);
+  sweep("scenarios/conformance/chat-orphan-continuation-merges.json", 0);
 }
 
 static void test_sweep_toolrun(void **st) {
   (void)st;
   sweep("scenarios/examples/toolrun-onstart.json", 0);
+  sweep("scenarios/examples/toolrun-stuck-child.json", 0);
+  sweep("scenarios/examples/lua-toolruns-settle.json", 0);
 }
 
 static void test_sweep_executor_thread(void **st) {
   (void)st;
   sweep("scenarios/examples/executor-checkpoints.json", 0);
   sweep("scenarios/examples/thread-store.json", 0);
+  sweep("scenarios/incidents/agents-1703.json", 0);
+}
+
+/* REVENANT_INJECT_ALL=1: every file of the library (case 0, no sigkill
+** runs), about half a minute of CPU at -O2: for a runtime change that adds
+** sites or failure paths (docs/bench.md). */
+static void test_sweep_library(void **st) {
+  (void)st;
+  static const char *const dirs[] = {"scenarios/examples", "scenarios/scripted",
+                                     "scenarios/regression", "scenarios/incidents",
+                                     "scenarios/conformance"};
+  const char *all = getenv("REVENANT_INJECT_ALL");
+  if (!all || strcmp(all, "1") != 0) skip();
+  for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+    struct dirent **names;
+    int n = scandir(dirs[i], &names, NULL, alphasort); /* by name: a fixed order */
+    assert_true(n >= 0);
+    for (int k = 0; k < n; k++) {
+      char path[1024];
+      size_t len = strlen(names[k]->d_name);
+      snprintf(path, sizeof path, "%s/%s", dirs[i], names[k]->d_name);
+      if (len > 5 && strcmp(names[k]->d_name + len - 5, ".json") == 0 && !sigkill_file(path))
+        sweep(path, 0);
+      free(names[k]);
+    }
+    free(names);
+  }
 }
 
 /* File-backed storage (WAL databases, as the generations of a sigkill run
@@ -194,6 +243,7 @@ int main(void) {
       cmocka_unit_test(test_sweep_toolrun),
       cmocka_unit_test(test_sweep_executor_thread),
       cmocka_unit_test(test_sweep_file_storage),
+      cmocka_unit_test(test_sweep_library),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
