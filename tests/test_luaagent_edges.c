@@ -87,7 +87,7 @@ typedef struct world {
   rt_world *w;
 } world;
 
-static void make(world *x) {
+static void make_src(world *x, const char *src) {
   sim_config sc = {1, SIM_FIFO, 3, 1000};
   rt_config c;
   rt_actor_spec sp;
@@ -99,8 +99,10 @@ static void make(world *x) {
   memset(&sp, 0, sizeof sp);
   snprintf(sp.id, sizeof sp.id, "agent");
   assert_int_equal(rt_actor_add(x->w, &sp), 0);
-  assert_int_equal(rt_actor_script(x->w, 0, "edges.lua", script, strlen(script), NULL), 0);
+  assert_int_equal(rt_actor_script(x->w, 0, "edges.lua", src, strlen(src), NULL), 0);
 }
+
+static void make(world *x) { make_src(x, script); }
 
 static void done(world *x) {
   rt_world_free(x->w);
@@ -168,12 +170,38 @@ static void test_misc(void **st) {
                       "eld\",\"ka_err\":\"inner\",\"stash\":\"stash() called outside a fiber\"}");
 }
 
+/* A script that cannot become an agent ends the run with a scenario error
+** that names the script and the reason. */
+static void test_bad_scripts(void **st) {
+  static const struct {
+    const char *src, *why;
+  } bad[] = {
+      {"return {", "edges.lua:1:"},
+      {"return 42", "the script must return a table of callbacks"},
+      {"return", "the script must return a table of callbacks"},
+      {"revenant.work(5) return {}", "the main chunk yielded"},
+      {"error('no agent today')", "no agent today"},
+  };
+  (void)st;
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    world x;
+    make_src(&x, bad[i].src);
+    assert_int_equal(rt_invoke_at(x.w, 0, "m", NULL, MS(100)), 0);
+    sim_run(&x.s, MS(10000), 0);
+    const char *fatal = rt_world_fatal(x.w);
+    if (!strstr(fatal, "script edges.lua: ") || !strstr(fatal, bad[i].why))
+      fail_msg("%s: fatal \"%s\" does not say \"%s\"", bad[i].src, fatal, bad[i].why);
+    done(&x);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_durations),
       cmocka_unit_test(test_sql),
       cmocka_unit_test(test_schedules),
       cmocka_unit_test(test_misc),
+      cmocka_unit_test(test_bad_scripts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
