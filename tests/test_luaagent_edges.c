@@ -80,6 +80,22 @@ static const char script[] =
     "  r.ka_err = try(self.keepAliveWhile, self, function() error('inner', 0) end)\n"
     "  return r\n"
     "end\n"
+    "function A:commands()\n"
+    "  local r = {}\n"
+    "  r.ghost = try(self.call, self, 'ghost', 'm')\n"
+    "  return r\n"
+    "end\n"
+    "function A:yield_bare() coroutine.yield() end\n"
+    "function A:fibers()\n"
+    "  local f = self:runFiber('job', function(ctx) ctx:stash({n = 1}); revenant.work(10); return {done = true} end)\n"
+    "  local first = f:await()\n"
+    "  local again = f:await()\n"
+    "  local g = self:runFiber('boom', function() error('fiber broke', 0) end)\n"
+    "  return {first = first, again = again, boom = try(g.await, g)}\n"
+    "end\n"
+    "function A:args(a, b, c)\n"
+    "  return {a = a, b = b, c = c}\n"
+    "end\n"
     "return A\n";
 
 typedef struct world {
@@ -170,6 +186,63 @@ static void test_misc(void **st) {
                       "eld\",\"ka_err\":\"inner\",\"stash\":\"stash() called outside a fiber\"}");
 }
 
+/* A call to an actor the scenario lacks fails in the caller; a bare
+** coroutine.yield that reaches the host (no command) fails the request. */
+static void test_commands(void **st) {
+  (void)st;
+  assert_string_equal(answer("commands"), "{\"ghost\":\"call: no actor 'ghost' in the scenario\"}");
+  assert_string_equal(answer("yield_bare"),
+                      "FAIL: yield_bare: coroutine.yield() outside a coroutine the script made "
+                      "(wait with revenant.work or revenant.sleep)");
+}
+
+/* A fiber's handle: await gives its return value, again after it ended;
+** a fiber that throws makes await throw its message. */
+static void test_fibers(void **st) {
+  (void)st;
+  assert_string_equal(answer("fibers"),
+                      "{\"again\":{\"done\":true},\"boom\":\"fiber broke\",\"first\":{\"done\":true}}");
+}
+
+/* Arguments: an array is spread, anything else is the one argument; text
+** that is not JSON fails the request. The world's entry checks. */
+static void test_invoke_args(void **st) {
+  world x;
+  (void)st;
+  make(&x);
+  assert_int_equal(rt_invoke_at(x.w, 0, "args", "[1,\"two\",{\"k\":3}]", MS(100)), 0);
+  assert_int_equal(rt_invoke_at(x.w, 0, "args", "{\"k\":1}", MS(200)), 0);
+  assert_int_equal(rt_invoke_at(x.w, 0, "args", "[]", MS(300)), 0);
+  assert_int_equal(rt_invoke_at(x.w, 0, "args", "not json", MS(400)), 0);
+  assert_int_equal(rt_invoke_at(x.w, 0, "absent", NULL, MS(500)), 0);
+  assert_int_equal(rt_invoke_at(x.w, 0, "", NULL, MS(600)), -1);
+  assert_int_equal(rt_invoke_at(x.w, 0, NULL, NULL, MS(600)), -1);
+  assert_int_equal(rt_invoke_at(x.w, 9, "args", NULL, MS(600)), -1);
+  assert_int_equal(rt_actor_script(x.w, 9, "x.lua", "return {}", 9, NULL), -1);
+  assert_int_equal(rt_actor_script(x.w, 0, NULL, "return {}", 9, NULL), -1);
+  assert_int_equal(rt_actor_script(x.w, 0, "x.lua", NULL, 0, NULL), -1);
+  rt_world_set_case(x.w, NULL);
+  sim_run(&x.s, MS(2000), 0);
+  static const char *const want[] = {
+      "ok {\"a\":1,\"b\":\"two\",\"c\":{\"k\":3}}", /* spread */
+      "ok {\"a\":{\"k\":1}}",                          /* one argument */
+      "ok {\"a\":{}}",                                  /* [] is not spread */
+      "ok {}",                                          /* not JSON: nil */
+      "fail absent is not a method of agent's script"};
+  size_t k = 0;
+  char got[256];
+  for (size_t i = 0; i < x.s.trace.n; i++) {
+    const sim_rec *r = &x.s.trace.recs[i];
+    if (r->kind != RT_EV_REQUEST_OK && r->kind != RT_EV_REQUEST_FAIL) continue;
+    snprintf(got, sizeof got, "%s %s", r->kind == RT_EV_REQUEST_OK ? "ok" : "fail",
+             sim_trace_str(&x.s.trace, r->s));
+    assert_true(k < sizeof want / sizeof want[0]);
+    assert_string_equal(got, want[k++]);
+  }
+  assert_int_equal(k, sizeof want / sizeof want[0]);
+  done(&x);
+}
+
 /* A script that cannot become an agent ends the run with a scenario error
 ** that names the script and the reason. */
 static void test_bad_scripts(void **st) {
@@ -202,6 +275,9 @@ int main(void) {
       cmocka_unit_test(test_schedules),
       cmocka_unit_test(test_misc),
       cmocka_unit_test(test_bad_scripts),
+      cmocka_unit_test(test_commands),
+      cmocka_unit_test(test_fibers),
+      cmocka_unit_test(test_invoke_args),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
