@@ -156,6 +156,11 @@ static void test_sweep_declarative(void **st) {
   sweep("scenarios/examples/gate-timeout.json", 0);
   sweep("scenarios/examples/slow-recovery-hook.json", 0);
   sweep("scenarios/incidents/agents-1729.json", 0);
+  sweep("scenarios/examples/keepalive-dispose.json", 0);
+  sweep("scenarios/examples/recovery-drop.json", 0);
+  sweep("scenarios/conformance/fiber-recover-multiple.json", 0);
+  sweep("scenarios/conformance/fiber-hook-throws.json", 0);
+  sweep("scenarios/conformance/wake-entry-points.json", 0);
 }
 
 static void test_sweep_schedules(void **st) {
@@ -179,6 +184,7 @@ static void test_sweep_chat(void **st) {
   sweep("scenarios/examples/chat-recovery.json", 0);
   sweep("scenarios/conformance/chat-direct-calls.json", 0);
   sweep("scenarios/conformance/chat-orphan-continuation-merges.json", 0);
+  sweep("scenarios/incidents/agents-1630.json", 0);
 }
 
 static void test_sweep_toolrun(void **st) {
