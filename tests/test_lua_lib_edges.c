@@ -20,6 +20,8 @@
 
 #include <cmocka.h>
 
+#include <lua.h>
+
 #include "runtime/rt_lua.h"
 #include "sim/sim_rng.h"
 
@@ -167,12 +169,47 @@ static void test_file_paths(void **st) {
   rmdir(dir);
 }
 
+/* The host API's own checks: a state made with no configuration, a start
+** with no function or a negative count, a resume of a callback that is
+** not suspended, a binary chunk. */
+static void test_api_usage(void **st) {
+  (void)st;
+  rt_lua *x = rt_lua_new(NULL, NULL, 0);
+  assert_non_null(x);
+  lua_State *L = rt_lua_L(x);
+  rt_lua_co co;
+  assert_int_equal(rt_lua_start(x, -1, &co), RT_LUA_ERR_USAGE);
+  assert_int_equal(rt_lua_start(x, 0, &co), RT_LUA_ERR_USAGE); /* empty stack */
+  assert_non_null(strstr(rt_lua_error(x), "no function below the arguments"));
+  lua_pushinteger(L, 1);
+  assert_int_equal(rt_lua_start(x, 0, &co), RT_LUA_ERR_USAGE); /* not a function */
+  lua_settop(L, 0);
+  assert_int_equal(rt_lua_resume(x, &co, 0), RT_LUA_ERR_USAGE);
+  assert_non_null(strstr(rt_lua_error(x), "not suspended"));
+  assert_int_equal(rt_lua_load(x, "bin.lua", "\033Lua", 4), RT_LUA_ERR_SYNTAX);
+  assert_non_null(strstr(rt_lua_error(x), "binary chunks are refused"));
+  /* a finished callback cannot be resumed either */
+  assert_int_equal(rt_lua_load(x, "t.lua", "return 1", 8), RT_LUA_DONE);
+  assert_int_equal(rt_lua_start(x, 0, &co), RT_LUA_DONE);
+  assert_int_equal(rt_lua_resume(x, &co, 0), RT_LUA_ERR_USAGE);
+  rt_lua_co_release(x, &co);
+  rt_lua_free(x);
+  rt_lua_free(NULL);
+  /* a script folder that does not exist: refused, with or without room for the reason */
+  rt_lua_config c = {{NULL, h_now, NULL, &RNG, NULL}, "/nonexistent/revenant-dir", 0, 0};
+  char err[128];
+  assert_null(rt_lua_new(&c, err, sizeof err));
+  assert_non_null(strstr(err, "cannot be opened"));
+  assert_null(rt_lua_new(&c, NULL, 0));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_key_order_edges),
       cmocka_unit_test(test_tostring_format_random),
       cmocka_unit_test(test_load_forms),
       cmocka_unit_test(test_file_paths),
+      cmocka_unit_test(test_api_usage),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
