@@ -34,7 +34,7 @@ static int l_dec(lua_State *L) {
   return 2;
 }
 
-#define CASES_N 70 /* the checks below: one more or fewer fails */
+#define CASES_N 88 /* the checks below: one more or fewer fails */
 static const char *const CASES =
     "local n = 0\n"
     "local function eq(v, want)\n"
@@ -89,6 +89,16 @@ static const char *const CASES =
     "bad('fals'); bad('-'); bad('1.2.3'); bad('{\"a\" 1}'); bad('{\"a\":1 \"b\":2}'); bad('{1:2}')\n"
     "bad('{\"a\":}'); bad('[1 2]'); bad('[1,'); bad('{'); bad('{\"a\":1,'); bad('[1] x'); bad('@')\n"
     "bad(string.rep('[', 70) .. string.rep(']', 70))\n"
+    "bad(string.rep('1', 70)); bad('1-2'); bad('{\"a\":1,2:3}'); bad('{\"a\"'); bad('{\"a\":1'); bad('[1')\n"
+    "bad('{\"a\":1]'); bad('[1}'); bad('{\"a\":1,}')\n"
+    "assert(math.type(dq('-9007199254740993', '-9007199254740992')) == 'float')\n"
+    "dq('\"\\\\u00aF\\\\u00Af\"', '\"\\194\\175\\194\\175\"')\n"
+    "-- long strings: the decoder's buffer fills on every kind of character\n"
+    "for _, e in ipairs({{'n', '\\n'}, {'t', '\\t'}, {'r', '\\r'}, {'b', '\\b'}, {'f', '\\f'}, {'/', '/'}, {'x', 'x'}}) do\n"
+    "  local text = '\"' .. string.rep((e[1] == 'x' and '' or '\\\\') .. e[1], 3000) .. '\"'\n"
+    "  local v, okd = dec(text); n = n + 1\n"
+    "  assert(okd and v == string.rep(e[2], 3000), e[1])\n"
+    "end\n"
     "return n\n";
 
 static void test_json_cases(void **st) {
