@@ -93,6 +93,16 @@ static const char script[] =
     "  local g = self:runFiber('boom', function() error('fiber broke', 0) end)\n"
     "  return {first = first, again = again, boom = try(g.await, g)}\n"
     "end\n"
+    "function A:plain_rpc() return {v = self:call('plain', 'anything', {1})} end\n"
+    "function A:late_stash()\n"
+    "  local f = self:runFiber('short', function() return 1 end)\n"
+    "  f:await()\n"
+    "  return try(f.stash, f, 2)\n"
+    "end\n"
+    "function A:forge_work() return coroutine.yield('work') end\n"
+    "function A:forge_fiber() return coroutine.yield('runFiber', 'x') end\n"
+    "function A:forge_await() return coroutine.yield('await') end\n"
+    "function A:forge_call() return coroutine.yield('call', 'plain') end\n"
     "function A:args(a, b, c)\n"
     "  return {a = a, b = b, c = c}\n"
     "end\n"
@@ -243,6 +253,49 @@ static void test_invoke_args(void **st) {
   done(&x);
 }
 
+/* Runs `method` on actor 0 of a world whose actor 1 ("plain") has no
+** script; the answer as answer() gives it. */
+static const char *answer2(const char *method) {
+  static char out[512];
+  world x;
+  make(&x);
+  rt_actor_spec sp;
+  memset(&sp, 0, sizeof sp);
+  snprintf(sp.id, sizeof sp.id, "plain");
+  assert_int_equal(rt_actor_add(x.w, &sp), 1);
+  /* a second script for actor 0 replaces the first */
+  assert_int_equal(rt_actor_script(x.w, 0, "edges.lua", script, strlen(script), NULL), 0);
+  assert_int_equal(rt_invoke_at(x.w, 0, method, NULL, MS(100)), 0);
+  sim_run(&x.s, MS(60000), 0);
+  snprintf(out, sizeof out, "(none) %s", rt_world_fatal(x.w));
+  for (size_t i = 0; i < x.s.trace.n; i++) {
+    const sim_rec *r = &x.s.trace.recs[i];
+    if (r->kind == RT_EV_REQUEST_OK || r->kind == RT_EV_REQUEST_FAIL)
+      snprintf(out, sizeof out, "%s%s", r->kind == RT_EV_REQUEST_OK ? "" : "FAIL: ",
+               sim_trace_str(&x.s.trace, r->s));
+  }
+  done(&x);
+  return out;
+}
+
+/* An RPC to an actor without a script answers nil; a fiber's handle cannot
+** stash after the fiber ended; a yield that names a host command with the
+** wrong arguments is no command (the request fails). A second script for an
+** actor replaces the first. */
+static void test_more_commands(void **st) {
+  (void)st;
+  static const char forged[] = ": coroutine.yield() outside a coroutine the script made "
+                               "(wait with revenant.work or revenant.sleep)";
+  char want[256];
+  assert_string_equal(answer2("plain_rpc"), "{}");
+  assert_string_equal(answer2("late_stash"), "\"stash: fiber 2 has ended\"");
+  static const char *const names[] = {"forge_work", "forge_fiber", "forge_await", "forge_call"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    snprintf(want, sizeof want, "FAIL: %s%s", names[i], forged);
+    assert_string_equal(answer2(names[i]), want);
+  }
+}
+
 /* A script that cannot become an agent ends the run with a scenario error
 ** that names the script and the reason. */
 static void test_bad_scripts(void **st) {
@@ -278,6 +331,7 @@ int main(void) {
       cmocka_unit_test(test_commands),
       cmocka_unit_test(test_fibers),
       cmocka_unit_test(test_invoke_args),
+      cmocka_unit_test(test_more_commands),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
