@@ -59,7 +59,8 @@ static const char script[] =
     "  r.bad = try(self.schedule, self, 'soon', 'tick')\n"
     "  local id = self:schedule(5, 'tick')\n"
     "  r.id = math.type(id)\n"
-    "  r.every = math.type(self:scheduleEvery(0, 'pulse'))\n"
+    "  r.every = math.type(self:scheduleEvery(1, 'pulse'))\n"
+    "  r.every0 = try(self.scheduleEvery, self, 0, 'pulse')\n"
     "  r.by_id = self:cancelSchedule(id)\n"
     "  r.by_id_again = self:cancelSchedule(id)\n"
     "  r.missing_id = self:cancelSchedule(987654)\n"
@@ -183,8 +184,9 @@ static void test_schedules(void **st) {
   assert_string_equal(answer("schedules"),
                       "{\"bad\":\"bad duration 'soon' (a number, or \\\"250ms\\\", \\\"2s\\\", \\\"1.5m"
                       "\\\", \\\"1h\\\")\",\"by_id\":true,\"by_id_again\":false,\"by_name\":true,\"ever"
-                      "y\":\"integer\",\"id\":\"integer\",\"long\":\"schedule: callback name longer tha"
-                      "n 47 bytes\",\"missing_id\":false,\"missing_name\":false}");
+                      "y\":\"integer\",\"every0\":\"scheduleEvery: the interval must be at least 1 second\","
+                      "\"id\":\"integer\",\"long\":\"schedule: a callback name of 1 to 47 bytes is requir"
+                      "ed\",\"missing_id\":false,\"missing_name\":false}");
 }
 
 static void test_misc(void **st) {
