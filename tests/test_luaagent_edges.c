@@ -298,6 +298,30 @@ static void test_more_commands(void **st) {
   }
 }
 
+/* A scripted actor as the child of a tool run: its script has no tool-run
+** callback, so the declarative default runs the child's work and the run
+** completes (one RT_EV_TOOLRUN_FINISH). */
+static void test_scripted_tool_child(void **st) {
+  world x;
+  (void)st;
+  make(&x);
+  rt_actor_spec sp;
+  memset(&sp, 0, sizeof sp);
+  snprintf(sp.id, sizeof sp.id, "parent");
+  snprintf(sp.cls, sizeof sp.cls, "P");
+  sp.children[0] = 0;
+  sp.n_children = 1;
+  assert_int_equal(rt_actor_add(x.w, &sp), 1);
+  assert_int_equal(rt_toolrun_at(x.w, 1, 0, MS(500), MS(100)), 0);
+  sim_run(&x.s, MS(60000), 0);
+  assert_string_equal(rt_world_fatal(x.w), "");
+  int finished = 0;
+  for (size_t i = 0; i < x.s.trace.n; i++)
+    finished += x.s.trace.recs[i].kind == RT_EV_TOOLRUN_FINISH;
+  assert_int_equal(finished, 1);
+  done(&x);
+}
+
 /* A script that cannot become an agent ends the run with a scenario error
 ** that names the script and the reason. */
 static void test_bad_scripts(void **st) {
@@ -334,6 +358,7 @@ int main(void) {
       cmocka_unit_test(test_fibers),
       cmocka_unit_test(test_invoke_args),
       cmocka_unit_test(test_more_commands),
+      cmocka_unit_test(test_scripted_tool_child),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
