@@ -5,7 +5,8 @@
 ** length limit fails as too big; VACUUM behind a line comment is still
 ** refused at prepare, and rt_sql_sandbox_refusal names it; the virtual
 ** clock before 1970 and the date functions' rarer forms; the authorizer's
-** other refusals under several read-only prefixes.
+** other refusals under several read-only prefixes; failure injection at
+** every call the sandbox makes for a date function.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 
 #include <sqlite3.h>
 
+#include "runtime/rt.h"
 #include "runtime/rt_sql_sandbox.h"
 
 /* Steps a user statement; returns the step code, the message in msg. */
@@ -196,9 +198,70 @@ static void test_authorizer_more(void **state) {
   sqlite3_close(db);
 }
 
+static int64_t at_zero(void *ctx) {
+  (void)ctx;
+  return 0;
+}
+
+/* One fresh connection and sandbox running `sql` once: 1 if it gave a row,
+** 0 if it failed with a message (in msg), -1 if the sandbox was refused. */
+static int date_once(const char *sql, char *msg, size_t n) {
+  sqlite3 *db;
+  char err[256];
+  assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+  rt_sql_sandbox_config c = {NULL, at_zero, NULL, NULL, 0, NULL};
+  rt_sqlsbx *s = rt_sql_sandbox(db, &c, err, sizeof err);
+  int r = -1;
+  if (s) {
+    sqlite3_stmt *st = NULL;
+    int rc = rt_sql_sandbox_prepare(s, sql, &st, NULL, msg, n);
+    if (rc == SQLITE_OK) {
+      rt_sql_sandbox_user(s, 1);
+      rc = sqlite3_step(st);
+      rt_sql_sandbox_user(s, 0);
+      snprintf(msg, n, "%s", sqlite3_errmsg(db));
+    }
+    sqlite3_finalize(st);
+    r = rc == SQLITE_ROW;
+    if (!r) assert_true(msg[0] != '\0');
+  } else {
+    snprintf(msg, n, "%s", err);
+  }
+  sqlite3_close(db);
+  return r;
+}
+
+/* Failure injection (runtime/rt_inject.h) at every allocation and SQLite
+** call the sandbox makes for a date function: the helper connection, its
+** statement, the sandbox itself. Each failure gives an error with a message
+** (or a refused sandbox), never a crash or a leak (asan). */
+static void test_date_helper_failures(void **state) {
+  char msg[256];
+  (void)state;
+  rt_inject_count();
+  assert_int_equal(date_once("SELECT date('now', '+1 day')", msg, sizeof msg), 1);
+  rt_inject_off();
+  const rt_inject_site *v;
+  int n = rt_inject_sites(&v), helper = 0, refused = 0;
+  rt_inject_site sites[64];
+  assert_true(n > 0 && n <= 64);
+  memcpy(sites, v, (size_t)n * sizeof *sites);
+  for (int i = 0; i < n; i++) {
+    rt_inject_target(sites[i].file, sites[i].line, 1);
+    int r = date_once("SELECT date('now', '+1 day')", msg, sizeof msg);
+    assert_true(rt_inject_fired());
+    rt_inject_off();
+    helper += r == 0 && strstr(msg, "date function helper could not be prepared") != NULL;
+    refused += r == -1;
+  }
+  assert_true(helper >= 2); /* the helper's open and its prepare */
+  assert_true(refused >= 1); /* the sandbox's own allocation */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dates_edges),
+      cmocka_unit_test(test_date_helper_failures),
       cmocka_unit_test(test_authorizer_more),
       cmocka_unit_test(test_no_stream_refuses_random),
       cmocka_unit_test(test_randomblob_too_big),
