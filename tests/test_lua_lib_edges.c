@@ -7,7 +7,8 @@
 ** environment, and the file loaders' path checks (empty, long, not .lua,
 ** odd characters, climbing out, outside the folder, too big), dofile and
 ** require errors, a circular require. Each script checks itself with
-** assert; a failed check fails the run.
+** assert; a failed check fails the run. And failure injection at every
+** allocation of making a state and running a script.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 
 #include <lua.h>
 
+#include "runtime/rt.h"
 #include "runtime/rt_lua.h"
 #include "sim/sim_rng.h"
 
@@ -203,6 +205,55 @@ static void test_api_usage(void **st) {
   assert_null(rt_lua_new(&c, NULL, 0));
 }
 
+/* A state made and a small script run in it: the script's result code, or
+** -100 when the state could not be made. */
+static int state_once(void) {
+  char err[256];
+  rt_lua *x = rt_lua_new(NULL, err, sizeof err);
+  if (!x) return -100;
+  rt_lua_co co;
+  static const char src[] = "local t = {} for i = 1, 200 do t[i] = {i, tostring(i)} end\n"
+                            "return #t, table.concat({'a', 'b'})";
+  int rc = rt_lua_load(x, "t.lua", src, sizeof src - 1);
+  if (rc == RT_LUA_DONE) {
+    rc = rt_lua_start(x, 0, &co);
+    rt_lua_co_release(x, &co);
+  }
+  rt_lua_free(x);
+  return rc;
+}
+
+/* Failure injection (runtime/rt_inject.h) at every allocation of making a
+** state and running a script, Lua's own through the allocator included:
+** each failure makes the state refuse (NULL), fails the script with a
+** memory error or is absorbed (Lua collects and retries an allocation),
+** never an unprotected Lua error (abort) or a leak (asan). */
+static void test_every_allocation_fails(void **st) {
+  (void)st;
+  rt_inject_count();
+  assert_int_equal(state_once(), RT_LUA_DONE);
+  rt_inject_off();
+  const rt_inject_site *v;
+  int n = rt_inject_sites(&v), refused = 0, done = 0, runs = 0;
+  rt_inject_site sites[16];
+  assert_true(n > 0 && n <= 16);
+  memcpy(sites, v, (size_t)n * sizeof *sites);
+  for (int i = 0; i < n; i++)
+    for (uint64_t k = 1; k <= sites[i].calls; k++) {
+      rt_inject_target(sites[i].file, sites[i].line, k);
+      int rc = state_once();
+      assert_true(rt_inject_fired());
+      rt_inject_off();
+      runs++;
+      refused += rc == -100;
+      done += rc == RT_LUA_DONE; /* Lua collects and retries a failed allocation once */
+      assert_true(rc == -100 || rc == RT_LUA_ERR_MEMORY || rc == RT_LUA_DONE);
+    }
+  assert_true(runs > 100);
+  assert_true(refused > 0);
+  assert_true(done > 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_key_order_edges),
@@ -210,6 +261,7 @@ int main(void) {
       cmocka_unit_test(test_load_forms),
       cmocka_unit_test(test_file_paths),
       cmocka_unit_test(test_api_usage),
+      cmocka_unit_test(test_every_allocation_fails),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
