@@ -90,6 +90,8 @@ static void test_tostring_format_random(void **st) {
         "for _ = 1, 20 do local v = math.random(-2, 2) assert(v >= -2 and v <= 2) end\n"
         "local w = math.random(math.mininteger, math.maxinteger) assert(math.type(w) == 'integer')\n"
         "local v0 = math.random(0) assert(math.type(v0) == 'integer')\n"
+        "math.randomseed(42) local a = math.random(1000) math.randomseed(42)\n"
+        "assert(math.random(1000) == a) math.randomseed() -- back to the host's stream\n"
         "local oka, ea = pcall(math.random, 1, 2, 3) assert(not oka, ea)\n"
         "assert(select('#', table.unpack({}, 1, 0)) == 0)\n"
         "local okc, ec = pcall(table.unpack, {}, 1, 1e8) assert(not okc, ec)\n");

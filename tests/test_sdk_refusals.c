@@ -22,6 +22,7 @@ static sim SIM;
 static rt_world *W;
 static rt_sdk_actor stale; /* a copy of the request handler's handle */
 static int refusals, checks;
+static int64_t cron_id; /* the one schedule the handler may make */
 
 #define REFUSED(expr) (checks++, ((expr) == -1 ? refusals++ : printf("# not refused: %s\n", #expr)))
 
@@ -68,6 +69,7 @@ static rt_uc_status on_request(void *st, rt_sdk_actor *self, const char *method,
   REFUSED(rt_sdk_save_messages(self, NULL));
   REFUSED(rt_sdk_open_agent_tools(self, NULL, 4));
   rt_sdk_effect(self, NULL, "k"); /* no name: nothing */
+  cron_id = rt_sdk_schedule_cron(self, "*/5 * * * *", "tick", NULL, err, sizeof err);
   return out->status = RT_UC_DONE;
 }
 
@@ -98,6 +100,7 @@ static void test_refusals(void **st) {
   sim_run(&SIM, S(10), 0);
   assert_int_equal(refusals, checks);
   assert_int_equal(checks, 23); /* the REFUSED lines above */
+  assert_true(cron_id > 0);
   size_t effects = 0, writes_before = 0;
   for (size_t i = 0; i < SIM.trace.n; i++) {
     effects += SIM.trace.recs[i].kind == RT_EV_EFFECT;
