@@ -5,6 +5,7 @@
 ** scheduleEvery, alarm()). Registered with the host's storage as one
 ** module (rt__store_register); the host knows neither table.
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -30,6 +30,7 @@
 ** actor startup restore every turn without settled and resume it from its
 ** last checkpoint (docs/runtime.md, "Checkpoint executor (seed 002)").
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

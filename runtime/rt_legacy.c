@@ -30,6 +30,7 @@
 **   RT_EV_LEGACY_FIBER record; every write is RT_W_LEGACY_FIBER in the turn
 **   transaction.
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -6,6 +6,7 @@
 ** the step programs. Behaviour and trace are exactly those of the runtime
 ** before the table existed (same trace hashes).
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <stdio.h>
 #include <string.h>
 
