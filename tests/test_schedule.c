@@ -237,6 +237,115 @@ static void test_down_for(void **st) {
   done();
 }
 
+/* A stored cron expression that never fires again (Feb 30): after its run
+** the row is deleted, not rescheduled (the SDK's getNextCronTime would
+** throw), and no alarm is left. */
+static void test_cron_never_again(void **st) {
+  rt_schedule_seed sd;
+  (void)st;
+  world(1, NULL);
+  memset(&sd, 0, sizeof sd);
+  snprintf(sd.callback, sizeof sd.callback, "feb30");
+  snprintf(sd.cron, sizeof sd.cron, "0 0 30 2 *");
+  sd.time_us = S(10);
+  sd.started_us = -1;
+  int64_t id = rt_seed_schedule(W, 0, &sd);
+  assert_true(id > 0);
+  sim_run(&SIM, S(100), 0);
+  assert_int_equal(count(RT_EV_SCHEDULE_RUN, "feb30"), 1);
+  const sim_rec *del = NULL;
+  for (size_t i = 0; i < SIM.trace.n; i++)
+    if (SIM.trace.recs[i].kind == RT_EV_SCHEDULE_SET && SIM.trace.recs[i].a == id)
+      del = &SIM.trace.recs[i]; /* the row's last change */
+  assert_non_null(del);
+  assert_int_equal(del->b, -1);
+  assert_int_equal(del->t_us, S(10));
+  assert_int_equal(rt_alarm_of(W, 0), -1);
+  done();
+}
+
+/* schedule(cron) with a bad expression fails the request with
+** cron-schedule's message and writes no row. */
+static void test_bad_cron_request(void **st) {
+  rt_schedule_spec sp = {0, 0, "x * * * *", NULL, -1};
+  (void)st;
+  world(1, NULL);
+  assert_int_equal(rt_schedule_ex_at(W, 0, "bad", &sp, S(1)), 0);
+  sim_run(&SIM, S(10), 0);
+  const sim_rec *f = nth(RT_EV_REQUEST_FAIL, 0);
+  assert_non_null(f);
+  assert_string_equal(sim_trace_str(&SIM.trace, f->s), "Failed to parse x: x is NaN.");
+  assert_int_equal(count(RT_EV_SCHEDULE_SET, NULL), 0);
+  assert_int_equal(rt_alarm_of(W, 0), -1);
+  done();
+}
+
+/* scheduleEvery under a second stores interval 1 s (whole seconds). */
+static void test_every_subsecond(void **st) {
+  (void)st;
+  world(1, NULL);
+  every("tick", MS(500), NULL, S(1));
+  sim_run(&SIM, S(3) + MS(500), 0);
+  assert_int_equal(count(RT_EV_SCHEDULE_RUN, "tick"), 2); /* at 2 s and 3 s */
+  assert_int_equal(nth(RT_EV_SCHEDULE_RUN, 0)->t_us, S(2));
+  assert_int_equal(nth(RT_EV_SCHEDULE_RUN, 1)->t_us, S(3));
+  done();
+}
+
+/* A running interval row with no execution_started_at is hung at once:
+** force-reset (started -1) and run at its time, not skipped. */
+static void test_running_without_start(void **st) {
+  rt_schedule_seed sd;
+  (void)st;
+  world(1, NULL);
+  memset(&sd, 0, sizeof sd);
+  snprintf(sd.callback, sizeof sd.callback, "poll");
+  sd.time_us = S(10);
+  sd.interval_us = S(60);
+  sd.running = 1;
+  sd.started_us = -1;
+  assert_true(rt_seed_schedule(W, 0, &sd) > 0);
+  sim_run(&SIM, S(20), 0);
+  assert_int_equal(count(RT_EV_SCHEDULE_SKIP, NULL), 0);
+  const sim_rec *hung = nth(RT_EV_SCHEDULE_HUNG, 0);
+  assert_non_null(hung);
+  assert_int_equal(hung->t_us, S(10));
+  assert_int_equal(hung->b, -1);
+  assert_int_equal(nth(RT_EV_SCHEDULE_RUN, 0)->t_us, S(10));
+  done();
+}
+
+/* tryN's backoff: min(2^attempt * base, max) caps every wait at max (base
+** 300 ms, max 400 ms: the second wait is drawn below 400 ms, not 600); a
+** zero base retries at once. */
+static void test_retry_backoff_cap(void **st) {
+  rt_step fail = {RT_STEP_FAIL, 0, 0, 0, "boom", 0, 0};
+  rt_program p = {"broken", &fail, 1};
+  rt_config c;
+  (void)st;
+  for (int zero = 0; zero < 2; zero++) {
+    rt_config_default(&c);
+    c.schedule_attempts = 6;
+    c.schedule_retry_base_us = zero ? 0 : MS(300);
+    c.schedule_retry_max_us = MS(400);
+    world(11, &c);
+    assert_true(rt_program_register(W, &p) >= 0);
+    rt_schedule_at(W, 0, "broken", S(10), 0, S(1));
+    sim_run(&SIM, S(60), 0);
+    assert_int_equal(count(RT_EV_SCHEDULE_RETRY, "broken"), 5);
+    int64_t longest = 0;
+    for (int k = 0; k < 5; k++) {
+      const sim_rec *r = nth(RT_EV_SCHEDULE_RETRY, (size_t)k);
+      assert_true(r->c >= 0 && r->c < MS(400));
+      if (zero) assert_int_equal(r->c, 0);
+      if (r->c > longest) longest = r->c;
+    }
+    if (!zero) assert_true(longest > 0);
+    assert_int_equal(nth(RT_EV_SCHEDULE_ERROR, 0)->b, 6);
+    done();
+  }
+}
+
 /* The same world twice: the same trace hash (retries draw from their own
 ** stream, "runtime.schedule.retry"). */
 static uint64_t retry_world_hash(uint64_t seed) {
@@ -342,6 +451,11 @@ int main(void) {
       cmocka_unit_test(test_lost_alarm_rearmed),
       cmocka_unit_test(test_down_for),
       cmocka_unit_test(test_determinism),
+      cmocka_unit_test(test_cron_never_again),
+      cmocka_unit_test(test_bad_cron_request),
+      cmocka_unit_test(test_every_subsecond),
+      cmocka_unit_test(test_running_without_start),
+      cmocka_unit_test(test_retry_backoff_cap),
       cmocka_unit_test(test_sdk_calls),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
