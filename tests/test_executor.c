@@ -343,6 +343,70 @@ static void test_crash_restore_resume(void **st) {
   }
 }
 
+/* Turns a previous process left at each canonical phase (written through
+** the SQL adapter): the next startup restores each open turn and runs it on
+** from the step after its last checkpoint. */
+static int64_t put_turn(int64_t turn, int tools, const char *const *phases, int n) {
+  rt_checkpoint cp;
+  for (int i = 0; i < n; i++) {
+    memset(&cp, 0, sizeof cp);
+    cp.turn_id = turn;
+    snprintf(cp.session_id, sizeof cp.session_id, "s%lld", (long long)turn);
+    snprintf(cp.phase, sizeof cp.phase, "%s", phases[i]);
+    if (tools >= 0 && i == 0)
+      snprintf(cp.state, sizeof cp.state, "{\"tools\":%d,\"adapter\":\"sqlite\"}", tools);
+    else
+      snprintf(cp.state, sizeof cp.state, "{}");
+    cp.timestamp_ms = 10 * (i + 1);
+    assert_int_equal(rt_exec_checkpoint(F.w, 0, RT_EXEC_SQLITE, &cp), 0);
+  }
+  return turn;
+}
+
+/* The phase name of the first checkpoint call of `turn` after trace index
+** `from`, or "" if none. */
+static const char *next_phase(int64_t turn, long from) {
+  for (size_t i = (size_t)from + 1; i < F.s.trace.n; i++) {
+    const sim_rec *r = &F.s.trace.recs[i];
+    if (r->kind == RT_EV_EXEC_CHECKPOINT && r->a == turn) return sim_trace_str(&F.s.trace, r->s);
+  }
+  return "";
+}
+
+static long resumed_at(int64_t turn) {
+  for (size_t i = 0; i < F.s.trace.n; i++) {
+    const sim_rec *r = &F.s.trace.recs[i];
+    if (r->kind == RT_EV_EXEC_TURN && r->b == RT_TS_RESUMED && r->a == turn) return (long)i;
+  }
+  return -1;
+}
+
+static void test_restore_resumes_each_phase(void **st) {
+  static const char *const dispatch[] = {"started", "llm-complete"};
+  static const char *const second_llm[] = {"started", "llm-complete", "llm-complete"};
+  static const char *const dispatched[] = {"started", "llm-complete", "tool-dispatched"};
+  static const char *const one_back[] = {"started", "llm-complete", "tool-dispatched",
+                                         "tool-received"};
+  static const char *const no_spec[] = {"started", "llm-complete"};
+  (void)st;
+  fx_init(12, RT_EXEC_SQLITE);
+  int64_t t1 = put_turn(101, 2, dispatch, 2);     /* tools to dispatch */
+  int64_t t2 = put_turn(102, 1, second_llm, 3);   /* the second LLM call: settle */
+  int64_t t3 = put_turn(103, 1, dispatched, 3);   /* a tool out: await it */
+  int64_t t4 = put_turn(104, 2, one_back, 4);     /* one of two back: dispatch the next */
+  int64_t t5 = put_turn(105, -1, no_spec, 2);     /* started without its spec */
+  rt_request_at(F.w, 0, RT_ENTRY_FETCH, S(1));
+  run_to(S(60));
+  assert_true(resumed_at(t1) >= 0);
+  assert_string_equal(next_phase(t1, resumed_at(t1)), "tool-dispatched");
+  assert_string_equal(next_phase(t2, resumed_at(t2)), "settled");
+  assert_string_equal(next_phase(t3, resumed_at(t3)), "tool-received");
+  assert_string_equal(next_phase(t4, resumed_at(t4)), "tool-dispatched");
+  assert_int_equal(resumed_at(t5), -1);
+  assert_false(violated(CHK_CHECKPOINT_CONTRACT));
+  fx_free();
+}
+
 /* ---- the phase registry ------------------------------------------------- */
 
 static void test_phase_registry(void **st) {
@@ -598,6 +662,7 @@ int main(void) {
       cmocka_unit_test(test_cancel_awaits_settled),
       cmocka_unit_test(test_late_cancel_ignored),
       cmocka_unit_test(test_crash_restore_resume),
+      cmocka_unit_test(test_restore_resumes_each_phase),
       cmocka_unit_test(test_phase_registry),
       cmocka_unit_test(test_chk_monotonic),
       cmocka_unit_test(test_chk_restore_rules),
