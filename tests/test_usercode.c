@@ -298,6 +298,24 @@ static void test_lua_table_falls_back(void **st) {
   assert_true(h[0] == h[1]);
 }
 
+/* require_field's scan: only a member of the top-level object counts, after
+** any number of members before it (with escaped quotes, arrays and nested
+** objects in their values); a key inside a nested object, a value that
+** spells the name, an array, an unterminated string or no snapshot do not. */
+static void test_snap_has_field(void **st) {
+  (void)st;
+  assert_int_equal(rt__snap_has_field("{\"pc\":3}", "pc"), 1);
+  assert_int_equal(rt__snap_has_field("{\"a\":\"x\\\"y\",\"b\":[1,{\"c\":2}],\"cursor\":4}", "cursor"), 1);
+  assert_int_equal(rt__snap_has_field("{\"a\":{\"cursor\":1}}", "cursor"), 0);
+  assert_int_equal(rt__snap_has_field("{\"a\":\"cursor\"}", "cursor"), 0);
+  assert_int_equal(rt__snap_has_field("{\"a\":[\"cursor\",2]}", "cursor"), 0);
+  assert_int_equal(rt__snap_has_field("[\"cursor\"]", "cursor"), 0);
+  assert_int_equal(rt__snap_has_field("{\"cursorx\":1,\"cur\":2}", "cursor"), 0);
+  assert_int_equal(rt__snap_has_field("{\"a\":1,\"curs", "cursor"), 0);
+  assert_int_equal(rt__snap_has_field("null", "cursor"), 0);
+  assert_int_equal(rt__snap_has_field(NULL, "cursor"), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fiber_body_through_table),
@@ -305,6 +323,7 @@ int main(void) {
       cmocka_unit_test(test_table_deterministic),
       cmocka_unit_test(test_child_tool_run_through_table),
       cmocka_unit_test(test_lua_table_falls_back),
+      cmocka_unit_test(test_snap_has_field),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
