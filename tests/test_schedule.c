@@ -346,6 +346,62 @@ static void test_retry_backoff_cap(void **st) {
   }
 }
 
+static const sim_rec *fault(const char *name, size_t k) {
+  for (size_t i = 0; i < SIM.trace.n; i++) {
+    const sim_rec *r = &SIM.trace.recs[i];
+    if (r->kind == RT_EV_FAULT && !strcmp(sim_trace_str(&SIM.trace, r->s), name) && k-- == 0)
+      return r;
+  }
+  return NULL;
+}
+
+/* The platform cuts an alarm invocation at 15 minutes (A.0): a schedule
+** callback that works 20 minutes is cut, the alarm fails and is retried
+** (2 s later), and the retry runs the callback again. The idle window is
+** raised past the limit: in the model a running handler is not activity
+** (docs/runtime.md), so the default 70-140 s eviction would come first. */
+static void test_alarm_cut_running_handler(void **st) {
+  rt_step slow = {RT_STEP_WORK, S(1200), S(1200), 0, "", 0, 0};
+  rt_program p = {"slow", &slow, 1};
+  rt_config c;
+  (void)st;
+  rt_config_default(&c);
+  c.idle_min_us = c.idle_max_us = S(7200);
+  world(1, &c);
+  assert_true(rt_program_register(W, &p) >= 0);
+  rt_schedule_at(W, 0, "slow", S(10), 0, S(1));
+  sim_run(&SIM, S(11) + S(900) + S(5), 0);
+  const sim_rec *cut = fault("alarm_limit", 0);
+  assert_non_null(cut);
+  assert_int_equal(cut->t_us, S(11) + S(900));
+  const sim_rec *retry = nth(RT_EV_ALARM_RETRY, 0);
+  assert_non_null(retry);
+  assert_int_equal(retry->a, cut->t_us + S(2));
+  assert_int_equal(count(RT_EV_SCHEDULE_RUN, "slow"), 2); /* the retry runs it again */
+  done();
+}
+
+/* The limit covers the startup too: an alarm that wakes an actor whose
+** onStart takes 20 minutes (a gate ceiling raised to an hour) is cut while
+** it still waits for the startup, and retried. */
+static void test_alarm_cut_in_startup(void **st) {
+  rt_config c;
+  (void)st;
+  rt_config_default(&c);
+  c.gate_ceiling_us = S(3600);
+  c.idle_min_us = c.idle_max_us = S(7200);
+  world(1, &c);
+  rt_set_onstart_us(W, 0, S(1200));
+  assert_int_equal(rt_alarm_preset(W, 0, S(5)), 0);
+  sim_run(&SIM, S(5) + S(900) + S(1), 0);
+  const sim_rec *cut = fault("alarm_limit", 0);
+  assert_non_null(cut);
+  assert_int_equal(cut->t_us, S(5) + S(900));
+  assert_non_null(nth(RT_EV_ALARM_RETRY, 0));
+  assert_null(nth(RT_EV_ONSTART_END, 0)); /* the startup still runs */
+  done();
+}
+
 /* The same world twice: the same trace hash (retries draw from their own
 ** stream, "runtime.schedule.retry"). */
 static uint64_t retry_world_hash(uint64_t seed) {
@@ -456,6 +512,8 @@ int main(void) {
       cmocka_unit_test(test_every_subsecond),
       cmocka_unit_test(test_running_without_start),
       cmocka_unit_test(test_retry_backoff_cap),
+      cmocka_unit_test(test_alarm_cut_running_handler),
+      cmocka_unit_test(test_alarm_cut_in_startup),
       cmocka_unit_test(test_sdk_calls),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
