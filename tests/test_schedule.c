@@ -402,6 +402,26 @@ static void test_alarm_cut_in_startup(void **st) {
   done();
 }
 
+/* A declarative callback that works a drawn 1-2 s and then throws with no
+** message: each attempt works again, and the final error carries the
+** default message "schedule callback threw". */
+static void test_unnamed_throw_after_work(void **st) {
+  rt_step steps[2] = {{RT_STEP_WORK, S(1), S(2), 0, "", 0, 0}, {RT_STEP_FAIL, 0, 0, 0, "", 0, 0}};
+  rt_program p = {"quiet", steps, 2};
+  (void)st;
+  world(5, NULL);
+  assert_true(rt_program_register(W, &p) >= 0);
+  rt_schedule_at(W, 0, "quiet", S(10), 0, S(1));
+  sim_run(&SIM, S(60), 0);
+  assert_int_equal(count(RT_EV_SCHEDULE_RETRY, "quiet"), 2);
+  const sim_rec *e = nth(RT_EV_SCHEDULE_ERROR, 0);
+  assert_non_null(e);
+  assert_string_equal(sim_trace_str(&SIM.trace, e->s2), "schedule callback threw");
+  const sim_rec *r1 = nth(RT_EV_SCHEDULE_RETRY, 0);
+  assert_true(r1->t_us >= S(12) && r1->t_us <= S(13)); /* after one drawn work */
+  done();
+}
+
 /* The same world twice: the same trace hash (retries draw from their own
 ** stream, "runtime.schedule.retry"). */
 static uint64_t retry_world_hash(uint64_t seed) {
@@ -514,6 +534,7 @@ int main(void) {
       cmocka_unit_test(test_retry_backoff_cap),
       cmocka_unit_test(test_alarm_cut_running_handler),
       cmocka_unit_test(test_alarm_cut_in_startup),
+      cmocka_unit_test(test_unnamed_throw_after_work),
       cmocka_unit_test(test_sdk_calls),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
