@@ -270,6 +270,27 @@ static void world_inspection_out_of_range(void **state) {
   fx_free();
 }
 
+/* keepAlive leases need a name; keepAliveWhile's fn that throws with no
+** message fails its request with the default one, after the hold. */
+static void keepalive_leases_and_default_throw(void **state) {
+  (void)state;
+  fx_init();
+  assert_int_equal(rt_keepalive_acquire_at(F.w, 0, NULL, 0), -1);
+  assert_int_equal(rt_keepalive_acquire_at(F.w, 0, "", 0), -1);
+  assert_int_equal(rt_keepalive_dispose_at(F.w, 0, "", 0), -1);
+  assert_untouched();
+  assert_int_equal(rt_keepalive_while_throws_at(F.w, 0, MS(50), NULL, MS(1)), 0);
+  sim_run(&F.s, MS(500), 1000);
+  const sim_rec *fail = NULL;
+  for (size_t i = 0; i < F.s.trace.n; i++)
+    if (F.s.trace.recs[i].kind == RT_EV_REQUEST_FAIL) fail = &F.s.trace.recs[i];
+  assert_non_null(fail);
+  assert_string_equal(sim_trace_str(&F.s.trace, fail->s), "keepAliveWhile fn threw");
+  assert_int_equal(fail->t_us, MS(51));
+  assert_int_equal(rt_keepalive_refs(F.w, 0), 0);
+  fx_free();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(chat_requests_refuse_bad_arguments),
@@ -277,6 +298,7 @@ int main(void) {
       cmocka_unit_test(executor_and_thread_refuse_bad_specs),
       cmocka_unit_test(phase_registry_refuses_bad_names),
       cmocka_unit_test(world_inspection_out_of_range),
+      cmocka_unit_test(keepalive_leases_and_default_throw),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
