@@ -438,6 +438,41 @@ static void test_recovered_method_not_found(void **st) {
   assert_int_equal(rmdir(dir), 0);
 }
 
+/* An RPC that fails: while the process is down (down_for) a call to an actor
+** not in memory fails at once. A legacy fiber whose call fails throws "rpc
+** call failed" (maxRetries 0: failed at once); a runFiber body whose call
+** fails throws "fiber body threw". Neither runs the step after the call. */
+static void set_down_cb(sim *s, void *ctx, uint64_t arg) {
+  (void)s;
+  rt_set_down(ctx, (int64_t)arg);
+}
+
+static void test_failed_rpc_throws(void **st) {
+  (void)st;
+  fx_init(5, SIM_FIFO, NULL);
+  fx_actor("caller");
+  fx_actor("callee");
+  rt_step steps[3] = {{RT_STEP_WORK, S(1), S(1), 0, "", 0, 0},
+                      {RT_STEP_CALL, 0, 0, 1, "", 0, 0},
+                      {RT_STEP_EFFECT, 0, 0, 0, "after", 0, 0}};
+  rt_program lp = {"lcall", steps, 3}, rp = {"rcall", steps, 3};
+  rt_spawn_fiber_at(F.w, 0, &lp, 0, S(1));
+  rt_fiber_at(F.w, 0, &rp, S(1));
+  sim_at(&F.s, S(1) + MS(500), 0, set_down_cb, F.w, (uint64_t)S(60));
+  sim_run(&F.s, S(30), 0);
+  int64_t id = legacy_rec(0, 0, 0)->a;
+  assert_int_equal(rt_legacy_status(F.w, 0, id, NULL), RT_LF_FAILED);
+  rt_qcol q[2] = {{"id", 0, id, NULL}, {"error", 1, 0, "rpc call failed"}};
+  assert_int_equal(rt_query_rows(F.w, 0, "cf_agents_fibers", q, 2), 1);
+  const sim_rec *done = find_kind(RT_EV_FIBER_DONE, 0);
+  assert_non_null(done);
+  assert_int_equal(done->b, 0);
+  assert_string_equal(sim_trace_str(&F.s.trace, done->s2), "fiber body threw");
+  assert_int_equal(count_kind(RT_EV_EFFECT, RT_NO_ACTOR), 0);
+  assert_int_equal(rt_actor_alive(F.w, 1), 0); /* the callee never woke */
+  fx_free();
+}
+
 /* cancelFiber: the oldest running fiber of the method is cancelled, its
 ** pending steps stop and its ref goes; a younger one runs on. */
 static void test_cancel_stops(void **st) {
@@ -584,6 +619,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_unnamed_throw_fails_at_once),
       cmocka_unit_test(test_recovered_method_not_found),
+      cmocka_unit_test(test_failed_rpc_throws),
       cmocka_unit_test(test_spawn_completes),
       cmocka_unit_test(test_crash_recovers_committed_snapshot),
       cmocka_unit_test(test_recovery_oldest_first),
