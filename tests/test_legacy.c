@@ -473,6 +473,42 @@ static void test_failed_rpc_throws(void **st) {
   fx_free();
 }
 
+/* A call that reaches an actor inside its startup waits behind the gate;
+** when onStart throws, the held request fails with the startup's error
+** but the held call (an RPC needs no init) is served: the caller's fiber
+** gets its reply and goes on. */
+static void test_call_held_through_failed_startup(void **st) {
+  (void)st;
+  fx_init(6, SIM_FIFO, NULL);
+  fx_actor("caller");
+  fx_actor("callee");
+  rt_step steps[3] = {{RT_STEP_WORK, MS(500), MS(500), 0, "", 0, 0},
+                      {RT_STEP_CALL, 0, 0, 1, "", 0, 0},
+                      {RT_STEP_EFFECT, 0, 0, 0, "after", 0, 0}};
+  rt_program p = {"rcall", steps, 3};
+  rt_set_onstart_us(F.w, 1, S(2));
+  rt_onstart_throws(F.w, 1, 1);
+  rt_request_at(F.w, 1, RT_ENTRY_FETCH, S(1));
+  rt_fiber_at(F.w, 0, &p, S(1));
+  sim_run(&F.s, S(30), 0);
+  const sim_rec *sf = find_kind(RT_EV_STARTUP_FAIL, 0);
+  assert_non_null(sf);
+  assert_int_equal(sf->actor, 1);
+  const sim_rec *fail = find_kind(RT_EV_REQUEST_FAIL, 0);
+  assert_non_null(fail);
+  assert_int_equal(fail->actor, 1);
+  const sim_rec *reply = find_kind(RT_EV_RPC_REPLY, 0);
+  assert_non_null(reply);
+  assert_int_equal(reply->actor, 0);
+  assert_int_equal(reply->b, 1); /* ok */
+  assert_true(reply->t_us > sf->t_us);
+  assert_int_equal(count_kind(RT_EV_EFFECT, 0), 1);
+  const sim_rec *done = find_kind(RT_EV_FIBER_DONE, 0);
+  assert_non_null(done);
+  assert_int_equal(done->b, 1);
+  fx_free();
+}
+
 /* cancelFiber: the oldest running fiber of the method is cancelled, its
 ** pending steps stop and its ref goes; a younger one runs on. */
 static void test_cancel_stops(void **st) {
@@ -620,6 +656,7 @@ int main(void) {
       cmocka_unit_test(test_unnamed_throw_fails_at_once),
       cmocka_unit_test(test_recovered_method_not_found),
       cmocka_unit_test(test_failed_rpc_throws),
+      cmocka_unit_test(test_call_held_through_failed_startup),
       cmocka_unit_test(test_spawn_completes),
       cmocka_unit_test(test_crash_recovers_committed_snapshot),
       cmocka_unit_test(test_recovery_oldest_first),
