@@ -316,6 +316,21 @@ static void test_snap_has_field(void **st) {
   assert_int_equal(rt__snap_has_field(NULL, "cursor"), 0);
 }
 
+/* A run fiber's snapshot is a step position only when it is exactly
+** {"pc":N}: a value with more members, trailing text or no number is a
+** user value (-1), resumed by value instead. */
+static void test_snapshot_pc(void **st) {
+  char buf[32];
+  (void)st;
+  rt__snapshot_text(buf, sizeof buf, 7);
+  assert_int_equal(rt__snapshot_pc((const unsigned char *)buf), 7);
+  assert_int_equal(rt__snapshot_pc((const unsigned char *)"{\"pc\":3,\"x\":1}"), -1);
+  assert_int_equal(rt__snapshot_pc((const unsigned char *)"{\"pc\":3}x"), -1);
+  assert_int_equal(rt__snapshot_pc((const unsigned char *)"{\"pc\":x}"), -1);
+  assert_int_equal(rt__snapshot_pc((const unsigned char *)"null"), -1);
+  assert_int_equal(rt__snapshot_pc(NULL), -1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fiber_body_through_table),
@@ -324,6 +339,7 @@ int main(void) {
       cmocka_unit_test(test_child_tool_run_through_table),
       cmocka_unit_test(test_lua_table_falls_back),
       cmocka_unit_test(test_snap_has_field),
+      cmocka_unit_test(test_snapshot_pc),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
