@@ -381,9 +381,10 @@ static void test_alarm_cut_running_handler(void **st) {
   done();
 }
 
-/* The limit covers the startup too: an alarm that wakes an actor whose
-** onStart takes 20 minutes (a gate ceiling raised to an hour) is cut while
-** it still waits for the startup, and retried. */
+/* The limit covers the startup too: an alarm that arrives while a request's
+** startup runs a 20-minute onStart (a gate ceiling raised to an hour) waits
+** behind the request; it is cut while it still waits, and retried, and the
+** request held before it is still served when the startup ends. */
 static void test_alarm_cut_in_startup(void **st) {
   rt_config c;
   (void)st;
@@ -392,6 +393,7 @@ static void test_alarm_cut_in_startup(void **st) {
   c.idle_min_us = c.idle_max_us = S(7200);
   world(1, &c);
   rt_set_onstart_us(W, 0, S(1200));
+  assert_int_equal(rt_request_at(W, 0, RT_ENTRY_FETCH, S(4)), 0);
   assert_int_equal(rt_alarm_preset(W, 0, S(5)), 0);
   sim_run(&SIM, S(5) + S(900) + S(1), 0);
   const sim_rec *cut = fault("alarm_limit", 0);
@@ -399,6 +401,11 @@ static void test_alarm_cut_in_startup(void **st) {
   assert_int_equal(cut->t_us, S(5) + S(900));
   assert_non_null(nth(RT_EV_ALARM_RETRY, 0));
   assert_null(nth(RT_EV_ONSTART_END, 0)); /* the startup still runs */
+  assert_null(nth(RT_EV_REQUEST_OK, 0));
+  sim_run(&SIM, S(4) + S(1200) + S(1), 0);
+  const sim_rec *ok = nth(RT_EV_REQUEST_OK, 0);
+  assert_non_null(ok);
+  assert_int_equal(ok->t_us, S(4) + S(1200));
   done();
 }
 
