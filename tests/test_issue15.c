@@ -253,6 +253,41 @@ static void test_chat_direct(void **st) {
   done();
 }
 
+/* The client's cancel with no turn running answers at once (request 0 in
+** the record); a cancel while the turn still waits for its sub-agent tool
+** (no model stream yet) ends the turn with no text; rt_chat_messages counts
+** past its cap. */
+static void test_chat_cancel_edges(void **st) {
+  rt_chat_message m[1];
+  (void)st;
+  world(RT_TR_IDS_FRESH, 0);
+  assert_int_equal(rt_chat_cancel_at(w, 0, S(1)), 0);
+  rt_chat_tool_at(w, 0, 5, 200000, 1, S(5), S(2));
+  assert_int_equal(rt_chat_cancel_at(w, 0, S(3)), 0);
+  rt_chat_at(w, 0, 2, 100000, S(30)); /* a later turn runs as usual */
+  sim_run(&s, S(60), 0);
+  const sim_rec *c0 = NULL, *c1 = NULL;
+  for (size_t i = 0; i < s.trace.n; i++)
+    if (s.trace.recs[i].kind == RT_EV_CHAT_CANCEL) {
+      if (!c0)
+        c0 = &s.trace.recs[i];
+      else
+        c1 = &s.trace.recs[i];
+    }
+  assert_non_null(c0);
+  assert_int_equal(c0->a, 0); /* no turn ran */
+  assert_int_equal(c0->t_us, S(1));
+  assert_non_null(c1);
+  assert_true(c1->a > 0);
+  assert_int_equal(c1->b, 0); /* no text chunk had arrived */
+  assert_int_equal(count(RT_EV_REQUEST_FAIL, 0), 0);
+  for (size_t i = 0; i < s.trace.n; i++) /* the cancelled turn's model never streamed */
+    assert_false(s.trace.recs[i].kind == RT_EV_CHAT_UPSTREAM && s.trace.recs[i].t_us < S(30));
+  assert_int_equal(rt_chat_messages(w, 0, m, 1), 3); /* two users, one answer */
+  assert_int_equal(m[0].role, 1);
+  done();
+}
+
 /* Same seed, same trace hash, for a world using every feature here. */
 static uint64_t everything(void) {
   world(RT_TR_IDS_FRESH, 3);
@@ -285,6 +320,7 @@ int main(void) {
       cmocka_unit_test(test_recovery_replay), cmocka_unit_test(test_abort),
       cmocka_unit_test(test_run_id_reuse),    cmocka_unit_test(test_chat_recovery_off),
       cmocka_unit_test(test_chat_direct),     cmocka_unit_test(test_deterministic),
+      cmocka_unit_test(test_chat_cancel_edges),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
