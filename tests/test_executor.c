@@ -407,6 +407,33 @@ static void test_restore_resumes_each_phase(void **st) {
   fx_free();
 }
 
+/* Direct checkpoints out of timestamp order, one delivered twice, through
+** each adapter: restore gives them oldest first, the duplicate once, and
+** says how many there are even past its cap. */
+static void test_direct_restore_order_and_cap(void **st) {
+  static const char *const ph[] = {"started", "llm-complete", "tool-dispatched", "started"};
+  static const int64_t ts[] = {30, 10, 20, 30};
+  (void)st;
+  for (int ad = RT_EXEC_SQLITE; ad <= RT_EXEC_MEMORY; ad++) {
+    rt_checkpoint cp, out[2];
+    fx_init(13, ad);
+    for (int i = 0; i < 4; i++) {
+      memset(&cp, 0, sizeof cp);
+      cp.turn_id = 7;
+      snprintf(cp.phase, sizeof cp.phase, "%s", ph[i]);
+      snprintf(cp.state, sizeof cp.state, "{}");
+      cp.timestamp_ms = ts[i];
+      assert_int_equal(rt_exec_checkpoint(F.w, 0, (rt_exec_adapter)ad, &cp), 0);
+    }
+    assert_int_equal(rt_exec_restore(F.w, 0, (rt_exec_adapter)ad, 7, out, 2), 3);
+    assert_int_equal(out[0].timestamp_ms, 10);
+    assert_string_equal(out[0].phase, "llm-complete");
+    assert_int_equal(out[1].timestamp_ms, 20);
+    assert_int_equal(rt_exec_restore(F.w, 0, (rt_exec_adapter)ad, 8, out, 2), 0);
+    fx_free();
+  }
+}
+
 /* ---- the phase registry ------------------------------------------------- */
 
 static void test_phase_registry(void **st) {
@@ -663,6 +690,7 @@ int main(void) {
       cmocka_unit_test(test_late_cancel_ignored),
       cmocka_unit_test(test_crash_restore_resume),
       cmocka_unit_test(test_restore_resumes_each_phase),
+      cmocka_unit_test(test_direct_restore_order_and_cap),
       cmocka_unit_test(test_phase_registry),
       cmocka_unit_test(test_chk_monotonic),
       cmocka_unit_test(test_chk_restore_rules),
