@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "runtime/rt.h"
+#include "runtime/rt_models.h"
 
 #define MS(x) ((int64_t)(x) * 1000)
 
@@ -291,6 +292,39 @@ static void keepalive_leases_and_default_throw(void **state) {
   fx_free();
 }
 
+static int noop_calls;
+static void noop_a(rt_world *w, uint32_t a, int64_t run, int status) {
+  (void)w, (void)a, (void)run, (void)status;
+  noop_calls++;
+}
+static void noop_b(rt_world *w, uint32_t a, int64_t run, int status) {
+  (void)w, (void)a, (void)run, (void)status;
+}
+static void noop_c(rt_world *w, uint32_t a, int64_t run, int status) {
+  (void)w, (void)a, (void)run, (void)status;
+}
+static void noop_d(rt_world *w, uint32_t a, int64_t run, int status) {
+  (void)w, (void)a, (void)run, (void)status;
+}
+
+/* The tool-run terminal listeners (four slots; chat holds one): a listener
+** registered again keeps its one slot, even once the table is full; a new
+** one is then refused. A registered listener hears a run end. */
+static void terminal_listeners_fill_up(void **state) {
+  (void)state;
+  fx_init(); /* the models are registered */
+  assert_int_equal(rt__toolrun_on_terminal(noop_a), 0);
+  assert_int_equal(rt__toolrun_on_terminal(noop_a), 0);
+  rt__toolrun_on_terminal(noop_b);
+  rt__toolrun_on_terminal(noop_c);
+  assert_int_equal(rt__toolrun_on_terminal(noop_d), -1); /* chat, a, b, c: full */
+  assert_int_equal(rt__toolrun_on_terminal(noop_a), 0);  /* already there */
+  assert_int_equal(rt_toolrun_at(F.w, 0, 1, MS(5), MS(1)), 0);
+  sim_run(&F.s, 0x7fffffffffffffffLL, 100000);
+  assert_true(noop_calls >= 1);
+  fx_free();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(chat_requests_refuse_bad_arguments),
@@ -299,6 +333,7 @@ int main(void) {
       cmocka_unit_test(phase_registry_refuses_bad_names),
       cmocka_unit_test(world_inspection_out_of_range),
       cmocka_unit_test(keepalive_leases_and_default_throw),
+      cmocka_unit_test(terminal_listeners_fill_up), /* last: it fills a process-wide table */
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
