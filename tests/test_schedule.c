@@ -523,6 +523,50 @@ static void test_sdk_calls(void **st) {
   done();
 }
 
+/* A C-coded schedule callback that sleeps 1 s and then asks for an RPC: a
+** schedule callback may only work or sleep, so the call is refused as a
+** throw ("unsupported command 3"), retried by tryN, and dropped after the
+** last attempt. */
+static int sleeps;
+static rt_uc_status y_on_schedule(void *st, rt_sdk_actor *self, const char *callback,
+                                  const char *payload, rt_uc_frame *fr, rt_uc_out *out) {
+  (void)st, (void)self, (void)callback, (void)payload, (void)fr;
+  sleeps++;
+  out->cmd.kind = RT_UC_CMD_SLEEP;
+  out->cmd.min_us = S(1);
+  return out->status = RT_UC_YIELD;
+}
+
+static rt_uc_status y_resume(void *st, rt_sdk_actor *self, rt_uc_frame *fr, const rt_uc_in *in,
+                             rt_uc_out *out) {
+  (void)st, (void)self, (void)fr, (void)in;
+  memset(&out->cmd, 0, sizeof out->cmd);
+  out->cmd.kind = RT_UC_CMD_CALL;
+  out->cmd.target = 0;
+  return out->status = RT_UC_YIELD;
+}
+
+static const rt_usercode yields_call = {
+    .name = "yields_call", .on_schedule = y_on_schedule, .resume = y_resume};
+
+static void test_callback_unsupported_command(void **st) {
+  (void)st;
+  world(2, NULL);
+  assert_int_equal(rt__usercode_set(W, 0, &yields_call), 0);
+  sleeps = 0;
+  rt_schedule_at(W, 0, "tick", S(10), 0, S(1));
+  sim_run(&SIM, S(60), 0);
+  assert_int_equal(sleeps, 3);
+  assert_int_equal(count(RT_EV_SCHEDULE_RETRY, "tick"), 2);
+  const sim_rec *r1 = nth(RT_EV_SCHEDULE_RETRY, 0);
+  assert_int_equal(r1->t_us, S(12)); /* after the 1 s sleep of attempt 1 */
+  const sim_rec *e = nth(RT_EV_SCHEDULE_ERROR, 0);
+  assert_non_null(e);
+  assert_string_equal(sim_trace_str(&SIM.trace, e->s2), "schedule callback: unsupported command 3");
+  assert_int_equal(count(RT_EV_RPC_SEND, NULL), 0); /* no call went out */
+  done();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_key_sdk),
@@ -543,6 +587,7 @@ int main(void) {
       cmocka_unit_test(test_alarm_cut_in_startup),
       cmocka_unit_test(test_unnamed_throw_after_work),
       cmocka_unit_test(test_sdk_calls),
+      cmocka_unit_test(test_callback_unsupported_command),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
