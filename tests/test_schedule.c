@@ -567,6 +567,34 @@ static void test_callback_unsupported_command(void **st) {
   done();
 }
 
+/* Declarative callbacks: a return step ends the callback at once (the
+** effect after it never runs); a stash step is refused as a throw (a
+** schedule callback has no fiber), retried and dropped. */
+static void test_declarative_return_and_refused_step(void **st) {
+  rt_step ret[2] = {{RT_STEP_RETURN, 0, 0, 0, "{\"ok\":1}", 0, 0},
+                    {RT_STEP_EFFECT, 0, 0, 0, "never", 0, 0}};
+  rt_step stash = {RT_STEP_STASH, 0, 0, 0, "", 0, 0};
+  rt_program pr = {"early", ret, 2}, ps = {"stasher", &stash, 1};
+  (void)st;
+  world(3, NULL);
+  assert_true(rt_program_register(W, &pr) >= 0);
+  assert_true(rt_program_register(W, &ps) >= 0);
+  rt_schedule_at(W, 0, "early", S(5), 0, S(1));
+  rt_schedule_at(W, 0, "stasher", S(20), 0, S(1));
+  sim_run(&SIM, S(60), 0);
+  assert_int_equal(count(RT_EV_SCHEDULE_RUN, "early"), 1);
+  assert_int_equal(count(RT_EV_SCHEDULE_EFFECT, NULL), 0);
+  assert_int_equal(count(RT_EV_SCHEDULE_RETRY, "early"), 0);
+  assert_int_equal(count(RT_EV_SCHEDULE_RETRY, "stasher"), 2);
+  const sim_rec *e = nth(RT_EV_SCHEDULE_ERROR, 0);
+  assert_non_null(e);
+  assert_string_equal(sim_trace_str(&SIM.trace, e->s),
+                      "stasher");
+  assert_string_equal(sim_trace_str(&SIM.trace, e->s2),
+                      "declarative: a schedule callback has no fiber to stash, read or call from");
+  done();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_key_sdk),
@@ -588,6 +616,7 @@ int main(void) {
       cmocka_unit_test(test_unnamed_throw_after_work),
       cmocka_unit_test(test_sdk_calls),
       cmocka_unit_test(test_callback_unsupported_command),
+      cmocka_unit_test(test_declarative_return_and_refused_step),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
