@@ -595,6 +595,23 @@ static void test_declarative_return_and_refused_step(void **st) {
   done();
 }
 
+/* With a keepAlive ref held (raw-alarm heartbeat), the alarm is the
+** earlier of the heartbeat (now + 30 s) and the next schedule: a schedule
+** due in 5 s sets it to that, and after it ran the heartbeat takes over. */
+static void test_schedule_before_heartbeat(void **st) {
+  (void)st;
+  world(1, NULL);
+  assert_int_equal(rt_keepalive_acquire_at(W, 0, "lease", S(1)), 0);
+  rt_schedule_at(W, 0, "soon", S(5), 0, S(2));
+  sim_run(&SIM, S(3), 0);
+  assert_int_equal(rt_keepalive_refs(W, 0), 1);
+  assert_int_equal(rt_alarm_of(W, 0), S(7));
+  sim_run(&SIM, S(8), 0);
+  assert_int_equal(count(RT_EV_SCHEDULE_RUN, "soon"), 1);
+  assert_int_equal(rt_alarm_of(W, 0), S(7) + S(30));
+  done();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_key_sdk),
@@ -617,6 +634,7 @@ int main(void) {
       cmocka_unit_test(test_sdk_calls),
       cmocka_unit_test(test_callback_unsupported_command),
       cmocka_unit_test(test_declarative_return_and_refused_step),
+      cmocka_unit_test(test_schedule_before_heartbeat),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
