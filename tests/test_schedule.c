@@ -612,6 +612,28 @@ static void test_schedule_before_heartbeat(void **st) {
   done();
 }
 
+/* An alarm that fails with its startup (onStart throws) and has no retry
+** left is dropped; its 15-minute cut timer, still pending, later finds
+** nothing to cut: the alarm is not failed a second time. */
+static void test_stale_alarm_cut(void **st) {
+  rt_config c;
+  (void)st;
+  rt_config_default(&c);
+  c.alarm_retry_max = 0;
+  c.idle_min_us = c.idle_max_us = S(7200);
+  world(1, &c);
+  rt_onstart_throws(W, 0, 1);
+  assert_int_equal(rt_alarm_preset(W, 0, S(5)), 0);
+  sim_run(&SIM, S(5) + S(901), 0);
+  assert_non_null(nth(RT_EV_STARTUP_FAIL, 0));
+  assert_int_equal(count(RT_EV_ALARM_DONE, NULL), 1);
+  assert_int_equal(nth(RT_EV_ALARM_DONE, 0)->a, 0);
+  assert_null(fault("alarm_limit", 0));
+  assert_int_equal(rt_probe_hits(W, RT_PROBE_ALARM_RETRIES_EXHAUSTED), 1);
+  assert_int_equal(rt_alarm_of(W, 0), -1);
+  done();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_key_sdk),
@@ -635,6 +657,7 @@ int main(void) {
       cmocka_unit_test(test_callback_unsupported_command),
       cmocka_unit_test(test_declarative_return_and_refused_step),
       cmocka_unit_test(test_schedule_before_heartbeat),
+      cmocka_unit_test(test_stale_alarm_cut),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
