@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/rt_models.h"
 #include "scenarios/scn.h"
 
 #define S(x) ((int64_t)(x) * 1000000)
@@ -288,6 +289,45 @@ static void test_chat_cancel_edges(void **st) {
   done();
 }
 
+/* The chat calls of rt_sdk.h from C-coded user code: a request handler
+** calls saveMessages(["hello"]) and then continueLastTurn(); both go
+** through the turn queue: "hello" is answered by a save_messages turn, and
+** the continue turn after it appends to that answer. */
+static int64_t saved_req;
+static int continued;
+static rt_uc_status chat_on_request(void *st, rt_sdk_actor *self, const char *method,
+                                    const char *args, rt_uc_frame *fr, rt_uc_out *out) {
+  (void)st, (void)method, (void)args, (void)fr;
+  saved_req = rt_sdk_save_messages(self, "hello");
+  continued = rt_sdk_continue_last_turn(self);
+  return out->status = RT_UC_DONE;
+}
+
+static const rt_usercode chat_caller = {.name = "chat_caller", .on_request = chat_on_request};
+
+static void test_sdk_chat_calls(void **st) {
+  rt_chat_message m[8];
+  (void)st;
+  world(RT_TR_IDS_FRESH, 0);
+  assert_int_equal(rt__usercode_set(w, 0, &chat_caller), 0);
+  saved_req = continued = -5;
+  rt_chat_at(w, 0, 2, 100000, S(1)); /* lastBody: 2 chunks */
+  assert_int_equal(rt_request_at(w, 0, RT_ENTRY_FETCH, S(10)), 0);
+  sim_run(&s, S(60), 0);
+  assert_true(saved_req > 0);
+  assert_int_equal(continued, 1);
+  size_t modes[8] = {0};
+  for (size_t i = 0; i < s.trace.n; i++)
+    if (s.trace.recs[i].kind == RT_EV_CHAT_TURN && s.trace.recs[i].c < 8) modes[s.trace.recs[i].c]++;
+  assert_int_equal(modes[RT_CM_USER], 1);
+  assert_int_equal(modes[RT_CM_SAVE], 1);
+  assert_int_equal(modes[RT_CM_CONTINUE], 1);
+  assert_int_equal(rt_chat_messages(w, 0, m, 8), 4);
+  assert_string_equal(m[2].text, "hello");
+  assert_int_equal(m[3].answers, m[2].id);
+  done();
+}
+
 /* Same seed, same trace hash, for a world using every feature here. */
 static uint64_t everything(void) {
   world(RT_TR_IDS_FRESH, 3);
@@ -321,6 +361,7 @@ int main(void) {
       cmocka_unit_test(test_run_id_reuse),    cmocka_unit_test(test_chat_recovery_off),
       cmocka_unit_test(test_chat_direct),     cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_chat_cancel_edges),
+      cmocka_unit_test(test_sdk_chat_calls),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
