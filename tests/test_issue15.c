@@ -328,6 +328,40 @@ static void test_sdk_chat_calls(void **st) {
   done();
 }
 
+/* The parent dies inside the commit window of the turn that sent a start:
+** its row rolls back, but the child already started run 7. The parent
+** starts run 7 again (stable ids); the child, whose run exists, answers
+** ok without a second start: the child's run row is written once at its
+** start and once at its end. */
+static void kill_parent_cb(sim *sm, void *ctx, uint64_t arg) {
+  (void)sm;
+  rt_kill_actor(ctx, (uint32_t)arg, RT_DEATH_CRASH);
+}
+
+static void test_second_start_after_parent_rollback(void **st) {
+  (void)st;
+  world(RT_TR_IDS_STABLE, 2);
+  assert_int_equal(rt_toolrun_id_at(w, 0, 1, S(2), 7, S(1)), 0);
+  sim_at(&s, S(1) + 1500, 0, kill_parent_cb, w, 0);
+  assert_int_equal(rt_toolrun_id_at(w, 0, 1, S(2), 7, S(10)), 0);
+  sim_run(&s, S(60), 0);
+  int starts = 0;
+  for (size_t i = 0; i < s.trace.n; i++)
+    starts += s.trace.recs[i].kind == RT_EV_RPC_SEND &&
+              !strcmp(str(s.trace.recs[i].s), "startAgentToolRun");
+  assert_int_equal(starts, 2);
+  int child_rows = 0; /* the child's run row: written at its start and its end, once */
+  for (size_t i = 0; i < s.trace.n; i++)
+    child_rows += s.trace.recs[i].kind == RT_EV_WRITE && s.trace.recs[i].actor == 1 &&
+                  !strcmp(str(s.trace.recs[i].s), "rv_child_runs");
+  assert_int_equal(child_rows, 2);
+  const sim_rec *rep = last(RT_EV_RPC_REPLY, 0); /* the second start is answered ok */
+  assert_non_null(rep);
+  assert_true(rep->t_us > S(10));
+  assert_int_equal(rep->b, 1);
+  done();
+}
+
 /* Same seed, same trace hash, for a world using every feature here. */
 static uint64_t everything(void) {
   world(RT_TR_IDS_FRESH, 3);
@@ -362,6 +396,7 @@ int main(void) {
       cmocka_unit_test(test_chat_direct),     cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_chat_cancel_edges),
       cmocka_unit_test(test_sdk_chat_calls),
+      cmocka_unit_test(test_second_start_after_parent_rollback),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
