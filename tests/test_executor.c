@@ -29,8 +29,10 @@ typedef struct fx {
 
 static fx F;
 
+static sim_strategy fx_strat = SIM_FIFO;
+
 static void fx_init(uint64_t seed, int adapter) {
-  sim_config sc = {seed, SIM_FIFO, 3, 1000};
+  sim_config sc = {seed, fx_strat, 3, 1000};
   rt_config cfg;
   rt_actor_spec sp;
   assert_int_equal(sim_init(&F.s, &sc), 0);
@@ -294,6 +296,45 @@ static void test_cancel_awaits_settled(void **st) {
   assert_non_null(strstr(cp[n - 1].state, "\"turnState\":\"cancelled\""));
   assert_false(violated(CHK_CHECKPOINT_CONTRACT));
   fx_free();
+}
+
+/* cancelTurn at the very instant a checkpoint was called, before its ack:
+** no timer runs then, so the abort waits for the ack, which then settles
+** the turn (settled, then cancelled) instead of running the next step.
+** Equal instants run in drawn order under the random strategy; the instant
+** is taken from the same seed run without a cancel, and the first seed
+** whose draw puts the cancel between the checkpoint and its ack is used. */
+static void test_cancel_while_ack_pending(void **st) {
+  int found = 0;
+  (void)st;
+  fx_strat = SIM_RANDOM;
+  for (uint64_t seed = 1; seed <= 200 && !found; seed++) {
+    fx_init(seed, RT_EXEC_SQLITE);
+    turn_at(S(1), 3, 0, 0, 0);
+    run_to(S(30));
+    long open = find(RT_EV_EXEC_TURN, RT_TS_OPEN, 0);
+    long llm = find(RT_EV_EXEC_CHECKPOINT, RT_PH_LLM_COMPLETE, 0);
+    assert_true(open >= 0 && llm > open);
+    int64_t at = F.s.trace.recs[llm].t_us - F.s.trace.recs[open].t_us;
+    fx_free();
+
+    fx_init(seed, RT_EXEC_SQLITE);
+    turn_at(S(1), 3, 0, at, 0);
+    run_to(S(30));
+    long cancel = find(RT_EV_EXEC_TURN, RT_TS_CANCEL, 0);
+    llm = find(RT_EV_EXEC_CHECKPOINT, RT_PH_LLM_COMPLETE, 0);
+    if (llm >= 0 && cancel > llm && F.s.trace.recs[cancel].t_us == F.s.trace.recs[llm].t_us) {
+      found = 1;
+      assert_int_equal(find(RT_EV_EXEC_CHECKPOINT, RT_PH_TOOL_DISPATCHED, 0), -1);
+      long done = find(RT_EV_EXEC_TURN, RT_TS_CANCELLED, 0);
+      assert_true(done > cancel);
+      assert_int_equal(find(RT_EV_EXEC_TURN, RT_TS_COMPLETE, 0), -1);
+      assert_false(violated(CHK_CHECKPOINT_CONTRACT));
+    }
+    fx_free();
+  }
+  fx_strat = SIM_FIFO;
+  assert_true(found);
 }
 
 /* A cancelTurn that arrives after its turn settled does nothing, even when
@@ -688,6 +729,7 @@ int main(void) {
       cmocka_unit_test(test_failed_checkpoint_aborts),
       cmocka_unit_test(test_cancel_awaits_settled),
       cmocka_unit_test(test_late_cancel_ignored),
+      cmocka_unit_test(test_cancel_while_ack_pending),
       cmocka_unit_test(test_crash_restore_resume),
       cmocka_unit_test(test_restore_resumes_each_phase),
       cmocka_unit_test(test_direct_restore_order_and_cap),
