@@ -362,6 +362,46 @@ static void test_second_start_after_parent_rollback(void **st) {
   done();
 }
 
+/* onChatRecovery that throws: the SDK goes on with its defaults (persist
+** the partial, continue the turn), as if the hook had returned {}. A hook
+** returning {persist: false, continue: false} is obeyed, which is how the
+** test can tell the defaults were applied. */
+static int rec_calls, rec_throw;
+static rt_uc_status rec_hook(void *st, rt_sdk_actor *self, const rt_uc_chat_ctx *ctx,
+                             rt_uc_chat_opts *opts) {
+  (void)st, (void)self, (void)ctx;
+  rec_calls++;
+  opts->persist = opts->cont = 0;
+  return rec_throw ? RT_UC_THREW : RT_UC_DONE;
+}
+
+static const rt_usercode rec_uc = {.name = "rec", .on_chat_recovery = rec_hook};
+
+static void crash_all_cb(sim *sm, void *ctx, uint64_t arg) {
+  (void)sm;
+  rt_kill_all(ctx, (rt_death_cause)arg);
+}
+
+static void test_throwing_chat_recovery(void **st) {
+  (void)st;
+  for (rec_throw = 0; rec_throw < 2; rec_throw++) {
+    rt_chat_recovery_info ri;
+    world(RT_TR_IDS_FRESH, 0);
+    assert_int_equal(rt__usercode_set(w, 0, &rec_uc), 0);
+    rec_calls = 0;
+    rt_chat_at(w, 0, 10, 200000, S(1));
+    sim_at(&s, S(2), 0, crash_all_cb, w, RT_DEATH_CRASH);
+    rt_request_at(w, 0, RT_ENTRY_FETCH, S(5));
+    sim_run(&s, S(60), 0);
+    assert_int_equal(rec_calls, 1);
+    assert_int_equal(rt_chat_last_recovery(w, 0, &ri), 0);
+    assert_int_equal(ri.persist, rec_throw);
+    assert_int_equal(ri.cont, rec_throw);
+    assert_string_equal(ri.arm, rec_throw ? "continue" : "none");
+    done();
+  }
+}
+
 /* Same seed, same trace hash, for a world using every feature here. */
 static uint64_t everything(void) {
   world(RT_TR_IDS_FRESH, 3);
@@ -397,6 +437,7 @@ int main(void) {
       cmocka_unit_test(test_chat_cancel_edges),
       cmocka_unit_test(test_sdk_chat_calls),
       cmocka_unit_test(test_second_start_after_parent_rollback),
+      cmocka_unit_test(test_throwing_chat_recovery),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
