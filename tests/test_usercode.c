@@ -19,6 +19,7 @@
 #include "runtime/rt_models.h"
 
 #define S(x) ((int64_t)(x) * 1000000)
+#define MS(x) ((int64_t)(x) * 1000)
 
 static sim SIM;
 static rt_world *W;
@@ -331,6 +332,58 @@ static void test_snapshot_pc(void **st) {
   assert_int_equal(rt__snapshot_pc(NULL), -1);
 }
 
+/* A script's onStart ends through rt__onstart_finish: one that throws
+** fails the startup with its error (the request fails, nothing else runs);
+** under the onstart_throw fault a script's onStart that returns is made to
+** throw "onStart threw" once, and the next request starts cleanly. */
+static void script_world(const char *src) {
+  sim_config sc = {1, SIM_FIFO, 3, 1000};
+  rt_config c;
+  rt_actor_spec sp;
+  rt_config_default(&c);
+  assert_int_equal(sim_init(&SIM, &sc), 0);
+  W = rt_world_new(&SIM, &c);
+  assert_non_null(W);
+  memset(&sp, 0, sizeof sp);
+  snprintf(sp.id, sizeof sp.id, "agent");
+  assert_int_equal(rt_actor_add(W, &sp), 0);
+  assert_int_equal(rt_actor_script(W, 0, "agent.lua", src, strlen(src), NULL), 0);
+}
+
+static const sim_rec *kind_at(uint32_t kind, size_t k) {
+  for (size_t i = 0; i < SIM.trace.n; i++)
+    if (SIM.trace.recs[i].kind == kind && k-- == 0) return &SIM.trace.recs[i];
+  return NULL;
+}
+
+static void test_script_onstart_throws(void **st) {
+  (void)st;
+  script_world("return { onStart = function(self) error('boom') end,\n"
+               "  m = function(self) return 1 end }");
+  assert_int_equal(rt_invoke_at(W, 0, "m", NULL, MS(100)), 0);
+  sim_run(&SIM, S(5), 0);
+  const sim_rec *sf = kind_at(RT_EV_STARTUP_FAIL, 0);
+  assert_non_null(sf);
+  assert_non_null(strstr(sim_trace_str(&SIM.trace, sf->s), "boom"));
+  assert_non_null(kind_at(RT_EV_REQUEST_FAIL, 0));
+  assert_null(kind_at(RT_EV_REQUEST_OK, 0));
+  done();
+
+  script_world("return { onStart = function(self) end, m = function(self) return 1 end }");
+  rt_onstart_throws(W, 0, 1);
+  assert_int_equal(rt_invoke_at(W, 0, "m", NULL, MS(100)), 0);
+  assert_int_equal(rt_invoke_at(W, 0, "m", NULL, S(2)), 0);
+  sim_run(&SIM, S(5), 0);
+  sf = kind_at(RT_EV_STARTUP_FAIL, 0);
+  assert_non_null(sf);
+  assert_string_equal(sim_trace_str(&SIM.trace, sf->s), "onStart threw");
+  assert_null(kind_at(RT_EV_STARTUP_FAIL, 1));
+  const sim_rec *ok = kind_at(RT_EV_REQUEST_OK, 0);
+  assert_non_null(ok);
+  assert_true(ok->t_us >= S(2));
+  done();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fiber_body_through_table),
@@ -340,6 +393,7 @@ int main(void) {
       cmocka_unit_test(test_lua_table_falls_back),
       cmocka_unit_test(test_snap_has_field),
       cmocka_unit_test(test_snapshot_pc),
+      cmocka_unit_test(test_script_onstart_throws),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
