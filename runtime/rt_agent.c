@@ -20,6 +20,7 @@
 ** onRequest, fiber bodies, onFiberRecovered and onAlarm are continuations
 ** whose yielded commands (work, sleep, call) this file carries out.
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

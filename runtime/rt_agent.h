@@ -411,7 +411,9 @@ int rt__w_schedule_time(rt_world *w, uint32_t a, int64_t id, int64_t time_s, int
                         const char *callback);
 /* Writes schedule row r (every column the model keeps); SCHEDULE_SET. */
 int rt__w_schedule_put(rt_world *w, uint32_t a, const rt_sched_row *r);
-/* running / execution_started_at of row id (started_s -1: NULL). */
+/* running / execution_started_at (started_s, unix seconds) of row id: the
+** alarm marks an interval row running as it starts it (finishing writes the
+** row's time, rt__w_schedule_time). */
 int rt__w_schedule_running(rt_world *w, uint32_t a, int64_t id, int running, int64_t started_s,
                            const char *callback);
 /* The rows with time <= now_s, by time and id (at most cap). */

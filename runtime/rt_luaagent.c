@@ -19,6 +19,7 @@
 ** with the traceback. An exhausted instruction budget, the memory cap or a
 ** sandbox escape ends the run with a scenario error (rt_world_fatal).
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -426,6 +427,38 @@ static void bind_args(lua_State *L, sqlite3_stmt *st, int from) {
   }
 }
 
+/* A prepared user statement being bound and stepped (sql_rows). */
+typedef struct sql_run {
+  sqlite3_stmt *st;
+  rt_sqlsbx *sbx;
+  int rc;                   /* the last step's result */
+} sql_run;
+
+/* Under lua_pcall from p_sql (its sql_run, then the arguments): binds,
+** steps and pushes the array of rows. A Lua error here (a value that
+** cannot be bound, the memory cap while building rows) must not skip the
+** statement's finalize nor leave the sandbox in user mode: p_sql catches
+** it, cleans up and raises it again. */
+static int sql_rows(lua_State *L) {
+  sql_run *r = lua_touserdata(L, 1);
+  bind_args(L, r->st, 2);
+  lua_settop(L, 1);
+  lua_newtable(L);
+  int n = 0;
+  rt_sql_sandbox_user(r->sbx, 1);
+  while ((r->rc = sqlite3_step(r->st)) == SQLITE_ROW) {
+    int nc = sqlite3_column_count(r->st);
+    lua_createtable(L, 0, nc);
+    for (int i = 0; i < nc; i++) {
+      push_column(L, r->st, i);
+      lua_setfield(L, -2, sqlite3_column_name(r->st, i));
+    }
+    lua_rawseti(L, 2, ++n);
+  }
+  rt_sql_sandbox_user(r->sbx, 0);
+  return 1;
+}
+
 /* P.sql(query, ...) -> array of rows (column name -> value) */
 static int p_sql(lua_State *L) {
   rt_lagent *lg = lg_of(L);
@@ -433,7 +466,9 @@ static int p_sql(lua_State *L) {
   uint32_t a = lg->a;
   rt_db *d = &w->actors[a].store;
   const char *q = luaL_checkstring(L, 1);
+  int top = lua_gettop(L);
   char err[512];
+  luaL_checkstack(L, top + 2, "sql: arguments");
   if (!d->db && rt__db_open(w, a)) return luaL_error(L, "sql: the actor's storage cannot be opened");
   if (!d->sbx) {
     struct rt_script *s = script_of(w, a);
@@ -460,20 +495,16 @@ static int p_sql(lua_State *L) {
     sqlite3_finalize(st);
     return luaL_error(L, "sql: the actor's storage is broken (a commit failed)");
   }
-  bind_args(L, st, 2);
-  lua_newtable(L);
-  int rows = lua_gettop(L), n = 0, rc;
-  rt_sql_sandbox_user(d->sbx, 1);
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    int nc = sqlite3_column_count(st);
-    lua_createtable(L, 0, nc);
-    for (int i = 0; i < nc; i++) {
-      push_column(L, st, i);
-      lua_setfield(L, -2, sqlite3_column_name(st, i));
-    }
-    lua_rawseti(L, rows, ++n);
+  sql_run run = {st, d->sbx, SQLITE_OK};
+  lua_pushcfunction(L, sql_rows);
+  lua_pushlightuserdata(L, &run);
+  for (int i = 2; i <= top; i++) lua_pushvalue(L, i);
+  if (lua_pcall(L, top, 1, 0) != LUA_OK) {
+    rt_sql_sandbox_user(d->sbx, 0);
+    sqlite3_finalize(st);
+    return lua_error(L); /* the same error, the statement finalized */
   }
-  rt_sql_sandbox_user(d->sbx, 0);
+  int rc = run.rc;
   if (rc != SQLITE_DONE) {
     const char *refusal = rt_sql_sandbox_refusal(d->sbx);
     snprintf(err, sizeof err, "%s", refusal && *refusal ? refusal : sqlite3_errmsg(d->db));
