@@ -30,7 +30,7 @@ void scn__compute_figures(scn_result *res);
 
 /* Sets res->passed and res->failure from the violations and the case's
 ** expectation (or o->check_mask). */
-void scn__judge(const scn_case *cs, const scn_run_opts *o, scn_result *res);
+void scn__judge(const scn_scenario *sc, int ci, const scn_run_opts *o, scn_result *res);
 
 /* scn_facts.c: makes res->facts, the engine of the facts of case ci (none
 ** when o->check_mask judges invariants only). 0, or -1 on OOM. */

@@ -259,6 +259,30 @@ int ld_load_invariants(ld *L) {
   return 0;
 }
 
+/* ---- invariant bits ------------------------------------------------------- */
+
+_Static_assert(CHK_INVARIANT_COUNT + CHK_LUA_MAX_INVARIANTS <= 32, "invariant masks are 32 bits");
+
+uint32_t scn_inv_bit(const scn_scenario *sc, int inv) {
+  if (inv >= 0 && inv < CHK_INVARIANT_COUNT) return 1u << inv;
+  for (int k = 0; sc && k < sc->n_lua_inv; k++)
+    if (sc->lua_inv[k] == inv) return 1u << (CHK_INVARIANT_COUNT + k);
+  return 0;
+}
+
+int scn_inv_of_bit(const scn_scenario *sc, int k) {
+  if (k >= 0 && k < CHK_INVARIANT_COUNT) return k;
+  k -= CHK_INVARIANT_COUNT;
+  return sc && k >= 0 && k < sc->n_lua_inv ? sc->lua_inv[k] : -1;
+}
+
+uint32_t scn_seen_mask(const scn_scenario *sc, const scn_result *res) {
+  uint32_t seen = 0;
+  for (size_t i = 0; res->checks && i < chk_violation_count(res->checks); i++)
+    seen |= scn_inv_bit(sc, (int)chk_violation_at(res->checks, i)->inv);
+  return seen;
+}
+
 /* ---- writing -------------------------------------------------------------- */
 
 void *scn__scripts_json(const scn_scenario *sc) {

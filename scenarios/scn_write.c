@@ -760,13 +760,14 @@ static void put_scripts(wobj *top, const scn_scenario *sc) {
   cJSON_Delete(o);
 }
 
-static void put_inv_list(wobj *o, const char *k, uint32_t mask) {
+static void put_inv_list(wobj *o, const scn_scenario *sc, const char *k, uint32_t mask) {
   if (!mask) return;
   key(o, k);
   fputc('[', o->f);
   wobj arr = {o->f, 0};
-  for (int i = 0; i < chk_invariant_count(); i++)
-    if (mask & (1u << i)) m_str(&arr, NULL, chk_invariant_name((chk_invariant)i));
+  for (int i = 0; i < 32; i++)
+    if ((mask & (1u << i)) && scn_inv_of_bit(sc, i) >= 0)
+      m_str(&arr, NULL, chk_invariant_name((chk_invariant)scn_inv_of_bit(sc, i)));
   fputc(']', o->f);
 }
 
@@ -810,8 +811,8 @@ static void expect_body(FILE *f, const scn_case *c, const scn_scenario *sc, uint
   wobj e = {f, 0};
   fputc('{', f);
   if (c) {
-    put_inv_list(&e, "hold", c->hold_mask);
-    put_inv_list(&e, "violate", c->violate_mask);
+    put_inv_list(&e, sc, "hold", c->hold_mask);
+    put_inv_list(&e, sc, "violate", c->violate_mask);
     put_reach(&e, c->reach_mask);
     if (c->violate_mask && c->swarm_mode != SCN_SWARM_EVERY) m_str(&e, "swarm", swarm_mode_names[c->swarm_mode]);
   }
