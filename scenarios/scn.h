@@ -298,6 +298,12 @@ int scn_has_sigkill(const scn_scenario *sc);
 uint32_t scn_inv_bit(const scn_scenario *sc, int inv);
 int scn_inv_of_bit(const scn_scenario *sc, int k);
 
+/* sc->source as a repro file should carry it now: with "modules" set to
+** the texts of every module the process loaded from (or embedded for) sc's
+** folder so far, so that the file replays from any folder. Malloc'd; NULL
+** on out of memory. */
+char *scn_source_now(const scn_scenario *sc);
+
 /* The bits of the invariants res violated, in sc's masks. */
 uint32_t scn_seen_mask(const scn_scenario *sc, const scn_result *res);
 

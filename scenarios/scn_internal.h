@@ -72,6 +72,11 @@ void *scn__scripts_json(const scn_scenario *sc);
 ** copy. Malloc'd (NULL on OOM). */
 char *scn__embed_scripts(const scn_scenario *sc, const char *text, size_t len);
 
+/* "modules" of a written file: a cJSON object of path -> {hash, text,
+** origin} of every module the process holds for sc's folder (the ones its
+** runs loaded, and a repro's embedded ones), by path; NULL when none. */
+void *scn__modules_json(const scn_scenario *sc);
+
 /* Attaches the scenario's Lua invariants to c (nothing without
 ** "invariants"). 0, or -1 with the reason in err. */
 int scn__attach_lua(const scn_scenario *sc, chk_set *c, char *err, size_t errlen);

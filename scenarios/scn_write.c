@@ -760,6 +760,20 @@ static void put_scripts(wobj *top, const scn_scenario *sc) {
   cJSON_Delete(o);
 }
 
+/* "modules": the texts of the modules the process loaded for the
+** scenario's folder (scn__modules_json), so that the file replays from
+** any folder. */
+static void put_modules(wobj *top, const scn_scenario *sc) {
+  cJSON *o = scn__modules_json(sc);
+  char *js = o ? cJSON_PrintUnformatted(o) : NULL;
+  if (js) {
+    top_key(top, "modules");
+    fputs(js, top->f);
+  }
+  free(js);
+  cJSON_Delete(o);
+}
+
 static void put_inv_list(wobj *o, const scn_scenario *sc, const char *k, uint32_t mask) {
   if (!mask) return;
   key(o, k);
@@ -940,6 +954,7 @@ int scn_write(FILE *f, const scn_scenario *sc) {
   put_checks(&top, sc);
   put_swarm(&top, sc);
   put_scripts(&top, sc);
+  put_modules(&top, sc);
   put_cases(&top, sc, &base);
   fputs("\n}\n", f);
   return ferror(f) ? -1 : 0;
