@@ -108,8 +108,41 @@ static int tr_term_ok(const tr_ctx *c, const tr_term *tm, const sim_rec *r) {
   return 0;
 }
 
+/* The names --filter can suggest for key: kinds, the scenario's actors, or
+** every field name of every kind, into names (NULL-terminated, cap slots). */
+static void tr_names(const tr_ctx *c, const char *key, const char **names, int cap) {
+  int n = 0;
+  if (!strcmp(key, "kind")) {
+    for (uint32_t k = 1; k < RT_EV_KIND_COUNT && n < cap - 1; k++) names[n++] = rt_event_name(k);
+  } else if (!strcmp(key, "actor")) {
+    for (uint32_t a = 0; a < c->sc->n_actors && n < cap - 1; a++) names[n++] = c->sc->actors[a].id;
+  } else {
+    for (uint32_t k = 1; k < RT_EV_KIND_COUNT; k++) {
+      const rt_field *f = rt_schema_fields(k);
+      for (int i = 0; i < RT_FIELDS; i++) {
+        int seen = !f[i].key;
+        for (int j = 0; j < n && !seen; j++) seen = !strcmp(names[j], f[i].key);
+        if (!seen && n < cap - 1) names[n++] = f[i].key;
+      }
+    }
+  }
+  names[n] = NULL;
+}
+
+/* "; did you mean "x"?" for a misspelt name of key, or "". */
+static const char *tr_hint(const tr_ctx *c, const char *key, const char *name, char *buf,
+                           size_t cap) {
+  const char *names[1024];
+  tr_names(c, key, names, (int)(sizeof names / sizeof names[0]));
+  const char *best = scn_suggest(name, names);
+  if (!best) return "";
+  snprintf(buf, cap, "; did you mean \"%s\"?", best);
+  return buf;
+}
+
 /* Checks a name against the known kinds, actors or field names. */
 static int tr_known(const tr_ctx *c, const tr_term *tm) {
+  char hint[160];
   for (int i = 0; i < tm->n_alts; i++) {
     const char *v = tm->alts[i];
     size_t n = strlen(v);
@@ -122,16 +155,16 @@ static int tr_known(const tr_ctx *c, const tr_term *tm) {
       ok = 1;
     }
     if (!ok && !star) {
-      fprintf(stderr, "revenant trace: --filter: unknown %s \"%s\" (docs/trace.md lists them)\n",
-              tm->key, v);
+      fprintf(stderr, "revenant trace: --filter: unknown %s \"%s\"%s (docs/trace.md lists them)\n",
+              tm->key, v, tr_hint(c, tm->key, v, hint, sizeof hint));
       return -1;
     }
   }
   if (strcmp(tm->key, "kind") && strcmp(tm->key, "actor")) {
     for (uint32_t k = 1; k < RT_EV_KIND_COUNT; k++)
       if (rt_schema_slot_loose(k, tm->key) >= 0) return 0;
-    fprintf(stderr, "revenant trace: --filter: no record kind has a field \"%s\" (docs/trace.md)\n",
-            tm->key);
+    fprintf(stderr, "revenant trace: --filter: no record kind has a field \"%s\"%s (docs/trace.md)\n",
+            tm->key, tr_hint(c, tm->key, tm->key, hint, sizeof hint));
     return -1;
   }
   return 0;

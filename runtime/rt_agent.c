@@ -557,7 +557,12 @@ static void hook_done(sim *s, void *ctx, uint64_t arg) {
   char *snap_text = strdup(sim_trace_str(&w->s->trace, snap));
   (void)s;
   if (!snap_text) snap_text = strdup("null");
-  if (ext_recover_orphan(w, a, o) == 0) {
+  int took = ext_recover_orphan(w, a, o) == 0;
+  if (RT_MEM(w, a) != m) { /* died in the user's onChatRecovery */
+    free(snap_text);
+    return;
+  }
+  if (took) {
     /* an internal fiber (a chat turn): _handleInternalFiberRecovery took it (A.7 step 4) */
     hook_end(w, a, o, RT_CB_RETURNED, NULL);
     rt__w_fiber_delete(w, a, o->id);
@@ -978,7 +983,7 @@ static void sched_finish(rt_world *w, uint32_t a, int ok, const char *error) {
 static void sched_after_call(rt_world *w, uint32_t a, rt_mem *m, rt_uc_status how,
                              rt_uc_out *out) {
   const rt_sched_row *r = &m->due[m->due_idx];
-  if (RT_MEM(w, a) != m) return;
+  if (RT_MEM(w, a) != m || how == RT_UC_DETACHED) return; /* detached: rt__schedule_end */
   if (how == RT_UC_YIELD &&
       (out->cmd.kind == RT_UC_CMD_WORK || out->cmd.kind == RT_UC_CMD_SLEEP)) {
     int64_t d = out->cmd.kind == RT_UC_CMD_WORK && out->cmd.max_us > out->cmd.min_us
@@ -1032,6 +1037,16 @@ static void sched_call(rt_world *w, uint32_t a) {
                           : RT_UC_ABSENT;
   }
   sched_after_call(w, a, m, how, &out);
+}
+
+void rt__schedule_end(rt_world *w, uint32_t a, int64_t id, int ok, const char *err) {
+  rt_mem *m = RT_MEM(w, a);
+  rt_uc_out out;
+  if (!m || m->due_idx >= m->n_due || m->due[m->due_idx].id != id || m->sched_fr.key != id)
+    return; /* not the row being run: the alarm moved on (its time limit) */
+  memset(&out, 0, sizeof out);
+  if (!ok) snprintf(out.value, sizeof out.value, "%s", err ? err : "schedule callback threw");
+  sched_after_call(w, a, m, ok ? RT_UC_DONE : RT_UC_THREW, &out);
 }
 
 static void sched_wake(sim *s, void *ctx, uint64_t arg) {

@@ -97,6 +97,7 @@ typedef struct rt_fiber {
 typedef struct rt_model_calls {
   int (*continue_last_turn)(rt_world *w, uint32_t a);
   int64_t (*save_messages)(rt_world *w, uint32_t a, const char *text);
+  int (*chat_cancel)(rt_world *w, uint32_t a);  /* 1 cancelled, 0 none ran, -1 */
   int (*abort_tool_run)(rt_world *w, uint32_t a, int64_t run, const char *by);
   int (*open_tool_runs)(rt_world *w, uint32_t a, int64_t *out, int cap);
 } rt_model_calls;
@@ -406,9 +407,9 @@ int rt__schedule_match(rt_world *w, uint32_t a, const rt_sched_row *key, int by_
 /* ---- Lua-scripted agents (rt_luaagent.c; issue #13) ---------------------
 ** A scripted actor's callbacks reach the core through its user-code table
 ** (rt_uc_lua.c: onStart, onFiberRecovered, a fiber body, a fiber's end,
-** detached continuations reported with the *_finish / rt__fiber_end calls
-** below); its messages, replies and schedule callbacks come through its
-** extension rt__lua_ext. The core (rt_agent.c) calls none of rt__lg_*. */
+** onAlarm, schedule callbacks, onChatRecovery, detached continuations
+** reported with the *_finish / rt__fiber_end / rt__schedule_end calls
+** below); its messages and replies come through its extension rt__lua_ext. The core (rt_agent.c) calls none of rt__lg_*. */
 extern rt_agent_ext rt__lua_ext;
 /* The body of a script's fiber ended, or ran its steps. */
 void rt__fiber_end(rt_world *w, uint32_t a, rt_fiber *f, int ok, const char *result);
@@ -421,6 +422,25 @@ rt_fiber *rt__fiber_create_named(rt_world *w, uint32_t a, const char *name,
 void rt__hook_finish(rt_world *w, uint32_t a, int ok, const char *err, int resumed);
 /* The user onStart ended (returned, or threw err): startup goes on. */
 void rt__onstart_finish(rt_world *w, uint32_t a, int ok, const char *err);
+/* A detached schedule callback (on_schedule answered RT_UC_DETACHED) of
+** row `id` ended: returned (ok 1) or threw err. alarm() goes on as after a
+** callback that returned at once: the next row, or tryN's retry. */
+void rt__schedule_end(rt_world *w, uint32_t a, int64_t id, int ok, const char *err);
+/* The script's onAlarm: RT_UC_ABSENT if it has none, else RT_UC_DETACHED
+** (it runs as a coroutine; its errors are reported, alarm() goes on). */
+int rt__lg_alarm(rt_world *w, uint32_t a);
+/* The script's schedule callback `callback(self, payload, schedule)` for
+** the row being run: RT_UC_ABSENT if the script has no such function; DONE
+** or THREW (message in out->value) when it ended at once; RT_UC_DETACHED
+** when it waits (it ends in rt__schedule_end). */
+int rt__lg_schedule_call(rt_world *w, uint32_t a, const char *callback, const char *payload,
+                         rt_uc_out *out);
+/* The script's onChatRecovery(ctx): RT_UC_ABSENT if it has none; DONE with
+** *opts filled from the options it returned; THREW when it threw, returned
+** something that is not options, or tried to wait (reported as
+** script_error; the caller uses the SDK's defaults). */
+int rt__lg_chat_recovery(rt_world *w, uint32_t a, const rt_uc_chat_ctx *ctx,
+                         rt_uc_chat_opts *opts);
 int rt__lg_scripted(rt_world *w, uint32_t a);          /* the actor has a script */
 /* 1 if the script defines function `callback` (makes the incarnation's
 ** state on first use; a failure to make it ends the run: rt_world_fatal). */

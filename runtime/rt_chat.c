@@ -941,10 +941,10 @@ static void json_str(char *buf, size_t cap, const char *text) {
 ** parts rebuilt from the text deltas: one text part, or none),
 ** recoveryData (the user's stash), messages (how many), lastBody and
 ** lastClientTools (as restored in the constructor; null when none). */
-static void emit_ctx(rt_world *w, uint32_t a, const rec_state *r) {
+static char *emit_ctx(rt_world *w, uint32_t a, const rec_state *r) {
   struct rt_chat_mem *cm = chat_m(RT_MEM(w, a));
   char *js = malloc(TEXT_CAP + 1024), rd[48] = "null";
-  if (!js) return;
+  if (!js) return NULL;
   if (r->response > 0) snprintf(rd, sizeof rd, "{\"responseId\":%lld}", (long long)r->response);
   snprintf(js, TEXT_CAP + 1024,
            "{\"streamId\":%lld,\"requestId\":%lld,\"createdAt\":%lld,\"partialParts\":%d,"
@@ -957,23 +957,27 @@ static void emit_ctx(rt_world *w, uint32_t a, const rec_state *r) {
   strcat(js, "}");
   sim_emit(w->s, RT_EV_CHAT_RECOVERY_CTX, a, r->stream, r->req, r->n_messages,
            rt__str(w, r->text), rt__str(w, js));
-  free(js);
+  return js; /* the caller frees it */
 }
 
 /* onChatRecovery per provider strategy (seed 000 "Recovery strategies by
 ** provider"); the actor's configured options otherwise. */
-static void on_chat_recovery(rt_world *w, uint32_t a, rec_state *r) {
+static int on_chat_recovery(rt_world *w, uint32_t a, rec_state *r) {
   const rt_chat_policy *p = policy_of(w, a);
   rt_uc_chat_opts opts = {1, 1, NULL}; /* the SDK's defaults */
-  rt_uc_chat_ctx ctx = {r->stream, r->req, r->created_ms, r->text, r->response};
+  rt_uc_chat_ctx ctx = {r->stream, r->req, r->created_ms, r->text, r->response, NULL};
   rt_sdk_actor self;
   void *st;
   const char *err = NULL;
+  rt_mem *m = RT_MEM(w, a);
   const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
-  emit_ctx(w, a, r);
+  char *js = emit_ctx(w, a, r);
+  ctx.context = js;
   if (uc && uc->on_chat_recovery && /* the user's options (rt_usercode.h) */
       uc->on_chat_recovery(st, &self, &ctx, &opts) == RT_UC_THREW)
-    opts = (rt_uc_chat_opts){1, 1, NULL};
+    opts = (rt_uc_chat_opts){1, 1, NULL}; /* a throw: reported, the defaults apply */
+  free(js);
+  if (RT_MEM(w, a) != m) return -1; /* the user's code died (a crash point in its write) */
   r->persist = opts.persist;
   r->cont = opts.cont;
   if (p->provider == RT_CHAT_RETRIEVE && w->cfg.chat_bug != RT_CHAT_BUG_REGENERATE &&
@@ -985,6 +989,7 @@ static void on_chat_recovery(rt_world *w, uint32_t a, rec_state *r) {
     r->cont = 0;
     r->arm = "synthetic";
   }
+  return 0;
 }
 
 /* _persistOrphanedStream: the partial becomes the assistant message named
@@ -1066,7 +1071,10 @@ static int rt__chat_recover(rt_world *w, uint32_t a, const rt_orphan *o) {
   snap_read(w, a, o->id, r);
   partial_read(w, a, r);
   r->n_messages = (int)one_int(w, a, C_MSG_COUNT, -1); /* ctx.messages */
-  on_chat_recovery(w, a, r);
+  if (on_chat_recovery(w, a, r)) { /* the incarnation died in onChatRecovery */
+    free(r);
+    return 0;
+  }
   after_hook(w, a, r);
   int resumes = !strcmp(r->arm, "continue") || !strcmp(r->arm, "retry") ||
                 !strcmp(r->arm, "synthetic");
@@ -1317,13 +1325,12 @@ static int64_t sdk_save(rt_world *w, uint32_t a, const char *text) {
 /* The client cancels the running turn (the request's AbortController): the
 ** provider stops generating, the turn ends as a finished stream would, its
 ** partial text persisted (modelling choice, docs/runtime.md). */
-static void chat_cancel(rt_world *w, uint32_t a, const rt_msg *m) {
+static int cancel_turn(rt_world *w, uint32_t a) {
   struct rt_chat_mem *cm = chat_mem(w, a);
   chat_turn *t = cm ? &cm->turn : NULL;
   if (!t || !t->live) {
     rt__emit(w, RT_EV_CHAT_CANCEL, a, 0, 0, 0, NULL);
-    rt__request_done(w, a, m, 1, NULL);
-    return;
+    return 0;
   }
   rt__emit(w, RT_EV_CHAT_CANCEL, a, t->req, t->deltas, 0, NULL);
   chat_up *u = t->up ? up_find(w, a, t->up) : NULL;
@@ -1334,7 +1341,18 @@ static void chat_cancel(rt_world *w, uint32_t a, const rt_msg *m) {
   }
   t->tool_wait = 0;
   turn_finish(w, a, RT_CS_COMPLETED);
+  return 1;
+}
+
+static void chat_cancel(rt_world *w, uint32_t a, const rt_msg *m) {
+  cancel_turn(w, a);
   if (RT_MEM(w, a)) rt__request_done(w, a, m, 1, NULL);
+}
+
+/* cancel from user code (rt_sdk_chat_cancel) */
+static int sdk_cancel(rt_world *w, uint32_t a) {
+  if (!chat_mem(w, a)) return -1;
+  return cancel_turn(w, a);
 }
 
 static void chat_message(rt_world *w, uint32_t a, const rt_msg *m) {
@@ -1430,5 +1448,6 @@ rt_agent_ext rt__chat_ext = {
 int rt__chat_register(void) {
   rt__model_calls.continue_last_turn = sdk_continue;
   rt__model_calls.save_messages = sdk_save;
+  rt__model_calls.chat_cancel = sdk_cancel;
   return rt__toolrun_on_terminal(rt__chat_tool_done);
 }

@@ -54,6 +54,17 @@ typedef struct lg_co {
   char what[64];            /* the callback, for records */
 } lg_co;
 
+enum { LC_ALARM = 40, LC_SYNC }; /* onAlarm; a callback run to its end now (onChatRecovery) */
+
+/* Where a callback that the caller waits for now (a schedule callback's
+** first slice, onChatRecovery) leaves its outcome when it ends in that
+** slice: on the caller's stack, so that it outlives a death of the state. */
+typedef struct lg_sync {
+  int ci;                   /* the coroutine it waits for */
+  int ended, ok;
+  char err[RT_UC_TEXT];
+} lg_sync;
+
 typedef struct lg_end {
   int64_t id;
   int ok;
@@ -72,7 +83,10 @@ struct rt_lagent {
   int64_t next_seq;
   int depth;                /* nested host resumes in progress */
   int dead;                 /* the incarnation died while Lua ran: free at depth 0 */
+  lg_sync *sync;            /* a caller waiting for a callback's first slice */
 };
+
+static int load_prelude_chat(rt_lagent *lg);
 
 /* Scripts own no SDK table; their writes are RT_W_USER_SQL on the user's
 ** own tables (the WRITE record's table: "user"). */
@@ -80,7 +94,6 @@ static const rt_store_op lua_ops[] = {{RT_W_USER_SQL, "user"}};
 rt_store_module rt__lua_store = {"lua", "", NULL, 0, 0, lua_ops, 1, 0, 0};
 
 void rt__lg_request(rt_world *w, uint32_t a, const rt_msg *m);
-void rt__lg_schedule(rt_world *w, uint32_t a, int64_t id, const char *callback);
 void rt__lg_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t value);
 
 /* ---- the world's scripts ------------------------------------------------ */
@@ -273,14 +286,63 @@ static int p_ka_release(lua_State *L) {
   return 0;
 }
 
-/* P.schedule(when, callback, every): schedule / scheduleEvery (seconds) */
+/* The SDK handle of the script's actor for an rt_sdk.h call. */
+static rt_sdk_actor lg_sdk(rt_lagent *lg) {
+  rt_sdk_actor me = {lg->w, lg->a, RT_MEM(lg->w, lg->a), current_fiber(lg)};
+  return me;
+}
+
+/* P.schedule(when, callback, payload, opts, every): schedule(when, cb,
+** payload, {idempotent}) with `when` seconds (a number or "2s") or a cron
+** string (it has spaces), or scheduleEvery(seconds, cb, payload). */
 static int p_schedule(lua_State *L) {
   rt_lagent *lg = lg_of(L);
-  int every = lua_toboolean(L, 3);
-  int64_t d = duration_arg(L, 1, 1000000);
-  const char *cb = luaL_checkstring(L, 2);
-  if (strlen(cb) >= 48) return luaL_error(L, "schedule: callback name longer than 47 bytes");
-  int64_t id = rt__schedule_add(lg->w, lg->a, cb, every ? 0 : d, every ? (d > 0 ? d : 1) : 0);
+  int every = lua_toboolean(L, 5);
+  const char *fn = every ? "scheduleEvery" : "schedule";
+  rt_sdk_when when = {0, 0, NULL};
+  if (!every && lua_type(L, 1) == LUA_TSTRING && strchr(lua_tostring(L, 1), ' '))
+    when.cron = lua_tostring(L, 1);
+  else if (lua_type(L, 1) != LUA_TNUMBER && lua_type(L, 1) != LUA_TSTRING)
+    return luaL_error(L, "%s: when must be seconds (a number or \"2s\")%s, not %s", fn,
+                      every ? "" : " or a cron string (\"*/5 * * * *\")", luaL_typename(L, 1));
+  else if (every)
+    when.interval_us = duration_arg(L, 1, 1000000);
+  else
+    when.delay_us = duration_arg(L, 1, 1000000);
+  if (every && when.interval_us < 1000000)
+    return luaL_error(L, "scheduleEvery: the interval must be at least 1 second");
+  if (lua_type(L, 2) != LUA_TSTRING)
+    return luaL_error(L, "%s: the callback must be a function's name (a string), not %s", fn,
+                      luaL_typename(L, 2));
+  const char *cb = lua_tostring(L, 2);
+  char payload[RT_SCHED_PAYLOAD + 1] = "";
+  if (!lua_isnoneornil(L, 3)) {
+    size_t n;
+    const char *js = rt_lua_json_text(L, 3, &n);
+    if (n >= RT_SCHED_PAYLOAD)
+      return luaL_error(L, "%s: the payload is %d bytes of JSON (at most %d)", fn, (int)n,
+                        RT_SCHED_PAYLOAD - 1);
+    memcpy(payload, js, n + 1);
+  }
+  int idem = -1;
+  if (!lua_isnoneornil(L, 4)) {
+    if (!lua_istable(L, 4))
+      return luaL_error(L, "%s: options must be a table ({idempotent = true}), not %s", fn,
+                        luaL_typename(L, 4));
+    lua_getfield(L, 4, "idempotent");
+    if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
+      return luaL_error(L, "%s: options.idempotent must be a boolean", fn);
+    if (!lua_isnil(L, -1)) idem = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
+  rt_sdk_actor me = lg_sdk(lg);
+  char err[200] = "";
+  int64_t id = rt_sdk_schedule_with(&me, cb, &when, payload[0] ? payload : NULL, idem, NULL, err,
+                                    sizeof err);
+  if (lg->dead) return luaL_error(L, "this actor's incarnation has ended");
+  if (id < 0)
+    return luaL_error(L, "%s%s", strncmp(err, "schedule", 8) ? "schedule: " : "",
+                      err[0] ? err : "the storage write failed");
   lua_pushinteger(L, id);
   return 1;
 }
@@ -476,8 +538,14 @@ static const char prelude[] =
     "  if not ok then error(r, 0) end\n"
     "  return r\n"
     "end\n"
-    "function Agent:schedule(when, cb) return P.schedule(when, cb, false) end\n"
-    "function Agent:scheduleEvery(every, cb) return P.schedule(every, cb, true) end\n"
+    "function Agent:schedule(when, cb, payload, opts)\n"
+    "  local id = H.at_caller(P.schedule, when, cb, payload, opts, false)\n"
+    "  return id\n"
+    "end\n"
+    "function Agent:scheduleEvery(every, cb, payload, opts)\n"
+    "  local id = H.at_caller(P.schedule, every, cb, payload, opts, true)\n"
+    "  return id\n"
+    "end\n"
     "function Agent:cancelSchedule(x) return P.cancel(x) end\n"
     "function Agent:call(actor, method, args)\n"
     "  if type(actor) ~= 'string' then error('call: the actor must be its id (a string)', 2) end\n"
@@ -579,6 +647,11 @@ static rt_lagent *lg_make(rt_world *w, uint32_t a) {
   lua_pushvalue(L, -1);
   lg->h_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+    make_failed(w, s, lua_tostring(L, -1));
+    lg_free(lg);
+    return NULL;
+  }
+  if (load_prelude_chat(lg)) {
     make_failed(w, s, lua_tostring(L, -1));
     lg_free(lg);
     return NULL;
@@ -781,6 +854,12 @@ static void finish(rt_lagent *lg, int ci, int ok, const char *err, uint32_t resu
     lua_pop(L, 1);
   }
   co_drop(lg, ci);
+  if (lg->sync && lg->sync->ci == ci) { /* the caller waits for this slice: it takes the end */
+    lg->sync->ended = 1;
+    lg->sync->ok = ok;
+    snprintf(lg->sync->err, sizeof lg->sync->err, "%s", ok || !err ? "" : err);
+    return;
+  }
   const char *res = result ? sim_trace_str(&w->s->trace, result) : NULL;
   char rbuf[4096];
   if (res) { /* a copy: the trace's string table may move */
@@ -802,7 +881,8 @@ static void finish(rt_lagent *lg, int ci, int ok, const char *err, uint32_t resu
     }
     case LC_HOOK: rt__hook_finish(w, a, ok, err, c.made_fiber); break;
     case LC_ONSTART: rt__onstart_finish(w, a, ok, err); break;
-    default: break; /* a schedule callback: its error is only reported */
+    case LC_SCHEDULE: rt__schedule_end(w, a, c.fiber, ok, err); break; /* c.fiber: the row */
+    default: break; /* onAlarm: its error is only reported */
   }
 }
 
@@ -1102,15 +1182,6 @@ int rt__lg_onstart(rt_world *w, uint32_t a) {
   return 1;
 }
 
-void rt__lg_schedule(rt_world *w, uint32_t a, int64_t id, const char *callback) {
-  rt_lagent *lg = lg_get(w, a);
-  char args[64];
-  if (!lg || !push_callback(lg, callback)) return;
-  lua_pop(rt_lua_L(lg->x), 1);
-  snprintf(args, sizeof args, "{\"id\":%lld}", (long long)id);
-  start_callback(lg, LC_SCHEDULE, callback, NULL, args, 0);
-}
-
 void rt__lg_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t value) {
   rt_lagent *lg = RT_MEM(w, a) ? LG_OF_MEM(RT_MEM(w, a)) : NULL;
   int64_t seq = c->key;
@@ -1126,6 +1197,237 @@ void rt__lg_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t value) {
   drive(lg, ci, run(lg, ci, 0, 2));
 }
 
+/* ---- onAlarm, schedule callbacks, onChatRecovery, chat calls -----------
+** (issue #13: the chat, alarm and schedule surface; docs/scripting.md) */
+
+/* The prelude's second part: the chat calls on self, and the wrappers that
+** shape a schedule callback's and onChatRecovery's arguments and results. */
+static const char prelude_chat[] =
+    "local P, H = ...\n"
+    "local Agent = getmetatable(H.self)\n"
+    "-- f(...) whose error names the line of the script that called the method\n"
+    "-- (the method must call it without a tail call: level 3 is the script)\n"
+    "function H.at_caller(f, ...)\n"
+    "  local ok, r = pcall(f, ...)\n"
+    "  if not ok then error(r, 3) end\n"
+    "  return r\n"
+    "end\n"
+    "function Agent:continueLastTurn() local r = H.at_caller(P.continue_last_turn) return r end\n"
+    "function Agent:cancelChat() local r = H.at_caller(P.chat_cancel) return r end\n"
+    "function Agent:saveMessages(text)\n"
+    "  if type(text) ~= 'string' or text == '' then\n"
+    "    error('saveMessages: the user message must be a non-empty string, not ' .. type(text), 2)\n"
+    "  end\n"
+    "  local id = H.at_caller(P.save_messages, text)\n"
+    "  return id\n"
+    "end\n"
+    "function H.schedule_call(fn, self, payload, schedule)\n"
+    "  return fn(self, P.unjson(payload), schedule)\n"
+    "end\n"
+    "local known = {persist = true, continue = true}\n"
+    "function H.chat_recovery(fn, self, ctx, msgs)\n"
+    "  ctx = P.unjson(ctx) or {}\n"
+    "  local parts = {}\n"
+    "  if (ctx.partialParts or 0) > 0 then parts[1] = {type = 'text', text = ctx.partialText} end\n"
+    "  ctx.partialParts, ctx.messages = parts, msgs\n"
+    "  local o = fn(self, ctx)\n"
+    "  if o == nil then return true, true end\n"
+    "  if type(o) ~= 'table' then\n"
+    "    error('onChatRecovery must return nil or a table of options ({persist = .., continue = ..}), not ' .. type(o), 0)\n"
+    "  end\n"
+    "  for k, v in pairs(o) do\n"
+    "    if not known[k] then error(\"onChatRecovery returned an unknown option '\" .. tostring(k) .. \"' (persist, continue)\", 0) end\n"
+    "    if type(v) ~= 'boolean' then error('onChatRecovery: option ' .. k .. ' must be a boolean, not ' .. type(v), 0) end\n"
+    "  end\n"
+    "  return o.persist ~= false, o.continue ~= false\n"
+    "end\n";
+
+/* P.continue_last_turn() -> "started" | "skipped" (continueLastTurn()) */
+static int p_continue_last_turn(lua_State *L) {
+  rt_lagent *lg = lg_of(L);
+  rt_sdk_actor me = lg_sdk(lg);
+  int rc = rt_sdk_continue_last_turn(&me);
+  if (lg->dead) return luaL_error(L, "this actor's incarnation has ended");
+  if (rc < 0) return luaL_error(L, "continueLastTurn: this actor has no chat (AIChatAgent) state");
+  lua_pushstring(L, rc ? "started" : "skipped");
+  return 1;
+}
+
+/* P.save_messages(text) -> the request id of its turn (saveMessages) */
+static int p_save_messages(lua_State *L) {
+  rt_lagent *lg = lg_of(L);
+  rt_sdk_actor me = lg_sdk(lg);
+  int64_t req = rt_sdk_save_messages(&me, luaL_checkstring(L, 1));
+  if (lg->dead) return luaL_error(L, "this actor's incarnation has ended");
+  if (req < 0) return luaL_error(L, "saveMessages: this actor has no chat (AIChatAgent) state");
+  lua_pushinteger(L, req);
+  return 1;
+}
+
+/* P.chat_cancel() -> true if a running turn was cancelled */
+static int p_chat_cancel(lua_State *L) {
+  rt_lagent *lg = lg_of(L);
+  rt_sdk_actor me = lg_sdk(lg);
+  int rc = rt_sdk_chat_cancel(&me);
+  if (lg->dead) return luaL_error(L, "this actor's incarnation has ended");
+  if (rc < 0) return luaL_error(L, "cancelChat: this actor has no chat (AIChatAgent) state");
+  lua_pushboolean(L, rc == 1);
+  return 1;
+}
+
+static const luaL_Reg prims_chat[] = {{"continue_last_turn", p_continue_last_turn},
+                                      {"save_messages", p_save_messages},
+                                      {"chat_cancel", p_chat_cancel},
+                                      {"unjson", p_unjson},
+                                      {NULL, NULL}};
+
+/* Runs the second prelude on a new state (0, or -1 with the error on the
+** stack). */
+static int load_prelude_chat(rt_lagent *lg) {
+  lua_State *L = rt_lua_L(lg->x);
+  if (luaL_loadbufferx(L, prelude_chat, sizeof prelude_chat - 1, "=revenant", "t") != LUA_OK)
+    return -1;
+  luaL_newlibtable(L, prims_chat);
+  lua_pushlightuserdata(L, lg);
+  luaL_setfuncs(L, prims_chat, 1);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->h_ref);
+  return lua_pcall(L, 2, 0, 0) == LUA_OK ? 0 : -1;
+}
+
+int rt__lg_alarm(rt_world *w, uint32_t a) {
+  rt_lagent *lg = lg_get(w, a);
+  if (!lg || !push_callback(lg, "onAlarm")) return RT_UC_ABSENT;
+  lua_pop(rt_lua_L(lg->x), 1);
+  start_callback(lg, LC_ALARM, "onAlarm", NULL, NULL, 0);
+  return RT_UC_DETACHED;
+}
+
+/* Runs coroutine ci (its function and nargs arguments pushed) until it
+** ends or waits; *sy tells whether it ended in this slice, and how.
+** Returns -1 when the incarnation died meanwhile (lg is gone). */
+static int run_waited(rt_lagent *lg, int ci, int nargs, lg_sync *sy) {
+  memset(sy, 0, sizeof *sy);
+  sy->ci = ci;
+  lg_sync *prev = lg->sync;
+  lg->sync = sy;
+  rt_world *w = lg->w;
+  rt_mem *m = RT_MEM(w, lg->a);
+  drive(lg, ci, run(lg, ci, 1, nargs));
+  if (RT_MEM(w, lg->a) != m || !m || LG_OF_MEM(m) != lg) return -1; /* died: lg is gone */
+  lg->sync = prev;
+  return 0;
+}
+
+/* Pushes the schedule row being run as the SDK's Schedule object (id,
+** callback, type, time; cron or intervalSeconds), plus attempt (tryN's,
+** from 1). */
+static void push_schedule(rt_lagent *lg, const rt_sched_row *r, int attempt) {
+  lua_State *L = rt_lua_L(lg->x);
+  lua_createtable(L, 0, 8);
+  lua_pushinteger(L, r->id);
+  lua_setfield(L, -2, "id");
+  lua_pushstring(L, r->callback);
+  lua_setfield(L, -2, "callback");
+  lua_pushstring(L, r->type);
+  lua_setfield(L, -2, "type");
+  lua_pushinteger(L, r->time_s);
+  lua_setfield(L, -2, "time");
+  if (!strcmp(r->type, "cron")) {
+    lua_pushstring(L, r->cron);
+    lua_setfield(L, -2, "cron");
+  } else if (!strcmp(r->type, "interval")) {
+    lua_pushinteger(L, r->interval_s);
+    lua_setfield(L, -2, "intervalSeconds");
+  }
+  lua_pushinteger(L, attempt);
+  lua_setfield(L, -2, "attempt");
+}
+
+int rt__lg_schedule_call(rt_world *w, uint32_t a, const char *callback, const char *payload,
+                         rt_uc_out *out) {
+  rt_lagent *lg = lg_get(w, a);
+  rt_mem *m = RT_MEM(w, a);
+  lg_sync sy;
+  if (!lg || !m || m->due_idx >= m->n_due || !push_callback(lg, callback)) return RT_UC_ABSENT;
+  lua_State *L = rt_lua_L(lg->x);
+  int ci = co_new(lg, LC_SCHEDULE, callback);
+  if (ci < 0) {
+    lua_pop(L, 1);
+    snprintf(out->value, sizeof out->value, "%s: out of memory", callback);
+    return RT_UC_THREW;
+  }
+  lg->cos[ci].fiber = m->due[m->due_idx].id; /* the row, for rt__schedule_end */
+  push_h(lg, "schedule_call");
+  lua_insert(L, -2); /* schedule_call, fn */
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->self_ref);
+  if (payload) lua_pushstring(L, payload);
+  else lua_pushnil(L);
+  push_schedule(lg, &m->due[m->due_idx], m->sched_attempt);
+  if (run_waited(lg, ci, 4, &sy)) return RT_UC_DETACHED; /* died: the alarm is gone too */
+  if (!sy.ended) return RT_UC_DETACHED;                   /* waits: rt__schedule_end */
+  snprintf(out->value, sizeof out->value, "%s", sy.err);
+  return sy.ok ? RT_UC_DONE : RT_UC_THREW;
+}
+
+/* Pushes ctx.messages: the chat's messages so far as {id, role, text}. */
+static void push_messages(rt_lagent *lg) {
+  lua_State *L = rt_lua_L(lg->x);
+  enum { CAP = 64 };
+  rt_chat_message *ms = malloc(CAP * sizeof *ms);
+  int n = ms ? rt_chat_messages(lg->w, lg->a, ms, CAP) : 0;
+  if (n > CAP) n = CAP;
+  lua_createtable(L, n > 0 ? n : 0, 0);
+  for (int i = 0; i < n; i++) {
+    lua_createtable(L, 0, 3);
+    lua_pushinteger(L, ms[i].id);
+    lua_setfield(L, -2, "id");
+    lua_pushstring(L, ms[i].role == 1 ? "user" : "assistant");
+    lua_setfield(L, -2, "role");
+    lua_pushstring(L, ms[i].text);
+    lua_setfield(L, -2, "text");
+    lua_rawseti(L, -2, i + 1);
+  }
+  free(ms);
+}
+
+int rt__lg_chat_recovery(rt_world *w, uint32_t a, const rt_uc_chat_ctx *ctx,
+                         rt_uc_chat_opts *opts) {
+  rt_lagent *lg = lg_get(w, a);
+  if (!lg || !push_callback(lg, "onChatRecovery")) return RT_UC_ABSENT;
+  lua_State *L = rt_lua_L(lg->x);
+  int ci = co_new(lg, LC_SYNC, "onChatRecovery");
+  if (ci < 0) {
+    lua_pop(L, 1);
+    return RT_UC_THREW;
+  }
+  push_h(lg, "chat_recovery");
+  lua_insert(L, -2); /* chat_recovery, fn */
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->self_ref);
+  lua_pushstring(L, ctx->context ? ctx->context : "null");
+  push_messages(lg);
+  /* run, not drive: the options are the coroutine's results, read here */
+  rt_mem *m = RT_MEM(w, a);
+  int rc = run(lg, ci, 1, 4);
+  if (rc == LG_GONE || RT_MEM(w, a) != m || LG_OF_MEM(m) != lg) return RT_UC_THREW;
+  if (rc == RT_LUA_DONE) {
+    lg_co *c = &lg->cos[ci];
+    opts->persist = c->co.nres >= 2 && lua_toboolean(c->co.L, -c->co.nres);
+    opts->cont = c->co.nres >= 2 && lua_toboolean(c->co.L, -c->co.nres + 1);
+    co_drop(lg, ci);
+    return RT_UC_DONE;
+  }
+  if (rc == RT_LUA_YIELDED) { /* a synchronous callback cannot wait */
+    char msg[300];
+    snprintf(msg, sizeof msg, "onChatRecovery: it cannot wait here (revenant.work, sleep, "
+             "self:call, runFiber and await yield; the runtime calls it synchronously)");
+    sim_emit(w->s, RT_EV_SCRIPT_ERROR, a, 1, 0, 0, rt__str(w, "onChatRecovery"), rt__str(w, msg));
+  } else {
+    report_error(lg, ci, rc);
+  }
+  co_drop(lg, ci);
+  return RT_UC_THREW;
+}
+
 int rt_invoke_at(rt_world *w, uint32_t a, const char *method, const char *args_json,
                  int64_t at_us) {
   rt_msg m = {0};
@@ -1138,8 +1440,8 @@ int rt_invoke_at(rt_world *w, uint32_t a, const char *method, const char *args_j
 }
 
 /* The script's extension of the agent core: its messages (invoke, a
-** script-to-script call), the replies to its calls, its schedule
-** callbacks, and its state's life (rt_agent.h). */
+** script-to-script call), the replies to its calls and its state's life
+** (rt_agent.h). Schedule callbacks come through the user-code table. */
 static const int lua_kinds[] = {MSG_LUA_INVOKE, MSG_LUA_CALL};
 static const int lua_purposes[] = {CALL_LUA};
 
@@ -1152,7 +1454,6 @@ rt_agent_ext rt__lua_ext = {
     .purposes = lua_purposes,
     .n_purposes = 1,
     .reply = rt__lg_reply,
-    .schedule_ran = rt__lg_schedule,
     .mem_free = lg_mem_free,
     .world_free = lg_world_free,
 };

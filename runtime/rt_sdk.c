@@ -187,6 +187,11 @@ int64_t rt_sdk_save_messages(rt_sdk_actor *self, const char *text) {
   return rt__model_calls.save_messages(self->w, self->a, text);
 }
 
+int rt_sdk_chat_cancel(rt_sdk_actor *self) {
+  if (!live(self) || !rt__model_calls.chat_cancel) return -1;
+  return rt__model_calls.chat_cancel(self->w, self->a);
+}
+
 /* ---- tool runs (issue #15) ------------------------------------------------ */
 
 int rt_sdk_abort_agent_tool(rt_sdk_actor *self, int64_t run) {

@@ -179,6 +179,13 @@ int rt_sdk_continue_last_turn(rt_sdk_actor *self);
 ** count. Returns the request id of the turn, or -1. */
 int64_t rt_sdk_save_messages(rt_sdk_actor *self, const char *text);
 
+/* The client's cancel of the running chat turn (the chat request's
+** AbortController), from user code: the provider stops, the turn ends as a
+** finished stream would, its partial persisted (RT_EV_CHAT_CANCEL with the
+** request and its chunks; request 0 when no turn ran). Returns 1 if a turn
+** was cancelled, 0 if none ran, -1 on error (no chat model, dead actor). */
+int rt_sdk_chat_cancel(rt_sdk_actor *self);
+
 /* ---- tool runs (reference A.11; issue #15) ------------------------------- */
 
 /* Aborts tool run `run` (its AbortSignal fires): an open row becomes

@@ -9,8 +9,11 @@
 ** rt__onstart_finish, rt__hook_finish and rt__fiber_end. A callback the
 ** script does not define falls back to the world's default table (the
 ** declarative menu), so the agent core has no script-specific branch.
-** Invoke and call messages, replies and schedule callbacks still reach the
-** script through its extension rt__lua_ext (rt_luaagent.c).
+** onAlarm (detached: alarm() does not wait for it), a schedule callback
+** (DONE or THREW when it ends in its first slice, so that tryN retries a
+** throw; else detached, ending in rt__schedule_end) and onChatRecovery
+** (synchronous) are script callbacks here too. Invoke and call messages and
+** replies still reach the script through its extension rt__lua_ext.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,12 +98,21 @@ static rt_uc_status lua_on_fiber_recovered(void *st, rt_sdk_actor *self,
 
 static rt_uc_status lua_on_alarm(void *st, rt_sdk_actor *self, rt_uc_frame *fr, rt_uc_out *out) {
   lua_uc *u = st;
+  if (rt__lg_scripted(self->w, self->a)) {
+    rt_uc_status how = (rt_uc_status)rt__lg_alarm(self->w, self->a);
+    if (how != RT_UC_ABSENT || RT_MEM(self->w, self->a) != self->m) return RT_UC_DETACHED;
+  }
   return u->fb->on_alarm ? u->fb->on_alarm(u->fb_st, self, fr, out) : RT_UC_ABSENT;
 }
 
 static rt_uc_status lua_on_schedule(void *st, rt_sdk_actor *self, const char *callback,
                                     const char *payload, rt_uc_frame *fr, rt_uc_out *out) {
   lua_uc *u = st;
+  if (rt__lg_scripted(self->w, self->a)) { /* callback(self, payload, schedule) */
+    rt_uc_status how = (rt_uc_status)rt__lg_schedule_call(self->w, self->a, callback, payload, out);
+    if (how != RT_UC_ABSENT) return how;
+    if (RT_MEM(self->w, self->a) != self->m) return RT_UC_DETACHED; /* died making the state */
+  }
   return u->fb->on_schedule ? u->fb->on_schedule(u->fb_st, self, callback, payload, fr, out)
                             : RT_UC_ABSENT;
 }
@@ -108,6 +120,10 @@ static rt_uc_status lua_on_schedule(void *st, rt_sdk_actor *self, const char *ca
 static rt_uc_status lua_on_chat_recovery(void *st, rt_sdk_actor *self, const rt_uc_chat_ctx *ctx,
                                          rt_uc_chat_opts *opts) {
   lua_uc *u = st;
+  if (rt__lg_scripted(self->w, self->a)) {
+    rt_uc_status how = (rt_uc_status)rt__lg_chat_recovery(self->w, self->a, ctx, opts);
+    if (how != RT_UC_ABSENT || RT_MEM(self->w, self->a) != self->m) return how;
+  }
   return u->fb->on_chat_recovery ? u->fb->on_chat_recovery(u->fb_st, self, ctx, opts)
                                  : RT_UC_ABSENT;
 }

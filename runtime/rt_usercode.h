@@ -142,6 +142,8 @@ typedef struct rt_uc_chat_ctx {
   int64_t stream_id, request_id, created_at_ms;
   const char *partial_text; /* text of the chunks stored so far */
   int64_t recovery_data;    /* the stashed responseId, 0 none */
+  const char *context;      /* the whole ctx as the chat_recovery_ctx record's
+                               JSON (SDK names), or NULL */
 } rt_uc_chat_ctx;
 
 /* onChatRecovery's answer: the SDK's options, plus the arm it took. */

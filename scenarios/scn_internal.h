@@ -52,6 +52,14 @@ int scn__observe(const scn_run_opts *o, scn_result *res);
 
 /* 1 if the scenario has a sigkill fault (it then runs in worker
 ** processes over file-backed storage). */
+/* Makes dir = "$TMPDIR/revenant-KIND-PID-XXXXXX" (else under /tmp), after
+** removing such directories left by processes that no longer exist (a
+** SIGKILLed run cannot remove its own). 0, or -1 with dir "". */
+int scn__tmpdir_make(char *dir, size_t cap, const char *kind);
+
+/* Removes directory dir and everything under it (nothing if dir is ""). */
+void scn__tmpdir_remove(const char *dir);
+
 int scn__has_sigkill(const scn_scenario *sc);
 
 /* Runs a case whose faults include sigkill: see scn_sigkill.c. */

@@ -19,7 +19,9 @@
 
 /* The SDK callbacks a script may define, and those it may not yet (the
 ** runtime does not call them for scripts). */
-static const char *const wired[] = {"onStart", "onFiberRecovered", NULL};
+static const char *const wired[] = {"onStart", "onFiberRecovered",
+                                    "onAlarm", "onChatRecovery", /* luachat */
+                                    NULL};
 static const char *const sdk_callbacks[] = {
     "onStart",   "onFiberRecovered", "onChatRecovery", "onAgentToolFinish", "onRequest",
     "onConnect", "onMessage",        "onClose",        "onError",           "onAlarm",
@@ -96,14 +98,15 @@ static int check_script(ld *L, const cJSON *node, scn_actor_script *s) {
       int r = best ? scn_errf(L->err, L->d, node, "script %s: unknown callback \"%s\"; did you "
                               "mean \"%s\"?", s->name, k, best)
                    : scn_errf(L->err, L->d, node, "script %s: unknown callback \"%s\" (SDK "
-                              "callbacks scripts may define: onStart, onFiberRecovered)", s->name, k);
+                              "callbacks scripts may define: onStart, onFiberRecovered, onAlarm, "
+                              "onChatRecovery)", s->name, k);
       rt_lua_free(x);
       return r;
     }
     if (in_list(k, sdk_callbacks) && !in_list(k, wired)) {
       int r = scn_errf(L->err, L->d, node, "script %s: callback \"%s\" is not called for scripts "
-                       "yet (scripts may define onStart, onFiberRecovered, methods and schedule "
-                       "callbacks)", s->name, k);
+                       "yet (scripts may define onStart, onFiberRecovered, onAlarm, onChatRecovery, "
+                       "methods and schedule callbacks)", s->name, k);
       rt_lua_free(x);
       return r;
     }

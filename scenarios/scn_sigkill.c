@@ -293,15 +293,12 @@ static int run_all(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy s
 int scn__run_sigkill(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy strategy,
                      const scn_run_opts *o, scn_result *res) {
   sim_config scfg = {seed, strategy, sc->pct_depth ? sc->pct_depth : 3, 10000};
-  char dir[200];
-  const char *tmp = getenv("TMPDIR"); /* a swarm points it into its own directory */
-  if (!tmp || !*tmp || strlen(tmp) > 150) tmp = "/tmp";
-  snprintf(dir, sizeof dir, "%.150s/revenant-sigkill-XXXXXX", tmp);
+  char dir[200]; /* under $TMPDIR: a swarm points it into its own directory */
   memset(res, 0, sizeof *res);
   res->seed = seed;
   res->strategy = strategy;
   res->s = calloc(1, sizeof *res->s);
-  if (!res->s || sim_init(res->s, &scfg) || !mkdtemp(dir)) {
+  if (!res->s || sim_init(res->s, &scfg) || scn__tmpdir_make(dir, sizeof dir, "sigkill")) {
     scn__set_failure(res, "cannot prepare a sigkill run (kernel or temporary directory)");
     return -1;
   }

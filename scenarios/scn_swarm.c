@@ -13,7 +13,6 @@
 */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -167,17 +166,8 @@ static pid_t fork_child(const scn_swarm *s) {
   return pid;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f) {
-  (void)st;
-  (void)flag;
-  (void)f;
-  remove(path);
-  return 0;
-}
-
 static void remove_tmpdir(scn_swarm *s) {
-  if (!s->tmpdir[0]) return;
-  nftw(s->tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  scn__tmpdir_remove(s->tmpdir);
   s->tmpdir[0] = 0;
 }
 
@@ -754,13 +744,7 @@ int scn_swarm_rerun(const scn_swarm *s, uint64_t j, scn_swarm_rerun_fn fn, void 
 /* ---- setup ---------------------------------------------------------------------- */
 
 static int make_tmpdir(scn_swarm *s) {
-  const char *t = getenv("TMPDIR");
-  snprintf(s->tmpdir, sizeof s->tmpdir, "%s/revenant-swarm-XXXXXX", t && *t ? t : "/tmp");
-  if (mkdtemp(s->tmpdir)) return 0;
-  snprintf(s->tmpdir, sizeof s->tmpdir, "/tmp/revenant-swarm-XXXXXX");
-  if (mkdtemp(s->tmpdir)) return 0;
-  s->tmpdir[0] = 0;
-  return -1;
+  return scn__tmpdir_make(s->tmpdir, sizeof s->tmpdir, "swarm");
 }
 
 scn_swarm *scn_swarm_new(scn_scenario *const *sc, size_t n_sc, const scn_swarm_opts *o,

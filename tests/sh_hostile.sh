@@ -55,6 +55,24 @@ ok $(( good != 10 )) "sigkill swarm with --timeout 1us finishes (watchdog 60 s) 
 left=$(ls "$T/tmp" | wc -l)
 ok $(( left != 0 )) "no revenant-sigkill-* or revenant-swarm-* directory is left behind ($left)"
 
+# ---- 2b: a SIGKILLed swarm's directory is removed by the next one ---------------
+mkdir -p "$T/tk"
+TMPDIR="$T/tk" "$REVENANT" swarm scenarios/examples/keepalive-dispose.json --time 60s -j 2 -q \
+  --repro-dir "$T/rk" > "$T/out" 2>&1 &
+pid=$!
+k=0
+while [ $k -lt 300 ] && ! ls "$T/tk" | grep -q "^revenant-swarm-$pid-"; do sleep 0.1; k=$((k + 1)); done
+kill -s KILL $pid 2> /dev/null
+wait $pid 2> /dev/null
+sleep 1 # the workers die with their parent (PR_SET_PDEATHSIG)
+left=$(ls "$T/tk" | grep -c "^revenant-swarm-$pid-")
+mkdir "$T/tk/revenant-swarm-$$-live" # a live process's (this shell's): kept
+TMPDIR="$T/tk" rv 60 swarm scenarios/examples/keepalive-dispose.json --seeds 2 -q --repro-dir "$T/rk"
+after=$(ls "$T/tk" | grep -c "^revenant-swarm-$pid-")
+ok $(( left != 1 || after != 0 || rc != 0 )) "a SIGKILLed swarm leaves its directory ($left), the next swarm removes it ($after left, exit $rc)"
+[ -d "$T/tk/revenant-swarm-$$-live" ]
+ok $? "the directory of a process still alive is kept"
+
 # ---- 3: interrupts write what finished -------------------------------------------
 interrupt() { # interrupt SIGNAL READY ARGS...: start, wait until READY (a shell test:
   # the handlers are installed by then) and a little work, signal, wait

@@ -145,11 +145,16 @@ static void test_trace_filter(void **st) {
 static void test_trace_errors(void **st) {
   (void)st;
   assert_int_equal(rv("trace scenarios/examples/alarm-wake.json --filter 'alarm_sett'"), 2);
-  assert_non_null(strstr(out, "unknown kind \"alarm_sett\""));
+  assert_non_null(strstr(out, "unknown kind \"alarm_sett\"; did you mean \"alarm_set\"?"));
   assert_int_equal(rv("trace scenarios/examples/alarm-wake.json --filter 'actor=nobody'"), 2);
   assert_non_null(strstr(out, "unknown actor \"nobody\""));
+  assert_null(strstr(out, "did you mean"));
+  assert_int_equal(rv("trace scenarios/examples/alarm-wake.json --filter 'actor=agnet'"), 2);
+  assert_non_null(strstr(out, "unknown actor \"agnet\"; did you mean \"agent\"?"));
   assert_int_equal(rv("trace scenarios/examples/alarm-wake.json --filter 'colour=red'"), 2);
   assert_non_null(strstr(out, "no record kind has a field \"colour\""));
+  assert_int_equal(rv("trace scenarios/examples/alarm-wake.json --filter 'snapshto=x'"), 2);
+  assert_non_null(strstr(out, "field \"snapshto\"; did you mean \"snapshot\"?"));
   assert_int_equal(rv("trace scenarios/examples/alarm-wake.json --case nope"), 2);
   assert_non_null(strstr(out, "no case \"nope\""));
   assert_int_equal(rv("trace scenarios/examples/alarm-wake.json --format xml"), 2);

@@ -17,9 +17,9 @@ function Agent:onStart()
   end
 end
 
-function Agent:tick(info)
+function Agent:tick(_payload, schedule)
   self.sql:exec("INSERT INTO ticks(at) VALUES (?)", revenant.now())
-  revenant.log("tick", info.id)
+  revenant.log("tick", schedule.id)
   if revenant.case == "broken" then self:schedule(30, "tick") end
 end
 
