@@ -701,9 +701,14 @@ static int report_reach(const swarm *s, const scn_swarm_stats *st) {
 ** knew keeps that entry's reason and pattern). */
 static int write_baseline(swarm *s, const scn_swarm_group *g, size_t ng) {
   scn_baseline_entry *e = calloc(ng ? ng : 1, sizeof *e);
+  const scn_baseline_entry **src = calloc(ng ? ng : 1, sizeof *src); /* the known entry of e[i] */
   size_t n = 0;
   int rc = -1;
-  if (!e) return -1;
+  if (!e || !src) {
+    free(e);
+    free(src);
+    return -1;
+  }
   for (size_t k = 0; k < ng; k++) {
     scn_swarm_job jb;
     scn_swarm_job_info(s->eng, g[k].first_job, &jb);
@@ -712,24 +717,28 @@ static int write_baseline(swarm *s, const scn_swarm_group *g, size_t ng) {
     const scn_baseline_entry *old = NULL;
     for (size_t i = 0; s->have_base && i < s->base.n && !old; i++) {
       const scn_baseline_entry *b = &s->base.e[i];
-      if (!strcmp(b->scenario, sc->name) && (!b->case_name[0] || !strcmp(b->case_name, sc->cases[jb.ci].label)) &&
-          scn_baseline_sig_match(b->signature, g[k].sig))
-        old = b;
+      if (scn_baseline_entry_matches(b, sc->name, sc->cases[jb.ci].label, g[k].sig)) old = b;
     }
     if (old) {
       x = *old;
     } else {
       memset(&x, 0, sizeof x);
-      snprintf(x.scenario, sizeof x.scenario, "%s", sc->name);
+      snprintf(x.scenario[0], sizeof x.scenario[0], "%s", sc->name);
+      x.n_scenarios = 1;
       snprintf(x.case_name, sizeof x.case_name, "%s", sc->cases[jb.ci].label);
-      snprintf(x.signature, sizeof x.signature, "%s", g[k].sig);
+      snprintf(x.signature[0], sizeof x.signature[0], "%s", g[k].sig);
+      x.n_signatures = 1;
       snprintf(x.reason, sizeof x.reason, "TODO: why this is known (the SDK behaviour or the model limit)");
     }
-    int dup = 0;
+    int dup = 0; /* a known entry once; a new signature once per scenario and case */
     for (size_t i = 0; i < n && !dup; i++)
-      dup = !strcmp(e[i].scenario, x.scenario) && !strcmp(e[i].case_name, x.case_name) &&
-            !strcmp(e[i].signature, x.signature);
-    if (!dup) e[n++] = x;
+      dup = old ? src[i] == old
+                : !src[i] && !strcmp(e[i].scenario[0], x.scenario[0]) && !strcmp(e[i].case_name, x.case_name) &&
+                      !strcmp(e[i].signature[0], x.signature[0]);
+    if (!dup) {
+      src[n] = old;
+      e[n++] = x;
+    }
   }
   cli_out f;
   if (cli_out_open(&f, s->o.write_baseline) == 0) {
@@ -740,6 +749,7 @@ static int write_baseline(swarm *s, const scn_swarm_group *g, size_t ng) {
     }
   }
   free(e);
+  free(src);
   return rc;
 }
 

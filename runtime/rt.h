@@ -58,6 +58,18 @@ typedef enum rt_retain { RT_RETAIN_NONE = 0, RT_RETAIN_1729 = 1 } rt_retain;
 ** model's old behaviour, a bug kept as a variant: a second scheduleEvery of
 ** the same callback with another interval or payload is lost). */
 typedef enum rt_every_key { RT_EVERY_KEY_SDK = 0, RT_EVERY_KEY_CALLBACK = 1 } rt_every_key;
+/* Where a declarative recovery hook's runFiber runs during startup: in the
+** hook's own turn, its body after the user onStart even if onStart throws
+** (the fix), or handed whole to "after startup", dropped when onStart
+** throws while the old row is deleted (the bug hook-resume-before-failed-
+** onstart.json guards). */
+typedef enum rt_hook_run { RT_HOOK_RUN_IN_HOOK = 0, RT_HOOK_RUN_AFTER_STARTUP = 1 } rt_hook_run;
+/* When a failed commit resets the actor: when the turn returns, the rest
+** of the turn unable to write (the fix), or at once inside the failing
+** commit (the old use after free, emulated safely: the actor_death record
+** comes at once, the rest of the turn runs on and its writes commit, the
+** memory goes when the turn returns; storage-fail-immediate-commit.json). */
+typedef enum rt_fail_reset { RT_FAIL_RESET_AFTER_TURN = 0, RT_FAIL_RESET_SYNC = 1 } rt_fail_reset;
 
 /* Platform and SDK constants plus variant choices. rt_config_default()
 ** fills the values the seeds and the reference give. */
@@ -99,6 +111,8 @@ typedef struct rt_config {
   int64_t schedule_retry_base_us;   /* 100 ms: retry baseDelayMs */
   int64_t schedule_retry_max_us;    /* 3000 ms: retry maxDelayMs */
   rt_every_key every_key;           /* scheduleEvery's dedup key */
+  rt_hook_run hook_run;             /* a hook's runFiber at startup (regression variant) */
+  rt_fail_reset fail_reset;         /* reset after a failed commit (regression variant) */
 } rt_config;
 
 /* Fills *c with the default constants and variants (deferred tool runs,

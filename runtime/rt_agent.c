@@ -451,6 +451,13 @@ rt_fiber *rt__fiber_create_named(rt_world *w, uint32_t a, const char *name,
   return fiber_create(w, a, prog, 0, recovered_from, NULL);
 }
 
+/* runFiber with an optional carried value snapshot, body started at once. */
+static void fiber_start_from(rt_world *w, uint32_t a, int prog, int pc, int64_t from,
+                                 const char *carry) {
+  rt_fiber *f = fiber_create(w, a, prog, pc, from, carry);
+  if (f) fiber_run(w, a, f);
+}
+
 void rt__fiber_start(rt_world *w, uint32_t a, int prog, int pc, int64_t recovered_from) {
   rt_fiber *f = fiber_create(w, a, prog, pc, recovered_from, NULL);
   if (f) fiber_run(w, a, f);
@@ -467,12 +474,31 @@ void rt__fiber_start_awaited(rt_world *w, uint32_t a, int prog, const rt_msg *m)
   fiber_run(w, a, f);
 }
 
+/* hook_run_fiber "after_startup": keeps a hook's runFiber call whole
+** (no row yet) for after the startup. */
+static void park_run(rt_world *w, rt_mem *m, int prog, int pc, int64_t from, const char *carry) {
+  if (m->n_parked_runs >= RT_MAX_ORPHANS) return;
+  m->parked_runs[m->n_parked_runs].prog = prog;
+  m->parked_runs[m->n_parked_runs].pc = pc;
+  m->parked_runs[m->n_parked_runs].from = from;
+  m->parked_runs[m->n_parked_runs].carry = carry ? rt__str(w, carry) : 0;
+  m->n_parked_runs++;
+}
+
 /* Runs the bodies of fibers that recovery hooks started during startup
-** (workerd-observed.md item 4: they start after the user onStart). */
-static void run_parked(rt_world *w, uint32_t a) {
+** (workerd-observed.md item 4: they start after the user onStart); with
+** hook_run_fiber "after_startup" the parked calls are made only when the
+** startup succeeded (ok), else dropped (the old bug: work lost). */
+static void run_parked(rt_world *w, uint32_t a, int ok) {
   rt_mem *m = RT_MEM(w, a);
-  int n = m->n_pending_resume;
+  int n = m->n_pending_resume, np = m->n_parked_runs;
   m->n_pending_resume = 0;
+  m->n_parked_runs = 0;
+  for (int i = 0; i < np && ok && RT_MEM(w, a) == m; i++) {
+    uint32_t c = m->parked_runs[i].carry;
+    fiber_start_from(w, a, m->parked_runs[i].prog, m->parked_runs[i].pc, m->parked_runs[i].from,
+                         c ? sim_trace_str(&w->s->trace, c) : NULL);
+  }
   for (int i = 0; i < n && RT_MEM(w, a) == m; i++) {
     rt_fiber *f = fiber_find(m, m->pending_resume[i]);
     if (f) fiber_run(w, a, f);
@@ -615,7 +641,11 @@ static void hook_done(sim *s, void *ctx, uint64_t arg) {
       int pc = resume ? resume_pc(&RT_AW(w)->progs[prog], o->snapshot, snap_text) : 0;
       const char *carry =
           resume && o->snapshot < 0 && strcmp(snap_text, "null") ? snap_text : NULL;
-      rt_fiber *f = fiber_create(w, a, prog, pc, o->id, carry);
+      rt_fiber *f = NULL;
+      if (m->orphan_source == 1 && w->cfg.hook_run == RT_HOOK_RUN_AFTER_STARTUP)
+        park_run(w, m, prog, pc, o->id, carry); /* the old bug: the whole call waits */
+      else
+        f = fiber_create(w, a, prog, pc, o->id, carry);
       if (f && m->orphan_source == 1)
         m->pending_resume[m->n_pending_resume++] = f->id;
       else if (f)
@@ -811,7 +841,7 @@ static void startup_fail(rt_world *w, uint32_t a, const char *err) {
   m->inc.status = 0;
   m->phase = SU_NONE;
   rt__gate_release(w, a);
-  run_parked(w, a); /* the hooks' runFiber promises run on regardless */
+  run_parked(w, a, 0); /* the hooks' runFiber promises run on regardless */
   ext_startup_late(w, a, m, 0); /* legacy fibers recovered in the gate, likewise */
   int n = m->inc.n_waiters;
   rt_msg *held = m->inc.waiters;
@@ -834,7 +864,7 @@ static void startup_ok(rt_world *w, uint32_t a) {
   rt__gate_release(w, a);
   for (int i = 0; i < n_exts; i++) /* tool runs: recovery, or gated finish hooks */
     if (exts[i]->startup_early) exts[i]->startup_early(w, a);
-  run_parked(w, a);
+  run_parked(w, a, 1);
   ext_startup_late(w, a, m, 1); /* legacy fibers recovered in the gate; executor restore */
   if (RT_MEM(w, a) == m) rt__drain_waiters(w, a);
 }

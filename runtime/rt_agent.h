@@ -100,6 +100,9 @@ typedef struct rt_model_calls {
   int (*chat_cancel)(rt_world *w, uint32_t a);  /* 1 cancelled, 0 none ran, -1 */
   int (*abort_tool_run)(rt_world *w, uint32_t a, int64_t run, const char *by);
   int (*open_tool_runs)(rt_world *w, uint32_t a, int64_t *out, int cap);
+  int64_t (*run_tool)(rt_world *w, uint32_t a, uint32_t child, int64_t work_us, int64_t run_id,
+                      int *status);
+  int (*tool_info)(rt_world *w, uint32_t a, int64_t run, char *err, size_t n);
 } rt_model_calls;
 extern rt_model_calls rt__model_calls;
 
@@ -184,6 +187,10 @@ typedef struct rt_mem {
   int64_t pending_resume[RT_MAX_ORPHANS]; /* fibers made by recovery hooks:
                                              their bodies run after startup */
   int n_pending_resume;
+  /* hook_run_fiber "after_startup" (the old bug): the hooks' whole runFiber
+  ** calls, made after a startup that succeeds, dropped when onStart throws */
+  struct { int prog, pc; int64_t from; uint32_t carry; } parked_runs[RT_MAX_ORPHANS];
+  int n_parked_runs;
   rt_legacy_pending legacy_pending[RT_MAX_ORPHANS]; /* the legacy model's */
   int n_legacy_pending;
   void *ext_mem[RT_EXT_MAX];/* each extension's incarnation state */

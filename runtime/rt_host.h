@@ -88,6 +88,7 @@ typedef struct rt_inc {
   int64_t cut_alarm_id;     /* the alarm message it limits */
   int alarm_active;
   int storage_broken;       /* a commit failed: reset pending, no writes */
+  int death_early;          /* commit_fail_reset "sync": actor_death already recorded */
 } rt_inc;
 
 #define RT_STMT_MAX 96      /* prepared statements of every storage module */

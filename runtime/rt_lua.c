@@ -480,6 +480,11 @@ static int fail(rt_lua *x, rt_lua_co *co, int st) {
 
 static int run_slice(rt_lua *x, rt_lua_co *co, int nargs) {
   int nres = 0;
+  /* A slice may start inside another one (a C function of a running
+  ** coroutine resumes a second one: a finish hook run by abortAgentTool);
+  ** the outer slice's budget and flags go on after it. */
+  uint64_t outer_used = x->used;
+  int outer_in = x->in_script, outer_abort = x->abort, outer_refused = x->refused;
   x->used = 0;
   x->abort = 0;
   x->refused = 0;
@@ -487,7 +492,12 @@ static int run_slice(rt_lua *x, rt_lua_co *co, int nargs) {
   lua_sethook(co->L, count_hook, LUA_MASKCOUNT, x->period);
   x->in_script = 1;
   int st = lua_resume(co->L, x->L, nargs, &nres);
-  x->in_script = 0;
+  x->in_script = outer_in;
+  if (outer_in) { /* back in the outer slice: its count goes on, with this one's work */
+    x->used += outer_used;
+    if (!x->abort) x->abort = outer_abort;
+    x->refused = outer_refused;
+  }
   if (st == LUA_OK || st == LUA_YIELD) {
     co->nres = nres;
     return co->status = st == LUA_OK ? RT_LUA_DONE : RT_LUA_YIELDED;

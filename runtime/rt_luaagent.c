@@ -51,10 +51,12 @@ typedef struct lg_co {
   rt_msg msg;               /* LC_REQUEST, LC_RPC: the message served */
   int64_t await;            /* waiting for this fiber's end (0: not) */
   int made_fiber;           /* LC_HOOK: it called runFiber */
+  int64_t tool;             /* waiting for runAgentTool's run (0: not) */
   char what[64];            /* the callback, for records */
 } lg_co;
 
-enum { LC_ALARM = 40, LC_SYNC }; /* onAlarm; a callback run to its end now (onChatRecovery) */
+enum { LC_ALARM = 40, LC_SYNC }; /* onAlarm; a callback run to its end now (onChatRecovery,
+                                  ** onAgentToolFinish) */
 
 /* Where a callback that the caller waits for now (a schedule callback's
 ** first slice, onChatRecovery) leaves its outcome when it ends in that
@@ -499,6 +501,36 @@ static int p_sql(lua_State *L) {
   return 1;
 }
 
+/* ---- tool runs: abortAgentTool, open runs (reference A.11) ------------- */
+
+/* P.tool_abort(run) -> true if the run was open (its AbortSignal fired) */
+static int p_tool_abort(lua_State *L) {
+  rt_lagent *lg = lg_of(L);
+  int64_t run = luaL_checkinteger(L, 1);
+  rt_sdk_actor self = lg_sdk(lg);
+  int r = rt_sdk_abort_agent_tool(&self, run);
+  if (lg->dead) return luaL_error(L, "this actor's incarnation has ended");
+  if (r < 0) return luaL_error(L, "abortAgentTool: the tool-run model is not available");
+  lua_pushboolean(L, r == 1);
+  return 1;
+}
+
+/* P.tool_open() -> the open runs' ids, oldest first */
+static int p_tool_open(lua_State *L) {
+  rt_lagent *lg = lg_of(L);
+  int64_t ids[RT_MAX_ROWS];
+  rt_sdk_actor self = lg_sdk(lg);
+  int n = rt_sdk_open_agent_tools(&self, ids, RT_MAX_ROWS);
+  if (n < 0) return luaL_error(L, "openAgentTools: the tool-run model is not available");
+  if (n > RT_MAX_ROWS) n = RT_MAX_ROWS;
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) {
+    lua_pushinteger(L, ids[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
 /* ---- the prelude: the SDK's names over the primitives ------------------- */
 
 static const char prelude[] =
@@ -554,6 +586,26 @@ static const char prelude[] =
     "  if not ok then error(v, 0) end\n"
     "  return P.unjson(v)\n"
     "end\n"
+    /* runAgentTool / abortAgentTool / openAgentTools (tool runs, A.11) */
+    "function Agent:runAgentTool(child, input, opts)\n"
+    "  if type(child) ~= 'string' then error('runAgentTool: the child must be an actor id or a class name (a string)', 2) end\n"
+    "  if opts ~= nil and type(opts) ~= 'table' then error('runAgentTool: opts must be a table', 2) end\n"
+    "  opts = opts or {}\n"
+    "  local id = opts.runId\n"
+    "  if id ~= nil and (math.type(id) ~= 'integer' or id <= 0) then error('runAgentTool: opts.runId must be a positive integer', 2) end\n"
+    "  local okw, work = pcall(P.dur, opts.work or 1000)\n"
+    "  if not okw then error('runAgentTool: opts.work: ' .. tostring(work), 2) end\n"
+    "  local okj, js = pcall(P.json, input)\n"
+    "  if not okj then error('runAgentTool: input: ' .. tostring(js), 2) end\n"
+    "  local ok, r = yield('runAgentTool', child, js, id or 0, work)\n"
+    "  if not ok then error(r, 2) end\n"
+    "  return r\n"
+    "end\n"
+    "function Agent:abortAgentTool(id)\n"
+    "  if math.type(id) ~= 'integer' then error('abortAgentTool: the run id must be an integer', 2) end\n"
+    "  return P.tool_abort(id)\n"
+    "end\n"
+    "function Agent:openAgentTools() return P.tool_open() end\n"
     "local sql = {}\n"
     "function sql:exec(q, ...) return P.sql(q, ...) end\n"
     "H.self = setmetatable({name = H.name, sql = sql}, Agent)\n"
@@ -571,7 +623,9 @@ static const luaL_Reg prims[] = {
     {"stash", p_stash},     {"fiber_stash", p_fiber_stash}, {"ka_acquire", p_ka_acquire}, {"ka_release", p_ka_release},
     {"schedule", p_schedule}, {"cancel", p_cancel},       {"effect", p_effect},
     {"json", p_json},       {"unjson", p_unjson},         {"dur", p_dur},
-    {"sql", p_sql},         {NULL, NULL}};
+    {"sql", p_sql},
+    {"tool_abort", p_tool_abort}, {"tool_open", p_tool_open},
+    {NULL, NULL}};
 
 /* ---- the state of one incarnation --------------------------------------- */
 
@@ -785,6 +839,7 @@ static int run(rt_lagent *lg, int ci, int start, int nargs) {
 }
 
 static void drive(rt_lagent *lg, int ci, int rc);
+static uint32_t actor_by_id(rt_world *w, const char *id);
 
 /* ---- endings -------------------------------------------------------------- */
 
@@ -814,6 +869,20 @@ static void report_error(rt_lagent *lg, int ci, int rc) {
              c->what, rt_lua_error(lg->x));
     rt__lg_fatal(w, msg);
   }
+}
+
+/* Ends synchronous callback ci (onChatRecovery, onAgentToolFinish) that did
+** not return in its slice (rc): a wait is refused with wait_msg as a
+** script_error record (code 1, in the callback's fiber, none: 0), any other
+** failure is reported as usual; the coroutine is dropped. */
+static void sync_failed(rt_lagent *lg, int ci, int rc, const char *wait_msg) {
+  rt_world *w = lg->w;
+  if (rc == RT_LUA_YIELDED)
+    sim_emit(w->s, RT_EV_SCRIPT_ERROR, lg->a, 1, 0, 0, rt__str(w, lg->cos[ci].what),
+             rt__str(w, wait_msg));
+  else
+    report_error(lg, ci, rc);
+  co_drop(lg, ci);
 }
 
 /* The JSON of the first result of a finished coroutine (NULL: nil), as a
@@ -1002,6 +1071,136 @@ static int cmd_call(rt_lagent *lg, int ci) {
   return RT_LUA_YIELDED + 1000; /* waits for the reply */
 }
 
+/* ---- runAgentTool: the command, the wake, onAgentToolFinish ------------ */
+
+/* The child of runAgentTool: an actor id, else the first actor (in the
+** scenario's order) of that class; never the caller. */
+static uint32_t tool_child(rt_lagent *lg, const char *name) {
+  rt_world *w = lg->w;
+  uint32_t c = actor_by_id(w, name);
+  for (uint32_t i = 0; c == RT_NO_ACTOR && i < w->n_actors; i++)
+    if (i != lg->a && !strcmp(w->actors[i].spec.cls, name)) c = i;
+  return c == lg->a ? RT_NO_ACTOR : c;
+}
+
+/* Pushes runAgentTool's result for terminal run `run` on the main thread:
+** {runId, status, error} (the SDK's names). */
+static void push_tool_result(rt_lagent *lg, int64_t run) {
+  lua_State *L = rt_lua_L(lg->x);
+  char err[256];
+  rt_sdk_actor self = lg_sdk(lg);
+  int st = rt_sdk_agent_tool_status(&self, run, err, sizeof err);
+  lua_createtable(L, 0, 3);
+  lua_pushinteger(L, run);
+  lua_setfield(L, -2, "runId");
+  lua_pushstring(L, st >= 0 ? rt_toolrun_status_name(st) : "unknown");
+  lua_setfield(L, -2, "status");
+  if (err[0]) {
+    lua_pushstring(L, err);
+    lua_setfield(L, -2, "error");
+  }
+}
+
+/* self:runAgentTool(child, input, opts): starts (or meets) the run through
+** rt_sdk_run_agent_tool; a run already terminal resumes the caller at once
+** with its stored result, an open one when it ends (lg_tool_terminal). */
+static int cmd_run_agent_tool(rt_lagent *lg, int ci) {
+  rt_world *w = lg->w;
+  uint32_t a = lg->a;
+  lua_State *L = rt_lua_L(lg->x), *co = lg->cos[ci].co.L;
+  const char *name = lua_tostring(co, -4);
+  rt_sdk_tool_opts o = {lua_tointeger(co, -2), lua_tointeger(co, -1)};
+  uint32_t child = name ? tool_child(lg, name) : RT_NO_ACTOR;
+  if (child == RT_NO_ACTOR) {
+    lua_pushboolean(L, 0);
+    lua_pushfstring(L, "runAgentTool: no other actor or class '%s' in the scenario",
+                    name ? name : "?");
+    return run(lg, ci, 0, 2);
+  }
+  rt_sdk_actor self = lg_sdk(lg);
+  int status = -1;
+  int64_t id = rt_sdk_run_agent_tool(&self, child, &o, &status);
+  if (!RT_MEM(w, a) || LG_OF_MEM(RT_MEM(w, a)) != lg) return LG_GONE; /* died in a write */
+  if (id < 0) {
+    lua_pushboolean(L, 0);
+    lua_pushliteral(L, "runAgentTool: the tool-run model refused the run");
+    return run(lg, ci, 0, 2);
+  }
+  if (status >= 0 && RT_TR_IS_TERMINAL(status)) { /* stored, or an error row at once */
+    lua_pushboolean(L, 1);
+    push_tool_result(lg, id);
+    return run(lg, ci, 0, 2);
+  }
+  lg->cos[ci].tool = id;
+  return RT_LUA_YIELDED + 1000; /* waits for the run's end */
+}
+
+/* A run the coroutine awaited ended: it resumes with the result. */
+static void wake_tool(sim *s, void *ctx, uint64_t arg) {
+  rt_world *w = ctx;
+  uint32_t a = (uint32_t)(arg >> 40);
+  (void)s;
+  rt_lagent *lg = RT_MEM(w, a) ? LG_OF_MEM(RT_MEM(w, a)) : NULL;
+  int ci = lg ? co_by_seq(lg, (int64_t)(arg & ((1ULL << 40) - 1))) : -1;
+  if (ci < 0 || !lg->cos[ci].tool) return;
+  int64_t run_id = lg->cos[ci].tool;
+  lg->cos[ci].tool = 0;
+  lua_pushboolean(rt_lua_L(lg->x), 1);
+  push_tool_result(lg, run_id);
+  drive(lg, ci, run(lg, ci, 0, 2));
+}
+
+/* rt__toolrun_on_terminal listener: the coroutines awaiting `run` resume
+** after the current event (a settled promise runs its continuation later,
+** never inside _finishAgentToolRun), oldest slot first. */
+static void lg_tool_terminal(rt_world *w, uint32_t a, int64_t run_id, int status) {
+  rt_mem *m = RT_MEM(w, a);
+  rt_lagent *lg = m ? LG_OF_MEM(m) : NULL;
+  (void)status;
+  for (int ci = 0; lg && ci < lg->n_cos; ci++)
+    if (lg->cos[ci].used && lg->cos[ci].tool == run_id)
+      sim_after(w->s, 0, m->inc.dom, wake_tool, w, ((uint64_t)a << 40) | (uint64_t)lg->cos[ci].seq);
+}
+
+int rt__lg_tool_register(void) { return rt__toolrun_on_terminal(lg_tool_terminal); }
+
+rt_uc_status rt__lg_tool_finish(rt_world *w, uint32_t a, int64_t run_id, int status,
+                                const char *error) {
+  char ebuf[256]; /* a copy: making the state interns strings, which may move the trace's */
+  snprintf(ebuf, sizeof ebuf, "%s", error ? error : "");
+  rt_lagent *lg = lg_get(w, a);
+  if (!lg || !push_callback(lg, "onAgentToolFinish")) return RT_UC_ABSENT;
+  error = ebuf;
+  lua_State *L = rt_lua_L(lg->x);
+  int ci = co_new(lg, LC_SYNC, "onAgentToolFinish");
+  if (ci < 0) {
+    lua_pop(L, 1);
+    return RT_UC_THREW;
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->self_ref);
+  lua_createtable(L, 0, 3); /* run: {runId, status, error} */
+  lua_pushinteger(L, run_id);
+  lua_setfield(L, -2, "runId");
+  lua_pushstring(L, rt_toolrun_status_name(status));
+  lua_setfield(L, -2, "status");
+  if (error && *error) {
+    lua_pushstring(L, error);
+    lua_setfield(L, -2, "error");
+  }
+  int rc = run(lg, ci, 1, 2);
+  if (rc == LG_GONE) return RT_UC_THREW;
+  if (rc == RT_LUA_DONE) {
+    co_drop(lg, ci);
+    return RT_UC_DONE;
+  }
+  char msg[256];
+  snprintf(msg, sizeof msg, "%s: onAgentToolFinish is synchronous: it cannot wait "
+           "(revenant.work, runAgentTool, runFiber, call); start a fiber for that",
+           script_of(w, a)->name);
+  sync_failed(lg, ci, rc, msg);
+  return RT_UC_THREW;
+}
+
 /* Handles what coroutine ci did in its last slice, and whatever follows at
 ** once, until it waits or ends. */
 static void drive(rt_lagent *lg, int ci, int rc) {
@@ -1048,6 +1247,10 @@ static void drive(rt_lagent *lg, int ci, int rc) {
     }
     if (cmd && !strcmp(cmd, "call") && c->co.nres == 4) {
       rc = cmd_call(lg, ci);
+      continue;
+    }
+    if (cmd && !strcmp(cmd, "runAgentTool") && c->co.nres == 5) {
+      rc = cmd_run_agent_tool(lg, ci);
       continue;
     }
     /* a bare coroutine.yield reached the host */
@@ -1416,15 +1619,8 @@ int rt__lg_chat_recovery(rt_world *w, uint32_t a, const rt_uc_chat_ctx *ctx,
     co_drop(lg, ci);
     return RT_UC_DONE;
   }
-  if (rc == RT_LUA_YIELDED) { /* a synchronous callback cannot wait */
-    char msg[300];
-    snprintf(msg, sizeof msg, "onChatRecovery: it cannot wait here (revenant.work, sleep, "
-             "self:call, runFiber and await yield; the runtime calls it synchronously)");
-    sim_emit(w->s, RT_EV_SCRIPT_ERROR, a, 1, 0, 0, rt__str(w, "onChatRecovery"), rt__str(w, msg));
-  } else {
-    report_error(lg, ci, rc);
-  }
-  co_drop(lg, ci);
+  sync_failed(lg, ci, rc, "onChatRecovery: it cannot wait here (revenant.work, sleep, "
+              "self:call, runFiber and await yield; the runtime calls it synchronously)");
   return RT_UC_THREW;
 }
 

@@ -25,6 +25,7 @@ static int register_models(void) {
   for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++)
     if (rt__agent_register(exts[i])) failed = 1;
   if (rt__chat_register() || rt__toolrun_register()) failed = 1;
+  if (rt__lg_tool_register()) failed = 1;
   return failed ? -1 : 0;
 }
 

@@ -48,6 +48,17 @@ int rt__toolrun_get(rt_world *w, uint32_t a, int64_t run, uint32_t *child);
 ** once per process, before the first world. 0 or -1. */
 int rt__toolrun_register(void);
 
+/* ---- rt_luaagent.c: tool runs of Lua-scripted agents (issue #13) --------- */
+
+/* Subscribes scripts awaiting runAgentTool to runs that end
+** (rt__toolrun_on_terminal); once per process. 0 or -1. */
+int rt__lg_tool_register(void);
+/* The script's onAgentToolFinish(run), synchronous: RT_UC_DONE, RT_UC_THREW
+** (an error, or a wait: RT_EV_SCRIPT_ERROR), or RT_UC_ABSENT when the
+** script defines none. */
+rt_uc_status rt__lg_tool_finish(rt_world *w, uint32_t a, int64_t run, int status,
+                                const char *error);
+
 /* ---- rt_chat.c: durable chat turns (seed 000 Layer 3; reference A.12) ------ */
 
 /* Subscribes chat turns to tool runs that end (rt__toolrun_on_terminal);

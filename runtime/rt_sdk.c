@@ -203,3 +203,20 @@ int rt_sdk_open_agent_tools(rt_sdk_actor *self, int64_t *out, int cap) {
   if (!live(self) || !out || cap < 0 || !rt__model_calls.open_tool_runs) return -1;
   return rt__model_calls.open_tool_runs(self->w, self->a, out, cap);
 }
+
+int64_t rt_sdk_run_agent_tool(rt_sdk_actor *self, uint32_t child, const rt_sdk_tool_opts *opts,
+                              int *status) {
+  int dummy;
+  if (!status) status = &dummy;
+  *status = -1;
+  if (!live(self) || !opts || child >= self->w->n_actors || child == self->a ||
+      opts->run_id < 0 || opts->work_us < 0 || !rt__model_calls.run_tool)
+    return -1;
+  return rt__model_calls.run_tool(self->w, self->a, child, opts->work_us, opts->run_id, status);
+}
+
+int rt_sdk_agent_tool_status(rt_sdk_actor *self, int64_t run, char *err, size_t n) {
+  if (err && n) err[0] = '\0';
+  if (!live(self) || !err || !n || !rt__model_calls.tool_info) return -1;
+  return rt__model_calls.tool_info(self->w, self->a, run, err, n);
+}

@@ -199,4 +199,29 @@ int rt_sdk_abort_agent_tool(rt_sdk_actor *self, int64_t run);
 ** cap into out). Returns how many there are, or -1. */
 int rt_sdk_open_agent_tools(rt_sdk_actor *self, int64_t *out, int cap);
 
+/* What runAgentTool takes besides the child (reference A.11). */
+typedef struct rt_sdk_tool_opts {
+  int64_t run_id;           /* runId: > 0 names run RT_TR_USER_BASE + run_id
+                               (2000000000000 + run_id); 0: a fresh id */
+  int64_t work_us;          /* how long the child works (the model's stand-in
+                               for the child's own code) */
+} rt_sdk_tool_opts;
+
+/* runAgentTool(child, {runId}): with a new id, INSERT starting and
+** startAgentToolRun on actor `child` (RT_EV_TOOLRUN_INSERT, the `started`
+** event; maxConcurrentAgentTools exceeded: an `error` row at once); with
+** the id of a terminal row, its stored result (RT_EV_TOOLRUN_ATTACH
+** "stored"); with an open row, a re-attach (#1640 ids) or, @1604, its
+** chunks replayed, then `interrupted` ("reused"). The same machinery as the
+** workload's tool_run item. Returns the run id, or -1; *status is the run's
+** status after the call (terminal: its result is known now; else the run
+** ends later, through onAgentToolFinish), -1 if the actor died in it. */
+int64_t rt_sdk_run_agent_tool(rt_sdk_actor *self, uint32_t child, const rt_sdk_tool_opts *opts,
+                              int *status);
+
+/* The status of tool run `run` (rt_toolrun_status; -1 no such row) and its
+** error message into err (room n; "" none): what runAgentTool resolves
+** with once the run is terminal. */
+int rt_sdk_agent_tool_status(rt_sdk_actor *self, int64_t run, char *err, size_t n);
+
 #endif

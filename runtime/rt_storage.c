@@ -349,8 +349,16 @@ static void storage_death(sim *s, void *ctx, uint64_t arg) {
 ** and the rest of the turn can no longer write. */
 static void storage_broken(rt_world *w, uint32_t a) {
   rt_inc *m = w->actors[a].mem;
-  if (!m || m->storage_broken) return;
-  m->storage_broken = 1;
+  if (!m || m->storage_broken || m->death_early) return;
+  if (w->cfg.fail_reset == RT_FAIL_RESET_SYNC) {
+    /* the old bug, emulated without the use after free: the reset is
+    ** recorded inside the failing commit, and the rest of the turn runs
+    ** on and writes as if nothing happened; the memory goes after it */
+    m->death_early = 1;
+    rt__emit(w, RT_EV_ACTOR_DEATH, a, RT_DEATH_STORAGE, m->incarnation, 0, NULL);
+  } else {
+    m->storage_broken = 1;
+  }
   sim_after(w->s, 0, m->dom, storage_death, w, a);
 }
 

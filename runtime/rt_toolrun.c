@@ -332,16 +332,18 @@ int64_t rt__toolrun_call(rt_world *w, uint32_t a, uint32_t child, int64_t work_u
   return run;
 }
 
-/* A plain runAgentTool with a given runId (m->alarm_at > 0: run
-** RT_TR_USER_BASE + it). A new id starts a run; an existing terminal row
+/* A plain runAgentTool(child) with runId run_id (> 0: run RT_TR_USER_BASE +
+** it; 0: a fresh id), for the workload and for user code (rt_sdk.h). Returns
+** the run id. A new id starts a run; an existing terminal row
 ** returns its stored result; an open row is re-attached (#1640 ids) or, at
 ** @1604, gets its chunks replayed and is then finished `interrupted`. */
-static void rt__toolrun_request(rt_world *w, uint32_t a, const rt_msg *m) {
-  uint32_t child = (uint32_t)m->arg;
-  int64_t run = m->alarm_at > 0 ? RT_TR_USER_BASE + m->alarm_at : 0;
+static int64_t run_agent_tool(rt_world *w, uint32_t a, uint32_t child, int64_t work_us,
+                              int64_t run_id) {
+  int64_t run = run_id > 0 ? RT_TR_USER_BASE + run_id : 0;
   int st = run ? rt__toolrun_get(w, a, run, NULL) : -1;
   if (st < 0) {
-    start_run(w, a, run ? run : rt__new_id(w), child, m->arg2, 0);
+    if (!run) run = rt__new_id(w);
+    start_run(w, a, run, child, work_us, 0);
   } else if (RT_TR_IS_TERMINAL(st)) {
     sim_emit(w->s, RT_EV_TOOLRUN_ATTACH, a, run, RT_TRA_STORED, st, 0, 0);
   } else if (w->cfg.toolrun_ids == RT_TR_IDS_STABLE) {
@@ -355,6 +357,12 @@ static void rt__toolrun_request(rt_world *w, uint32_t a, const rt_msg *m) {
       rt__send_call(w, a, owner, MSG_CALL_CHUNKS, "getAgentToolChunks", RT_ENTRY_FACET_INIT, c,
                     run, 0);
   }
+  return run;
+}
+
+/* The workload's runAgentTool request: run_agent_tool, then the answer. */
+static void rt__toolrun_request(rt_world *w, uint32_t a, const rt_msg *m) {
+  run_agent_tool(w, a, (uint32_t)m->arg, m->arg2, m->alarm_at > 0 ? m->alarm_at : 0);
   if (RT_MEM(w, a)) rt__request_done(w, a, m, 1, NULL);
 }
 
@@ -377,6 +385,16 @@ static int abort_run(rt_world *w, uint32_t a, int64_t run, const char *by) {
 
 static int sdk_abort(rt_world *w, uint32_t a, int64_t run, const char *by) {
   return abort_run(w, a, run, by);
+}
+
+/* rt_sdk_run_agent_tool: the run and its status after the call (-1: the
+** actor died in it). */
+static int64_t sdk_run(rt_world *w, uint32_t a, uint32_t child, int64_t work_us, int64_t run_id,
+                       int *status) {
+  rt_mem *m = RT_MEM(w, a);
+  int64_t run = run_agent_tool(w, a, child, work_us, run_id);
+  *status = RT_MEM(w, a) == m ? rt__toolrun_get(w, a, run, NULL) : -1;
+  return run;
 }
 
 static int sdk_open(rt_world *w, uint32_t a, int64_t *out, int cap) {
@@ -889,7 +907,7 @@ static void rt__toolrun_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64
 ** side), registered with the host's storage (rt__store_register) ------- */
 
 enum { ST_TR_INSERT, ST_TR_STATUS, ST_TR_OPEN, ST_TR_GET, ST_CHILD_SET, ST_CHILD_GET,
-       ST_TR_ALL, ST_CHUNK_SET, ST_CHUNK_COUNT, ST_COUNT };
+       ST_TR_ALL, ST_CHUNK_SET, ST_CHUNK_COUNT, ST_TR_ERROR, ST_COUNT };
 
 static const char *const sql[ST_COUNT] = {
     [ST_TR_INSERT] = "INSERT INTO cf_agent_tool_runs(run_id,agent_type,child,status,started_at)"
@@ -904,6 +922,7 @@ static const char *const sql[ST_COUNT] = {
     [ST_TR_ALL] = "SELECT run_id FROM cf_agent_tool_runs ORDER BY started_at,run_id",
     [ST_CHUNK_SET] = "INSERT OR REPLACE INTO rv_child_chunks(run_id,sequence,body) VALUES(?,?,?)",
     [ST_CHUNK_COUNT] = "SELECT count(*) FROM rv_child_chunks WHERE run_id=?",
+    [ST_TR_ERROR] = "SELECT status,error_message FROM cf_agent_tool_runs WHERE run_id=?",
 };
 
 static const rt_store_op ops[] = {
@@ -1039,6 +1058,23 @@ int rt__toolrun_get(rt_world *w, uint32_t a, int64_t run, uint32_t *child) {
   return (int)got[1];
 }
 
+/* rt_sdk_agent_tool_status: the row's status (-1 none) and its error
+** message into err ("" none). */
+static int sdk_info(rt_world *w, uint32_t a, int64_t run, char *err, size_t n) {
+  sqlite3_stmt *st = stmt(w, a, ST_TR_ERROR);
+  int status = -1;
+  if (n) err[0] = '\0';
+  if (!st) return -1;
+  sqlite3_bind_int64(st, 1, run);
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    status = sqlite3_column_int(st, 0);
+    const unsigned char *e = sqlite3_column_text(st, 1);
+    if (e && n) snprintf(err, n, "%s", (const char *)e);
+  }
+  sqlite3_reset(st);
+  return status;
+}
+
 static int rt__child_run_get(rt_world *w, uint32_t a, int64_t run) {
   sqlite3_stmt *st = stmt(w, a, ST_CHILD_GET);
   int status = 0;
@@ -1142,5 +1178,7 @@ rt_agent_ext rt__toolrun_ext = {
 int rt__toolrun_register(void) {
   rt__model_calls.abort_tool_run = sdk_abort;
   rt__model_calls.open_tool_runs = sdk_open;
+  rt__model_calls.run_tool = sdk_run;
+  rt__model_calls.tool_info = sdk_info;
   return 0;
 }

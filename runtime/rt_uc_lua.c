@@ -11,9 +11,11 @@
 ** declarative menu), so the agent core has no script-specific branch.
 ** onAlarm (detached: alarm() does not wait for it), a schedule callback
 ** (DONE or THREW when it ends in its first slice, so that tryN retries a
-** throw; else detached, ending in rt__schedule_end) and onChatRecovery
-** (synchronous) are script callbacks here too. Invoke and call messages and
-** replies still reach the script through its extension rt__lua_ext.
+** throw; else detached, ending in rt__schedule_end), onChatRecovery and
+** onAgentToolFinish (synchronous: rt__lg_tool_finish runs the script's
+** function to its end inside the call and answers DONE or THREW) are script
+** callbacks here too. Invoke and call messages and replies still reach the
+** script through its extension rt__lua_ext.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +133,10 @@ static rt_uc_status lua_on_chat_recovery(void *st, rt_sdk_actor *self, const rt_
 static rt_uc_status lua_on_agent_tool_finish(void *st, rt_sdk_actor *self, int64_t run,
                                              int status, const char *error) {
   lua_uc *u = st;
+  if (rt__lg_scripted(self->w, self->a)) { /* the script's own, if it has one */
+    rt_uc_status how = rt__lg_tool_finish(self->w, self->a, run, status, error);
+    if (how != RT_UC_ABSENT || RT_MEM(self->w, self->a) != self->m) return how;
+  }
   return u->fb->on_agent_tool_finish
              ? u->fb->on_agent_tool_finish(u->fb_st, self, run, status, error)
              : RT_UC_ABSENT;

@@ -246,7 +246,7 @@ void rt_kill_actor(rt_world *w, uint32_t a, rt_death_cause cause) {
   rt__rollback(w, a, rt_death_name(cause));
   sim_domain_kill(w->s, m->dom);
   ac->mem = NULL;
-  rt__emit(w, RT_EV_ACTOR_DEATH, a, cause, m->incarnation, 0, NULL);
+  if (!m->death_early) rt__emit(w, RT_EV_ACTOR_DEATH, a, cause, m->incarnation, 0, NULL);
   const char *err = rt__death_message(cause);
   if (m->n_waiters > 0) RT_PROBE(w, a, RT_PROBE_WAITERS_FAILED);
   for (int i = 0; i < m->n_waiters; i++) rt__fail_msg(w, a, &m->waiters[i], err);

@@ -30,21 +30,70 @@ static int get_text(const scn_doc *d, const cJSON *o, const char *key, int opt, 
   return 0;
 }
 
+/* A signature pattern has its three parts. */
+static int check_sig(const scn_doc *d, const cJSON *at, const char *sig, scn_err *err) {
+  int slashes = 0;
+  for (const char *p = sig; *p; p++) slashes += *p == '/';
+  if (slashes == 2) return 0;
+  return scn_errf(err, d, at,
+                  "\"signature\": expected \"<violation>/<actor class>/<open waits>\" such as "
+                  "\"no_wedge/ChatAgent/gate\" (a part may be \"*\")");
+}
+
+/* "scenario" or "signature": a non-empty string, or an array of 1..SCN_BASELINE_LIST
+** distinct ones, into dst[*n]. */
+static int get_list(const scn_doc *d, const cJSON *o, const char *key, char *dst, size_t cap, int *n,
+                    int *listed, scn_err *err) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key), *it;
+  if (!v || !cJSON_IsArray(v)) {
+    *n = 1;
+    return get_text(d, o, key, 0, dst, cap, err);
+  }
+  *listed = 1;
+  int k = cJSON_GetArraySize(v);
+  if (k < 1 || k > SCN_BASELINE_LIST)
+    return scn_errf(err, d, v, "\"%s\": a list needs 1 to %d entries, found %d", key, SCN_BASELINE_LIST, k);
+  *n = 0;
+  cJSON_ArrayForEach(it, v) {
+    char *slot = dst + (size_t)*n * cap;
+    if (!cJSON_IsString(it) || !it->valuestring[0])
+      return scn_errf(err, d, it, "\"%s\"[%d]: expected a non-empty string", key, *n);
+    if (strlen(it->valuestring) >= cap)
+      return scn_errf(err, d, it, "\"%s\"[%d]: too long (at most %zu bytes)", key, *n, cap - 1);
+    for (int j = 0; j < *n; j++)
+      if (!strcmp(dst + (size_t)j * cap, it->valuestring))
+        return scn_errf(err, d, it, "\"%s\"[%d]: \"%s\" is listed twice", key, *n, it->valuestring);
+    memcpy(slot, it->valuestring, strlen(it->valuestring) + 1);
+    (*n)++;
+  }
+  return 0;
+}
+
 static int load_entry(const scn_doc *d, const cJSON *o, scn_baseline_entry *e, scn_err *err) {
   memset(e, 0, sizeof *e);
   if (scn_check_fields(d, o, entry_fields, err) < 0) return -1;
-  if (get_text(d, o, "scenario", 0, e->scenario, sizeof e->scenario, err) < 0 ||
+  if (get_list(d, o, "scenario", e->scenario[0], sizeof e->scenario[0], &e->n_scenarios, &e->listed, err) < 0 ||
       get_text(d, o, "case", 1, e->case_name, sizeof e->case_name, err) < 0 ||
-      get_text(d, o, "signature", 0, e->signature, sizeof e->signature, err) < 0 ||
+      get_list(d, o, "signature", e->signature[0], sizeof e->signature[0], &e->n_signatures, &e->listed,
+               err) < 0 ||
       get_text(d, o, "reason", 0, e->reason, sizeof e->reason, err) < 0)
     return -1;
-  int slashes = 0;
-  for (const char *p = e->signature; *p; p++) slashes += *p == '/';
-  if (slashes != 2)
-    return scn_errf(err, d, cJSON_GetObjectItemCaseSensitive(o, "signature"),
-                    "\"signature\": expected \"<violation>/<actor class>/<open waits>\" such as "
-                    "\"no_wedge/ChatAgent/gate\" (a part may be \"*\")");
+  const cJSON *at = cJSON_GetObjectItemCaseSensitive(o, "signature");
+  for (int k = 0; k < e->n_signatures; k++)
+    if (check_sig(d, cJSON_IsArray(at) ? cJSON_GetArrayItem(at, k) : at, e->signature[k], err) < 0) return -1;
   return 0;
+}
+
+/* 1 if entries a and b overlap: a shared scenario, the same case and a
+** shared signature pattern (the second would never match). */
+static int overlap(const scn_baseline_entry *a, const scn_baseline_entry *b) {
+  int sc = 0, sg = 0;
+  if (strcmp(a->case_name, b->case_name)) return 0;
+  for (int i = 0; i < a->n_scenarios; i++)
+    for (int j = 0; j < b->n_scenarios; j++) sc |= !strcmp(a->scenario[i], b->scenario[j]);
+  for (int i = 0; i < a->n_signatures; i++)
+    for (int j = 0; j < b->n_signatures; j++) sg |= !strcmp(a->signature[i], b->signature[j]);
+  return sc && sg;
 }
 
 static int load_root(const scn_doc *d, scn_baseline *b, scn_err *err) {
@@ -64,8 +113,7 @@ static int load_root(const scn_doc *d, scn_baseline *b, scn_err *err) {
     snprintf(what, sizeof what, "entries[%d]", i);
     if (scn_expect_type(d, o, cJSON_Object, what, err) < 0 || load_entry(d, o, &b->e[i], err) < 0) return -1;
     for (int k = 0; k < i; k++)
-      if (!strcmp(b->e[k].scenario, b->e[i].scenario) && !strcmp(b->e[k].case_name, b->e[i].case_name) &&
-          !strcmp(b->e[k].signature, b->e[i].signature))
+      if (overlap(&b->e[k], &b->e[i]))
         return scn_errf(err, d, o, "duplicate entry: entries[%d] has the same scenario, case and signature", k);
     b->n = (size_t)++i;
   }
@@ -112,13 +160,20 @@ int scn_baseline_sig_match(const char *pat, const char *sig) {
   }
 }
 
+int scn_baseline_entry_matches(const scn_baseline_entry *e, const char *scenario, const char *case_name,
+                               const char *sig) {
+  int named = 0, sig_ok = 0;
+  if (e->case_name[0] && strcmp(e->case_name, case_name)) return 0;
+  for (int i = 0; i < e->n_scenarios && !named; i++) named = !strcmp(e->scenario[i], scenario);
+  for (int i = 0; i < e->n_signatures && named && !sig_ok; i++) sig_ok = scn_baseline_sig_match(e->signature[i], sig);
+  return named && sig_ok;
+}
+
 const scn_baseline_entry *scn_baseline_match(scn_baseline *b, const char *scenario, const char *case_name,
                                              const char *sig) {
   for (size_t i = 0; b && i < b->n; i++) {
     scn_baseline_entry *e = &b->e[i];
-    if (strcmp(e->scenario, scenario) || (e->case_name[0] && strcmp(e->case_name, case_name)) ||
-        !scn_baseline_sig_match(e->signature, sig))
-      continue;
+    if (!scn_baseline_entry_matches(e, scenario, case_name, sig)) continue;
     e->matched++;
     return e;
   }
@@ -134,17 +189,31 @@ static void put_str(FILE *f, const char *s) {
   cJSON_Delete(it); /* a reference: s itself is not freed */
 }
 
+/* One name, or a list when the entry was loaded with lists. */
+static void put_list(FILE *f, const char *names, size_t cap, int n, int listed) {
+  if (!listed) {
+    put_str(f, names);
+    return;
+  }
+  fputc('[', f);
+  for (int i = 0; i < n; i++) {
+    if (i) fputs(", ", f);
+    put_str(f, names + (size_t)i * cap);
+  }
+  fputc(']', f);
+}
+
 int scn_baseline_write(FILE *f, const scn_baseline_entry *e, size_t n) {
   fputs("{\"revenant_baseline\": 1,\n \"entries\": [", f);
   for (size_t i = 0; i < n; i++) {
     fputs(i ? ",\n  {\"scenario\": " : "\n  {\"scenario\": ", f);
-    put_str(f, e[i].scenario);
+    put_list(f, e[i].scenario[0], sizeof e[i].scenario[0], e[i].n_scenarios, e[i].listed);
     if (e[i].case_name[0]) {
       fputs(", \"case\": ", f);
       put_str(f, e[i].case_name);
     }
     fputs(", \"signature\": ", f);
-    put_str(f, e[i].signature);
+    put_list(f, e[i].signature[0], sizeof e[i].signature[0], e[i].n_signatures, e[i].listed);
     fputs(",\n   \"reason\": ", f);
     put_str(f, e[i].reason);
     fputc('}', f);

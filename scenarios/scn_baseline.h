@@ -11,7 +11,9 @@
 ** A signature is "<violation>/<actor class>/<open waits>" (or the
 ** "missing:", "unreproduced:", "fact:", "crash:" forms, docs/swarm.md); an
 ** entry's signature may put "*" for any of the three parts, and its "case"
-** may be left out (any case). The violation part is a name, not an
+** may be left out (any case). "scenario" and "signature" may each be an
+** array (up to SCN_BASELINE_LIST): a family of scenarios with one reason;
+** any listed name with any listed pattern matches. The violation part is a name, not an
 ** invariant index, so invariants added later (Lua ones, robust facts) fit.
 */
 #ifndef SCN_BASELINE_H
@@ -21,11 +23,17 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#define SCN_BASELINE_LIST 8 /* scenarios or signatures one entry may list */
+
 typedef struct scn_baseline_entry {
-  char scenario[128];      /* scenario name */
-  char case_name[64];      /* case label; "" = any case */
-  char signature[256];
-  char reason[512];        /* never empty */
+  char scenario[SCN_BASELINE_LIST][128];   /* scenario names: one, or a family
+                                              that shares one reason */
+  int n_scenarios;                         /* >= 1 */
+  char case_name[64];                      /* case label; "" = any case */
+  char signature[SCN_BASELINE_LIST][256];  /* patterns; any one may match */
+  int n_signatures;                        /* >= 1 */
+  int listed;                              /* 1: written as arrays (as loaded) */
+  char reason[512];                        /* never empty */
   uint64_t matched;        /* groups that matched it (set by scn_baseline_match) */
 } scn_baseline_entry;
 
@@ -46,6 +54,11 @@ int scn_baseline_load_text(const char *path, const char *text, size_t len, scn_b
 /* 1 if signature sig matches pattern pat part by part ("a/b/c"; a "*"
 ** part matches anything), else 0. */
 int scn_baseline_sig_match(const char *pat, const char *sig);
+
+/* 1 if entry e names scenario (one of its list), case_name (or has no
+** case) and a pattern matching sig, else 0. Counts nothing. */
+int scn_baseline_entry_matches(const scn_baseline_entry *e, const char *scenario, const char *case_name,
+                               const char *sig);
 
 /* The first entry matching (scenario, case, signature), its `matched`
 ** counter incremented; NULL if none. */

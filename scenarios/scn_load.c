@@ -348,9 +348,13 @@ static const char *const runtime_fields[] = {
     "workerd_name_bug", "executor_adapter", "thread_store", "chat_provider", "chat_recovery",
     "chat_bug", "toolrun_ids", "reattach_budget", "fiber_retain", "fiber_max_age",
     "schedule_every_key", "hung_schedule_timeout", "schedule_attempts", "schedule_retry_base",
-    "schedule_retry_max_delay", NULL};
+    "schedule_retry_max_delay", "hook_run_fiber", "commit_fail_reset", NULL};
 static const opt every_key_opts[] = {{"sdk", RT_EVERY_KEY_SDK}, {"callback", RT_EVERY_KEY_CALLBACK},
                                      {NULL, 0}};
+static const opt hook_run_opts[] = {{"in_hook", RT_HOOK_RUN_IN_HOOK},
+                                    {"after_startup", RT_HOOK_RUN_AFTER_STARTUP}, {NULL, 0}};
+static const opt fail_reset_opts[] = {{"after_turn", RT_FAIL_RESET_AFTER_TURN},
+                                      {"sync", RT_FAIL_RESET_SYNC}, {NULL, 0}};
 static const opt retain_opts[] = {{"sdk1604", RT_RETAIN_NONE}, {"sdk1729", RT_RETAIN_1729},
                                   {NULL, 0}};
 
@@ -451,6 +455,12 @@ static int runtime_enums(ld *L, const cJSON *o, rt_config *c) {
   v = (int)c->every_key; /* issue #14: the scheduleEvery dedup key */
   if (ld_get_enum(L, o, "schedule_every_key", every_key_opts, &v) < 0) return -1;
   c->every_key = (rt_every_key)v;
+  v = (int)c->hook_run; /* regression variants: the bugs back (docs/scenarios.md) */
+  if (ld_get_enum(L, o, "hook_run_fiber", hook_run_opts, &v) < 0) return -1;
+  c->hook_run = (rt_hook_run)v;
+  v = (int)c->fail_reset;
+  if (ld_get_enum(L, o, "commit_fail_reset", fail_reset_opts, &v) < 0) return -1;
+  c->fail_reset = (rt_fail_reset)v;
   if (scn_get_bool(L->d, o, "workerd_name_bug", &c->workerd_name_bug, L->err) < 0) return -1;
   return runtime_models(L, o, c); /* executor (seed 002), thread store (seed 004) */
 }

@@ -21,6 +21,7 @@
 ** runtime does not call them for scripts). */
 static const char *const wired[] = {"onStart", "onFiberRecovered",
                                     "onAlarm", "onChatRecovery", /* luachat */
+                                    "onAgentToolFinish",         /* luatool */
                                     NULL};
 static const char *const sdk_callbacks[] = {
     "onStart",   "onFiberRecovered", "onChatRecovery", "onAgentToolFinish", "onRequest",
@@ -99,14 +100,14 @@ static int check_script(ld *L, const cJSON *node, scn_actor_script *s) {
                               "mean \"%s\"?", s->name, k, best)
                    : scn_errf(L->err, L->d, node, "script %s: unknown callback \"%s\" (SDK "
                               "callbacks scripts may define: onStart, onFiberRecovered, onAlarm, "
-                              "onChatRecovery)", s->name, k);
+                              "onChatRecovery, onAgentToolFinish)", s->name, k);
       rt_lua_free(x);
       return r;
     }
     if (in_list(k, sdk_callbacks) && !in_list(k, wired)) {
       int r = scn_errf(L->err, L->d, node, "script %s: callback \"%s\" is not called for scripts "
                        "yet (scripts may define onStart, onFiberRecovered, onAlarm, onChatRecovery, "
-                       "methods and schedule callbacks)", s->name, k);
+                       "onAgentToolFinish, methods and schedule callbacks)", s->name, k);
       rt_lua_free(x);
       return r;
     }

@@ -109,6 +109,8 @@ static const char *const ids_names[] = {"fresh", "stable", NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
 static const char *const retain_names[] = {"sdk1604", "sdk1729", NULL};
 static const char *const every_key_names[] = {"sdk", "callback", NULL};
+static const char *const hook_run_names[] = {"in_hook", "after_startup", NULL};
+static const char *const fail_reset_names[] = {"after_turn", "sync", NULL};
 static const char *const adapter_names[] = {"sqlite", "memory", "broken", NULL};    /* seed 002 */
 static const char *const store_names[] = {"versioned", "broken", "leaky", NULL};   /* seed 004 */
 
@@ -146,6 +148,8 @@ static const struct rtf {
     {"schedule_attempts", offsetof(rt_config, schedule_attempts), F_INT, NULL},
     {"schedule_retry_base", offsetof(rt_config, schedule_retry_base_us), F_DUR, NULL},
     {"schedule_retry_max_delay", offsetof(rt_config, schedule_retry_max_us), F_DUR, NULL},
+    {"hook_run_fiber", offsetof(rt_config, hook_run), F_ENUM, hook_run_names},
+    {"commit_fail_reset", offsetof(rt_config, fail_reset), F_ENUM, fail_reset_names},
 };
 #define N_RT_FIELDS (sizeof rt_fields / sizeof rt_fields[0])
 

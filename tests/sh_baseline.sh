@@ -84,5 +84,14 @@ rv 10 swarm "$T/base.json" --seeds 1 --baseline "$T/b3.json"
 has 'expected "<violation>/<actor class>/<open waits>"'
 ok $? "a signature without its three parts is refused"
 
+printf '{"revenant_baseline": 1, "entries": [\n {"scenario": ["x", "x"], "signature": "a/b/c", "reason": "why"}]}\n' > "$T/b4.json"
+rv 10 swarm "$T/base.json" --seeds 1 --baseline "$T/b4.json"
+grep -qF 'b4.json:2:' "$T/out" && grep -qF '"scenario"[1]: "x" is listed twice' "$T/out"
+ok $? "a family entry that lists a scenario twice is refused with file:line:col"
+printf '{"revenant_baseline": 1, "entries": [\n {"scenario": ["x"], "signature": [], "reason": "why"}]}\n' > "$T/b5.json"
+rv 10 swarm "$T/base.json" --seeds 1 --baseline "$T/b5.json"
+has '"signature": a list needs 1 to 8 entries, found 0'
+ok $? "an empty signature list is refused"
+
 echo "1..$n"
 [ "$fails" -eq 0 ]

@@ -329,7 +329,7 @@ static void test_baseline_match(void **st) {
   assert_int_equal(scn_baseline_load_text("w.json", out, len, &c, err, sizeof err), 0);
   assert_int_equal(c.n, 2);
   assert_string_equal(c.e[1].case_name, "k");
-  assert_string_equal(c.e[0].signature, "a/*/c");
+  assert_string_equal(c.e[0].signature[0], "a/*/c");
   free(out);
   scn_baseline_free(&c);
   scn_baseline_free(&b);
@@ -337,6 +337,55 @@ static void test_baseline_match(void **st) {
                     "\"reason\": \"r\"},\n {\"scenario\": \"s\", \"signature\": \"a/b/c\", \"reason\": \"r\"}]}";
   assert_int_equal(scn_baseline_load_text("d.json", dup, strlen(dup), &b, err, sizeof err), -1);
   assert_non_null(strstr(err, "d.json:2:2: duplicate entry"));
+}
+
+/* One entry names a family of scenarios and signatures with one reason;
+** it round-trips through the writer as lists; bad lists are errors. */
+static void test_baseline_family(void **st) {
+  (void)st;
+  const char *text = "{\"revenant_baseline\": 1, \"entries\": [\n"
+                     " {\"scenario\": [\"s\", \"t\"], \"signature\": [\"a/*/*\", \"b/X/*\"], \"reason\": \"r\"}]}";
+  scn_baseline b, c;
+  char err[512];
+  assert_int_equal(scn_baseline_load_text("f.json", text, strlen(text), &b, err, sizeof err), 0);
+  assert_int_equal(b.e[0].n_scenarios, 2);
+  assert_non_null(scn_baseline_match(&b, "t", "k", "a/Agent/none"));
+  assert_non_null(scn_baseline_match(&b, "s", "k", "b/X/gate"));
+  assert_null(scn_baseline_match(&b, "s", "k", "b/Y/gate"));
+  assert_null(scn_baseline_match(&b, "u", "k", "a/Agent/none"));
+  assert_int_equal(b.e[0].matched, 2);
+  char *out = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&out, &len);
+  assert_int_equal(scn_baseline_write(f, b.e, b.n), 0);
+  fclose(f);
+  assert_non_null(strstr(out, "[\"s\", \"t\"]"));
+  assert_int_equal(scn_baseline_load_text("w.json", out, len, &c, err, sizeof err), 0);
+  assert_int_equal(c.e[0].n_signatures, 2);
+  assert_string_equal(c.e[0].signature[1], "b/X/*");
+  free(out);
+  scn_baseline_free(&c);
+  scn_baseline_free(&b);
+  static const struct {
+    const char *text, *msg;
+  } bad[] = {
+      {"{\"revenant_baseline\": 1, \"entries\": [{\"scenario\": [], \"signature\": \"a/b/c\", \"reason\": \"r\"}]}",
+       "\"scenario\": a list needs 1 to 8 entries, found 0"},
+      {"{\"revenant_baseline\": 1, \"entries\": [{\"scenario\": [\"s\", 3], \"signature\": \"a/b/c\", \"reason\": \"r\"}]}",
+       "\"scenario\"[1]: expected a non-empty string"},
+      {"{\"revenant_baseline\": 1, \"entries\": [{\"scenario\": [\"s\", \"s\"], \"signature\": \"a/b/c\", \"reason\": \"r\"}]}",
+       "\"scenario\"[1]: \"s\" is listed twice"},
+      {"{\"revenant_baseline\": 1, \"entries\": [{\"scenario\": \"s\", \"signature\": [\"a/b/c\", \"a/b\"], \"reason\": \"r\"}]}",
+       "\"signature\": expected"},
+      {"{\"revenant_baseline\": 1, \"entries\": [{\"scenario\": [\"s\", \"t\"], \"signature\": \"a/b/c\", \"reason\": \"r\"},"
+       " {\"scenario\": \"t\", \"signature\": [\"x/y/z\", \"a/b/c\"], \"reason\": \"r\"}]}",
+       "duplicate entry: entries[0]"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    err[0] = 0;
+    assert_int_equal(scn_baseline_load_text("bad.json", bad[i].text, strlen(bad[i].text), &b, err, sizeof err), -1);
+    if (!strstr(err, bad[i].msg)) fail_msg("case %zu: got \"%s\", want \"%s\"", i, err, bad[i].msg);
+  }
 }
 
 static void test_crash_and_hang_fail_their_seed(void **st) {
@@ -499,6 +548,7 @@ int main(void) {
       cmocka_unit_test(test_swarm_modes),
       cmocka_unit_test(test_allowance_shapes_the_mix),
       cmocka_unit_test(test_baseline_match),
+      cmocka_unit_test(test_baseline_family),
       cmocka_unit_test(test_crash_and_hang_fail_their_seed),
       cmocka_unit_test(test_stop_keeps_what_finished),
       cmocka_unit_test(test_rerun_in_child),
