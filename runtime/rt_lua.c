@@ -13,6 +13,7 @@
 ** Light C functions have no block: they are numbered on sight in a map that
 ** is only ever looked up by exact address and never iterated.
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include "runtime/rt_lua.h"
 
 #include <limits.h>
