@@ -267,6 +267,15 @@ static int p_stash(lua_State *L) {
   return 0;
 }
 
+/* Fiber.stash(handle, value): fiber:stash in C, with no Lua frame between
+** (a stash is the commonest call of a fiber body). */
+static int p_fiber_stash(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_getfield(L, 1, "id");
+  lua_replace(L, 1);
+  return p_stash(L);
+}
+
 static int p_ka_acquire(lua_State *L) {
   rt_lagent *lg = lg_of(L);
   rt__keepalive_acquire(lg->w, lg->a);
@@ -554,15 +563,20 @@ static int p_tool_open(lua_State *L) {
 
 /* ---- the prelude: the SDK's names over the primitives ------------------- */
 
+/* The prelude yields this light userdata before each command, so the host
+** can tell its commands from a script's bare coroutine.yield (Lua code
+** cannot make a light userdata, nor reach P where the prelude keeps it). */
+static const char yield_token = 0;
+
 static const char prelude[] =
     "local P, H = ...\n"
-    "local yield = coroutine.yield\n"
+    "local yield0, TK = coroutine.yield, P.token; local function yield(...) return yield0(TK, ...) end\n"
     "local Fiber = {}\n"
     "Fiber.__index = Fiber\n"
-    "function Fiber:stash(v) P.stash(self.id, v) end\n"
+    "Fiber.stash = P.fiber_stash\n"
     "function Fiber:await()\n"
     "  local ok, v\n"
-    "  if self._ended then\n"
+    "  if self._ok ~= nil then\n"
     "    ok, v = self._ok, self._value\n"
     "    if ok then v = P.unjson(v) end\n"
     "  else\n"
@@ -641,7 +655,7 @@ static const char prelude[] =
     "revenant.effect = P.effect\n";
 
 static const luaL_Reg prims[] = {
-    {"stash", p_stash},     {"ka_acquire", p_ka_acquire}, {"ka_release", p_ka_release},
+    {"stash", p_stash},     {"fiber_stash", p_fiber_stash}, {"ka_acquire", p_ka_acquire}, {"ka_release", p_ka_release},
     {"schedule", p_schedule}, {"cancel", p_cancel},       {"effect", p_effect},
     {"json", p_json},       {"unjson", p_unjson},         {"dur", p_dur},
     {"sql", p_sql},
@@ -714,6 +728,8 @@ static rt_lagent *lg_make(rt_world *w, uint32_t a) {
   luaL_newlibtable(L, prims);
   lua_pushlightuserdata(L, lg);
   luaL_setfuncs(L, prims, 1);
+  lua_pushlightuserdata(L, (void *)&yield_token); /* marks the prelude's yields */
+  lua_setfield(L, -2, "token");
   lua_newtable(L);
   lua_pushstring(L, w->actors[a].spec.id);
   lua_setfield(L, -2, "name");
@@ -933,13 +949,12 @@ static void finish(rt_lagent *lg, int ci, int ok, const char *err, uint32_t resu
     lua_State *L = rt_lua_L(lg->x);
     const char *v = ok ? (result ? sim_trace_str(&w->s->trace, result) : NULL) : err;
     lua_rawgeti(L, LUA_REGISTRYINDEX, c.ctx_ref);
-    lua_pushboolean(L, 1);
-    lua_setfield(L, -2, "_ended");
+    if (v) { /* set before _ok: a handle with _ok has ended */
+      lua_pushstring(L, v);
+      lua_setfield(L, -2, "_value");
+    }
     lua_pushboolean(L, ok);
     lua_setfield(L, -2, "_ok");
-    if (v) lua_pushstring(L, v);
-    else lua_pushnil(L);
-    lua_setfield(L, -2, "_value");
     lua_pop(L, 1);
   }
   co_drop(lg, ci);
@@ -1041,8 +1056,8 @@ static int cmd_run_fiber(rt_lagent *lg, int ci) {
   lua_pushvalue(co, -1); /* fn */
   lua_xmove(co, L, 1);
   lg->cos[bi].fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_createtable(L, 0, 5); /* the handle: {id, name} with the Fiber methods; room for
-                               ** the outcome its fiber leaves there (_ended, _ok, _value) */
+  lua_createtable(L, 0, 4); /* the handle: {id, name} with the Fiber methods; room for
+                               ** the outcome its fiber leaves there (_ok, _value) */
   lua_pushinteger(L, id);
   lua_setfield(L, -2, "id");
   lua_pushstring(L, name);
@@ -1254,17 +1269,20 @@ static void drive(rt_lagent *lg, int ci, int rc) {
       return;
     }
     lua_State *co = c->co.L, *L = rt_lua_L(lg->x);
-    const char *cmd = c->co.nres > 0 ? lua_tostring(co, -c->co.nres) : NULL;
-    if (cmd && !strcmp(cmd, "work") && c->co.nres == 2) {
+    int n = c->co.nres - 1; /* the command and its arguments, after the token */
+    int ours = n >= 1 && lua_islightuserdata(co, -c->co.nres) &&
+               lua_touserdata(co, -c->co.nres) == (void *)&yield_token;
+    const char *cmd = ours ? lua_tostring(co, -n) : NULL;
+    if (cmd && !strcmp(cmd, "work") && n == 2) {
       int64_t d = lua_tointeger(co, -1);
       sim_after(w->s, d, RT_MEM(w, lg->a)->inc.dom, wake, w, ((uint64_t)lg->a << 40) | (uint64_t)c->seq);
       return;
     }
-    if (cmd && !strcmp(cmd, "runFiber") && c->co.nres == 3) {
+    if (cmd && !strcmp(cmd, "runFiber") && n == 3) {
       rc = cmd_run_fiber(lg, ci);
       continue;
     }
-    if (cmd && !strcmp(cmd, "await") && c->co.nres == 2) {
+    if (cmd && !strcmp(cmd, "await") && n == 2) {
       int64_t id = lua_tointeger(co, -1);
       if (live_fiber(lg, id)) {
         c->await = id;
@@ -1277,11 +1295,11 @@ static void drive(rt_lagent *lg, int ci, int rc) {
       rc = run(lg, ci, 0, 2);
       continue;
     }
-    if (cmd && !strcmp(cmd, "call") && c->co.nres == 4) {
+    if (cmd && !strcmp(cmd, "call") && n == 4) {
       rc = cmd_call(lg, ci);
       continue;
     }
-    if (cmd && !strcmp(cmd, "runAgentTool") && c->co.nres == 5) {
+    if (cmd && !strcmp(cmd, "runAgentTool") && n == 5) {
       rc = cmd_run_agent_tool(lg, ci);
       continue;
     }
