@@ -230,6 +230,12 @@ typedef struct rt_world rt_world;
 ** OOM or when file storage cannot be prepared. */
 rt_world *rt_world_new(sim *s, const rt_config *cfg);
 
+/* Registers every model and builds the schema template of new databases,
+** once per process (rt_world_new does it on first use). A process that
+** forks workers calls it first, so that each worker inherits both instead
+** of running the schema itself (issue #18). 0, or -1 on OOM or SQL error. */
+int rt_storage_prepare(void);
+
 /* Frees the world, closing every database (file databases stay on disk). */
 void rt_world_free(rt_world *w);
 
@@ -700,5 +706,31 @@ int rt_chat_last_recovery(rt_world *w, uint32_t actor, rt_chat_recovery_info *ou
 ** on by default; off makes every scan read SQLite again. Process-wide; the
 ** results are the same either way (tests compare the trace hashes). */
 void rt_scan_cache_set(int on);
+
+/* ---- failure injection (rt_inject.c; tests: issue #16 item 7) ----------
+** The runtime's allocation and SQLite call sites (runtime/rt_inject.h) can
+** be made to fail one at a time, deterministically. Process-wide; off by
+** default (then each site costs one well-predicted branch). */
+
+/* A call site: its file ("runtime/rt_storage.c"), line, and the calls made
+** there since the injection was armed. */
+typedef struct rt_inject_site {
+  const char *file;
+  int line;
+  uint64_t calls;
+} rt_inject_site;
+
+/* Arms counting: every site's calls are counted (from 0), none fails. */
+void rt_inject_count(void);
+/* Arms a target: the nth call (1-based) at file:line fails (NULL from an
+** allocation, an error code from SQLite), once; counts reset. */
+void rt_inject_target(const char *file, int line, uint64_t nth);
+/* Disarms; the counts stay readable. */
+void rt_inject_off(void);
+/* The sites called since arming, ordered by file name then line (never by
+** address); returns how many (*out valid until the next arm). */
+int rt_inject_sites(const rt_inject_site **out);
+/* 1 if the armed target's call has failed since rt_inject_target. */
+int rt_inject_fired(void);
 
 #endif

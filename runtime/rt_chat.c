@@ -38,6 +38,7 @@
 **   latestUserMessageId) is still unanswered.
 ** Every write goes through rt__txn_join / rt__txn_wrote (RT_EV_WRITE).
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -302,6 +302,9 @@ void rt__alarm_handler_done(rt_world *w, uint32_t a);
 ** statements slots; idempotent. -1 if storage already built its template
 ** (register before the first world opens a database) or is full. */
 int rt__store_register(rt_store_module *m);
+/* Builds the template (an empty database with every registered schema, in
+** 512-byte pages) once per process; later registrations are refused. 0/-1. */
+int rt__store_template(void);
 /* Statement k of module m on actor a's database (opened if needed), reset;
 ** NULL with a message on an SQL error. */
 sqlite3_stmt *rt__stmt(rt_world *w, uint32_t a, const rt_store_module *m, int k);

@@ -19,6 +19,7 @@
 ** with the traceback. An exhausted instruction budget, the memory cap or a
 ** sandbox escape ends the run with a scenario error (rt_world_fatal).
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -266,6 +267,15 @@ static int p_stash(lua_State *L) {
   return 0;
 }
 
+/* Fiber.stash(handle, value): fiber:stash in C, with no Lua frame between
+** (a stash is the commonest call of a fiber body). */
+static int p_fiber_stash(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_getfield(L, 1, "id");
+  lua_replace(L, 1);
+  return p_stash(L);
+}
+
 static int p_ka_acquire(lua_State *L) {
   rt_lagent *lg = lg_of(L);
   rt__keepalive_acquire(lg->w, lg->a);
@@ -426,6 +436,38 @@ static void bind_args(lua_State *L, sqlite3_stmt *st, int from) {
   }
 }
 
+/* A prepared user statement being bound and stepped (sql_rows). */
+typedef struct sql_run {
+  sqlite3_stmt *st;
+  rt_sqlsbx *sbx;
+  int rc;                   /* the last step's result */
+} sql_run;
+
+/* Under lua_pcall from p_sql (its sql_run, then the arguments): binds,
+** steps and pushes the array of rows. A Lua error here (a value that
+** cannot be bound, the memory cap while building rows) must not skip the
+** statement's finalize nor leave the sandbox in user mode: p_sql catches
+** it, cleans up and raises it again. */
+static int sql_rows(lua_State *L) {
+  sql_run *r = lua_touserdata(L, 1);
+  bind_args(L, r->st, 2);
+  lua_settop(L, 1);
+  lua_newtable(L);
+  int n = 0;
+  rt_sql_sandbox_user(r->sbx, 1);
+  while ((r->rc = sqlite3_step(r->st)) == SQLITE_ROW) {
+    int nc = sqlite3_column_count(r->st);
+    lua_createtable(L, 0, nc);
+    for (int i = 0; i < nc; i++) {
+      push_column(L, r->st, i);
+      lua_setfield(L, -2, sqlite3_column_name(r->st, i));
+    }
+    lua_rawseti(L, 2, ++n);
+  }
+  rt_sql_sandbox_user(r->sbx, 0);
+  return 1;
+}
+
 /* P.sql(query, ...) -> array of rows (column name -> value) */
 static int p_sql(lua_State *L) {
   rt_lagent *lg = lg_of(L);
@@ -433,7 +475,9 @@ static int p_sql(lua_State *L) {
   uint32_t a = lg->a;
   rt_db *d = &w->actors[a].store;
   const char *q = luaL_checkstring(L, 1);
+  int top = lua_gettop(L);
   char err[512];
+  luaL_checkstack(L, top + 2, "sql: arguments");
   if (!d->db && rt__db_open(w, a)) return luaL_error(L, "sql: the actor's storage cannot be opened");
   if (!d->sbx) {
     struct rt_script *s = script_of(w, a);
@@ -460,20 +504,16 @@ static int p_sql(lua_State *L) {
     sqlite3_finalize(st);
     return luaL_error(L, "sql: the actor's storage is broken (a commit failed)");
   }
-  bind_args(L, st, 2);
-  lua_newtable(L);
-  int rows = lua_gettop(L), n = 0, rc;
-  rt_sql_sandbox_user(d->sbx, 1);
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    int nc = sqlite3_column_count(st);
-    lua_createtable(L, 0, nc);
-    for (int i = 0; i < nc; i++) {
-      push_column(L, st, i);
-      lua_setfield(L, -2, sqlite3_column_name(st, i));
-    }
-    lua_rawseti(L, rows, ++n);
+  sql_run run = {st, d->sbx, SQLITE_OK};
+  lua_pushcfunction(L, sql_rows);
+  lua_pushlightuserdata(L, &run);
+  for (int i = 2; i <= top; i++) lua_pushvalue(L, i);
+  if (lua_pcall(L, top, 1, 0) != LUA_OK) {
+    rt_sql_sandbox_user(d->sbx, 0);
+    sqlite3_finalize(st);
+    return lua_error(L); /* the same error, the statement finalized */
   }
-  rt_sql_sandbox_user(d->sbx, 0);
+  int rc = run.rc;
   if (rc != SQLITE_DONE) {
     const char *refusal = rt_sql_sandbox_refusal(d->sbx);
     snprintf(err, sizeof err, "%s", refusal && *refusal ? refusal : sqlite3_errmsg(d->db));
@@ -523,15 +563,20 @@ static int p_tool_open(lua_State *L) {
 
 /* ---- the prelude: the SDK's names over the primitives ------------------- */
 
+/* The prelude yields this light userdata before each command, so the host
+** can tell its commands from a script's bare coroutine.yield (Lua code
+** cannot make a light userdata, nor reach P where the prelude keeps it). */
+static const char yield_token = 0;
+
 static const char prelude[] =
     "local P, H = ...\n"
-    "local yield = coroutine.yield\n"
+    "local yield0, TK = coroutine.yield, P.token; local function yield(...) return yield0(TK, ...) end\n"
     "local Fiber = {}\n"
     "Fiber.__index = Fiber\n"
-    "function Fiber:stash(v) P.stash(self.id, v) end\n"
+    "Fiber.stash = P.fiber_stash\n"
     "function Fiber:await()\n"
     "  local ok, v\n"
-    "  if self._ended then\n"
+    "  if self._ok ~= nil then\n"
     "    ok, v = self._ok, self._value\n"
     "    if ok then v = P.unjson(v) end\n"
     "  else\n"
@@ -610,7 +655,7 @@ static const char prelude[] =
     "revenant.effect = P.effect\n";
 
 static const luaL_Reg prims[] = {
-    {"stash", p_stash},     {"ka_acquire", p_ka_acquire}, {"ka_release", p_ka_release},
+    {"stash", p_stash},     {"fiber_stash", p_fiber_stash}, {"ka_acquire", p_ka_acquire}, {"ka_release", p_ka_release},
     {"schedule", p_schedule}, {"cancel", p_cancel},       {"effect", p_effect},
     {"json", p_json},       {"unjson", p_unjson},         {"dur", p_dur},
     {"sql", p_sql},
@@ -683,6 +728,8 @@ static rt_lagent *lg_make(rt_world *w, uint32_t a) {
   luaL_newlibtable(L, prims);
   lua_pushlightuserdata(L, lg);
   luaL_setfuncs(L, prims, 1);
+  lua_pushlightuserdata(L, (void *)&yield_token); /* marks the prelude's yields */
+  lua_setfield(L, -2, "token");
   lua_newtable(L);
   lua_pushstring(L, w->actors[a].spec.id);
   lua_setfield(L, -2, "name");
@@ -902,13 +949,12 @@ static void finish(rt_lagent *lg, int ci, int ok, const char *err, uint32_t resu
     lua_State *L = rt_lua_L(lg->x);
     const char *v = ok ? (result ? sim_trace_str(&w->s->trace, result) : NULL) : err;
     lua_rawgeti(L, LUA_REGISTRYINDEX, c.ctx_ref);
-    lua_pushboolean(L, 1);
-    lua_setfield(L, -2, "_ended");
+    if (v) { /* set before _ok: a handle with _ok has ended */
+      lua_pushstring(L, v);
+      lua_setfield(L, -2, "_value");
+    }
     lua_pushboolean(L, ok);
     lua_setfield(L, -2, "_ok");
-    if (v) lua_pushstring(L, v);
-    else lua_pushnil(L);
-    lua_setfield(L, -2, "_value");
     lua_pop(L, 1);
   }
   co_drop(lg, ci);
@@ -1010,8 +1056,8 @@ static int cmd_run_fiber(rt_lagent *lg, int ci) {
   lua_pushvalue(co, -1); /* fn */
   lua_xmove(co, L, 1);
   lg->cos[bi].fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_createtable(L, 0, 5); /* the handle: {id, name} with the Fiber methods; room for
-                               ** the outcome its fiber leaves there (_ended, _ok, _value) */
+  lua_createtable(L, 0, 4); /* the handle: {id, name} with the Fiber methods; room for
+                               ** the outcome its fiber leaves there (_ok, _value) */
   lua_pushinteger(L, id);
   lua_setfield(L, -2, "id");
   lua_pushstring(L, name);
@@ -1223,17 +1269,20 @@ static void drive(rt_lagent *lg, int ci, int rc) {
       return;
     }
     lua_State *co = c->co.L, *L = rt_lua_L(lg->x);
-    const char *cmd = c->co.nres > 0 ? lua_tostring(co, -c->co.nres) : NULL;
-    if (cmd && !strcmp(cmd, "work") && c->co.nres == 2) {
+    int n = c->co.nres - 1; /* the command and its arguments, after the token */
+    int ours = n >= 1 && lua_islightuserdata(co, -c->co.nres) &&
+               lua_touserdata(co, -c->co.nres) == (void *)&yield_token;
+    const char *cmd = ours ? lua_tostring(co, -n) : NULL;
+    if (cmd && !strcmp(cmd, "work") && n == 2) {
       int64_t d = lua_tointeger(co, -1);
       sim_after(w->s, d, RT_MEM(w, lg->a)->inc.dom, wake, w, ((uint64_t)lg->a << 40) | (uint64_t)c->seq);
       return;
     }
-    if (cmd && !strcmp(cmd, "runFiber") && c->co.nres == 3) {
+    if (cmd && !strcmp(cmd, "runFiber") && n == 3) {
       rc = cmd_run_fiber(lg, ci);
       continue;
     }
-    if (cmd && !strcmp(cmd, "await") && c->co.nres == 2) {
+    if (cmd && !strcmp(cmd, "await") && n == 2) {
       int64_t id = lua_tointeger(co, -1);
       if (live_fiber(lg, id)) {
         c->await = id;
@@ -1246,11 +1295,11 @@ static void drive(rt_lagent *lg, int ci, int rc) {
       rc = run(lg, ci, 0, 2);
       continue;
     }
-    if (cmd && !strcmp(cmd, "call") && c->co.nres == 4) {
+    if (cmd && !strcmp(cmd, "call") && n == 4) {
       rc = cmd_call(lg, ci);
       continue;
     }
-    if (cmd && !strcmp(cmd, "runAgentTool") && c->co.nres == 5) {
+    if (cmd && !strcmp(cmd, "runAgentTool") && n == 5) {
       rc = cmd_run_agent_tool(lg, ci);
       continue;
     }

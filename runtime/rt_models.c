@@ -11,6 +11,7 @@
 ** scheduled before resumed fibers start, and legacy fibers and executor
 ** turns resume after them.
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <stddef.h>
 
 #include "runtime/rt_models.h"
@@ -27,6 +28,10 @@ static int register_models(void) {
   if (rt__chat_register() || rt__toolrun_register()) failed = 1;
   if (rt__lg_tool_register()) failed = 1;
   return failed ? -1 : 0;
+}
+
+int rt_storage_prepare(void) {
+  return register_models() || rt__store_template() ? -1 : 0;
 }
 
 rt_world *rt_world_new(sim *s, const rt_config *cfg) {

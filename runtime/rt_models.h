@@ -21,6 +21,11 @@ extern rt_agent_ext rt__legacy_ext, rt__toolrun_ext, rt__exec_ext, rt__thread_ex
 extern const rt_usercode rt__uc_declarative; /* policies + step programs */
 extern const rt_usercode rt__uc_lua;         /* Lua scripts (issue #13 item 2) */
 
+/* 1 if JSON text `snap` (NULL: no snapshot) is an object with a top-level
+** member named `field`; members of nested objects and strings that look
+** like keys do not count. The declarative policies' require_field. */
+int rt__snap_has_field(const char *snap, const char *field);
+
 /* ---- rt_toolrun.c: runAgentTool (reference A.11; issue #15) --------------- */
 
 /* runAgentTool(child) from the user's code, not awaited: a fresh run whose

@@ -14,11 +14,15 @@
 ** seeds' model). Every write is one RT_EV_WRITE record: a durable write
 ** boundary for crash-point coverage.
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
+#include <errno.h>
+#include <fcntl.h>
 #include <fiu.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "runtime/rt_host.h"
 
@@ -91,8 +95,11 @@ static int exec_schema(sqlite3 *db) {
 ** the schema, which matters when every crash cycle starts fresh). Small
 ** pages keep an idle actor's database small. */
 static sqlite3_int64 template_sz;
+static int template_build(void);
 static int list_tables(sqlite3 *db);
 static void pool_off(void);
+
+int rt__store_template(void) { return template_build(); }
 
 static int template_build(void) {
   sqlite3 *db;
@@ -237,6 +244,13 @@ static int wipe(rt_db *d) {
 
 static void db_close_now(rt_db *d);
 
+/* The message of SQLite result rc on db: the connection's own when it
+** reports that result, else the code's generic text (a failure that left
+** no message on the connection, e.g. one injected in a test). */
+static const char *sql_err(sqlite3 *db, int rc) {
+  return db && sqlite3_errcode(db) == rc ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+}
+
 /* Closes the pooled connections at exit (so that leak checkers see every
 ** SQLite allocation released). */
 static void pool_drain(void) {
@@ -245,11 +259,21 @@ static void pool_drain(void) {
   template_img = NULL;
 }
 
+/* Closes the pooled connections and drops the schema template: the next
+** database is opened as by a fresh process (a failure-injection arming). */
+static void store_cold(void) {
+  pool_drain();
+  n_tables = -1;
+}
+
 /* Keeps d's connection for a later fresh database. 1 if it was taken. */
 static int pool_put(rt_db *d) {
   static int drain_registered;
   if (!d->poolable || d->img || pool_n == POOL_MAX || wipe(d)) return 0;
-  if (!drain_registered) drain_registered = atexit(pool_drain) == 0;
+  if (!drain_registered) {
+    drain_registered = atexit(pool_drain) == 0;
+    rt__inject_cold_hook(store_cold);
+  }
   db_pool[pool_n++] = *d;
   memset(d, 0, sizeof *d);
   return 1;
@@ -268,9 +292,70 @@ static uint64_t store_gen_next;
 
 static void new_gen(rt_db *d) { d->gen = ++store_gen_next; }
 
+/* Writes n bytes of p to fd; 0, or -1 with errno set. */
+static int write_all(int fd, const void *p, size_t n) {
+  const unsigned char *b = p;
+  while (n > 0) {
+    ssize_t k = write(fd, b, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    b += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
 static int db_path(rt_world *w, uint32_t a, char *buf, size_t n) {
   if (!w->cfg.storage_files) return snprintf(buf, n, ":memory:") >= (int)n;
   return snprintf(buf, n, "%s/actor-%u.db", w->cfg.storage_dir, a) >= (int)n;
+}
+
+/* A new database file is the template's bytes, marked as a WAL database
+** (header bytes 18 and 19): the same schema as running it, without parsing
+** and executing every CREATE in each new process (a sigkill generation
+** inherits the template from the parent, rt_storage_prepare). Its first
+** transaction goes to the WAL as before. 0, or -1 with errno set. */
+static int file_from_template(const char *path) {
+  if (template_build()) {
+    errno = ENOMEM;
+    return -1;
+  }
+  unsigned char head[100];
+  if (template_sz < (sqlite3_int64)sizeof head) {
+    errno = EINVAL;
+    return -1;
+  }
+  memcpy(head, template_img, sizeof head);
+  head[18] = head[19] = 2;
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return -1;
+  size_t rest = (size_t)template_sz - sizeof head;
+  int rc = write_all(fd, head, sizeof head) || write_all(fd, template_img + sizeof head, rest);
+  int e = errno;
+  if (close(fd) && !rc) return -1;
+  errno = e;
+  return rc ? -1 : 0;
+}
+
+/* Sets up d's new connection: its content (an image, the template) in
+** memory, or the pragmas of a file (a new file already holds the schema,
+** file_from_template). 0 or -1. */
+static int db_setup(rt_world *w, rt_db *d) {
+  if (!w->cfg.storage_files && d->img) return open_from_image(d); /* journal: memory */
+  if (!w->cfg.storage_files) {
+    d->poolable = 1;
+    return open_from_template(d);
+  }
+  /* One process at a time opens an actor's files (a generation of a
+  ** sigkill run), so: no file locks or shared-memory index (exclusive), and
+  ** no fsync (a process kill keeps what reached the page cache; only an OS
+  ** crash needs the fsync, and none is simulated). The WAL and its recovery
+  ** on the next open stay real. */
+  if (sqlite3_exec(d->db, "PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
+                   " PRAGMA journal_mode=WAL;", NULL, NULL, NULL) ||
+      rt__store_register(&host_module))
+    return -1;
+  return 0;
 }
 
 int rt__db_open(rt_world *w, uint32_t a) {
@@ -284,30 +369,34 @@ int rt__db_open(rt_world *w, uint32_t a) {
   }
   if (db_path(w, a, path, sizeof path)) return -1;
   /* A file left by an earlier process (a SIGKILLed generation) already
-  ** holds the schema: only a new one runs it. */
+  ** holds the schema: only a new one is written from the template. */
   struct stat fst;
   int fresh = !w->cfg.storage_files || stat(path, &fst) != 0 || fst.st_size == 0;
-  if (sqlite3_open_v2(path, &d->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL)) {
-    fprintf(stderr, "revenant: cannot open storage %s: %s\n", path, sqlite3_errmsg(d->db));
+  if (w->cfg.storage_files && fresh && file_from_template(path)) {
+    fprintf(stderr, "revenant: cannot create storage %s: %s\n", path, strerror(errno));
+    unlink(path);
+    return -1;
+  }
+  int rc = sqlite3_open_v2(path, &d->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+  if (rc != SQLITE_OK) {
+    fprintf(stderr, "revenant: cannot open storage %s: %s\n", path, sql_err(d->db, rc));
     sqlite3_close(d->db);
     d->db = NULL;
     return -1;
   }
-  if (!w->cfg.storage_files && d->img) return open_from_image(d); /* journal: memory */
-  if (!w->cfg.storage_files) {
-    d->poolable = 1;
-    return open_from_template(d);
+  if (db_setup(w, d) == 0) return 0;
+  /* Half set up: closed, so that the next access opens it again instead
+  ** of running statements on a database without its tables; a new file
+  ** goes too (its size would mark it as holding the schema). */
+  fprintf(stderr, "revenant: cannot set up storage %s\n", path);
+  db_close_now(d);
+  if (w->cfg.storage_files && fresh) {
+    char wal[416];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    unlink(path);
+    unlink(wal);
   }
-  /* One process at a time opens an actor's files (a generation of a
-  ** sigkill run), so: no file locks or shared-memory index (exclusive), and
-  ** no fsync (a process kill keeps what reached the page cache; only an OS
-  ** crash needs the fsync, and none is simulated). The WAL and its recovery
-  ** on the next open stay real. */
-  if (sqlite3_exec(d->db, "PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
-                   " PRAGMA journal_mode=WAL;", NULL, NULL, NULL) ||
-      rt__store_register(&host_module) || (fresh && exec_schema(d->db)))
-    return -1;
-  return 0;
+  return -1;
 }
 
 /* Runs one of the transaction-control statements. */
@@ -377,9 +466,10 @@ sqlite3_stmt *rt__stmt(rt_world *w, uint32_t a, const rt_store_module *m, int k)
   int id = m->base + k;
   if (!m->registered || k < 0 || k >= m->n_sql) return NULL;
   if (!d->db && rt__db_open(w, a)) return NULL;
-  if (!d->st[id] &&
-      sqlite3_prepare_v3(d->db, m->sql[k], -1, SQLITE_PREPARE_PERSISTENT, &d->st[id], NULL)) {
-    fprintf(stderr, "revenant: sql error: %s\n", sqlite3_errmsg(d->db));
+  int rc;
+  if (!d->st[id] && (rc = sqlite3_prepare_v3(d->db, m->sql[k], -1, SQLITE_PREPARE_PERSISTENT,
+                                             &d->st[id], NULL)) != SQLITE_OK) {
+    fprintf(stderr, "revenant: sql error: %s\n", sql_err(d->db, rc));
     return NULL;
   }
   sqlite3_reset(d->st[id]); /* every caller binds all parameters */
@@ -496,7 +586,7 @@ int rt__txn_wrote_row(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int 
   rt_actor *ac = &w->actors[a];
   rt_db *d = &ac->store;
   if (rc != SQLITE_DONE) {
-    fprintf(stderr, "revenant: storage write failed: %s\n", sqlite3_errmsg(d->db));
+    fprintf(stderr, "revenant: storage write failed: %s\n", sql_err(d->db, rc));
     return -1;
   }
   d->txn_writes++;
@@ -604,8 +694,9 @@ sqlite3_stmt *rt__prepare(rt_world *w, uint32_t a, const char *q) {
   rt_db *d = &w->actors[a].store;
   sqlite3_stmt *st = NULL;
   if (!d->db && rt__db_open(w, a)) return NULL;
-  if (sqlite3_prepare_v2(d->db, q, -1, &st, NULL) != SQLITE_OK) {
-    fprintf(stderr, "revenant: sql error: %s\n", sqlite3_errmsg(d->db));
+  int rc = sqlite3_prepare_v2(d->db, q, -1, &st, NULL);
+  if (rc != SQLITE_OK) {
+    fprintf(stderr, "revenant: sql error: %s\n", sql_err(d->db, rc));
     sqlite3_finalize(st);
     return NULL;
   }

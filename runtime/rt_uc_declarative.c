@@ -6,6 +6,7 @@
 ** the step programs. Behaviour and trace are exactly those of the runtime
 ** before the table existed (same trace hashes).
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <stdio.h>
 #include <string.h>
 
@@ -47,7 +48,7 @@ static const rt_recovery_policy *policy_for(const rt_actor_spec *sp, const char 
 }
 
 /* 1 if JSON text `snap` is an object with a top-level member `field`. */
-static int snap_has_field(const char *snap, const char *field) {
+int rt__snap_has_field(const char *snap, const char *field) {
   if (!snap) return 0;
   size_t fl = strlen(field);
   int depth = 0, expect_key = 0;
@@ -78,7 +79,7 @@ static rt_recover_action hook_action(rt_world *w, uint32_t a, const rt_orphan *o
   int calls = rt__hook_call_count(w, a, o->id);
   if (calls <= p->throws) return RT_RECOVER_THROW;
   if (p->action == RT_RECOVER_RESUME && p->require_field[0] &&
-      !snap_has_field(snap, p->require_field))
+      !rt__snap_has_field(snap, p->require_field))
     return RT_RECOVER_DROP;
   return p->action;
 }

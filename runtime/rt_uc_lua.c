@@ -19,6 +19,7 @@
 ** rt__user_request_end, and the replies to the script's own calls
 ** (call_reply).
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -320,6 +320,13 @@ int scn__run_sigkill(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy
     scn__set_failure(res, "out of memory");
     return -1;
   }
+  /* the models and the schema template once, here: every generation
+  ** inherits them instead of building them in its own process */
+  if (rt_storage_prepare()) {
+    remove_dir(dir, sc->n_actors);
+    scn__set_failure(res, "cannot prepare the storage schema of a sigkill run");
+    return -1;
+  }
   int rc = res->checks ? run_all(sc, ci, seed, strategy, dir, res) : -1;
   remove_dir(dir, sc->n_actors);
   if (rc) return -1;
@@ -331,7 +338,7 @@ int scn__run_sigkill(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy
   res->events = res->s->trace.count;
   res->end_us = res->s->now_us;
   scn__compute_figures(res);
-  scn__judge(&sc->cases[ci], o, res);
+  scn__judge(sc, ci, o, res);
   scn__facts_judge(res);
   return 0;
 }

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sqlite3.h>
+#include <unistd.h>
 
 #include "scenarios/scn.h"
 
@@ -91,11 +93,74 @@ static void test_same_hash(void **st) {
   scn_result_free(&b);
 }
 
+/* Counts the rows of q's first column on the database file at path. */
+static int count_rows(const char *path, const char *q) {
+  sqlite3 *db;
+  sqlite3_stmt *st;
+  int n = 0;
+  assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(db, q, -1, &st, NULL), SQLITE_OK);
+  while (sqlite3_step(st) == SQLITE_ROW) n++;
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return n;
+}
+
+/* A new database file is written from the schema template (issue #18): it
+** is a WAL database (header bytes 18 and 19), holds every table of an
+** in-memory database's schema, and takes writes through the WAL. */
+static void test_new_file_from_template(void **st) {
+  (void)st;
+  char dir[] = "/tmp/revenant-sktest-XXXXXX", path[256], wal[300];
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/actor-0.db", dir);
+  snprintf(wal, sizeof wal, "%s-wal", path);
+  assert_int_equal(rt_storage_prepare(), 0);
+  sim s;
+  sim_config scfg = {1, SIM_FIFO, 3, 1000};
+  assert_int_equal(sim_init(&s, &scfg), 0);
+  s.trace.keep = 0;
+  rt_config cfg;
+  rt_config_default(&cfg);
+  cfg.storage_files = 1;
+  snprintf(cfg.storage_dir, sizeof cfg.storage_dir, "%s", dir);
+  rt_world *w = rt_world_new(&s, &cfg);
+  assert_non_null(w);
+  rt_actor_spec sp;
+  memset(&sp, 0, sizeof sp);
+  snprintf(sp.id, sizeof sp.id, "agent");
+  assert_int_equal(rt_actor_add(w, &sp), 0);
+  assert_int_equal(rt_count_fiber_rows(w, 0), 0); /* opens the file */
+  assert_int_equal(access(wal, F_OK), 0);         /* in WAL mode from the start */
+  unsigned char head[20];
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  assert_int_equal(fread(head, 1, sizeof head, f), sizeof head);
+  fclose(f);
+  assert_int_equal(head[18], 2);
+  assert_int_equal(head[19], 2);
+  rt_world_free(w);
+  sim_free(&s);
+  /* the schema's tables, and still a WAL database when opened again */
+  assert_true(count_rows(path, "SELECT name FROM sqlite_master WHERE type='table'") >= 10);
+  assert_int_equal(count_rows(path, "SELECT 1 FROM sqlite_master WHERE name='cf_agents_runs'"),
+                   1);
+  assert_int_equal(count_rows(path, "SELECT 1 FROM pragma_journal_mode WHERE journal_mode='wal'"),
+                   1);
+  unlink(wal);
+  char shm[300];
+  snprintf(shm, sizeof shm, "%s-shm", path);
+  unlink(shm);
+  unlink(path);
+  rmdir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_kill_in_commit_window),
       cmocka_unit_test(test_kill_after_commit),
       cmocka_unit_test(test_same_hash),
+      cmocka_unit_test(test_new_file_from_template),
   };
   return cmocka_run_group_tests_name("sigkill", tests, NULL, NULL) != 0;
 }

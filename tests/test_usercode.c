@@ -21,6 +21,7 @@
 #include "runtime/rt_models.h"
 
 #define S(x) ((int64_t)(x) * 1000000)
+#define MS(x) ((int64_t)(x) * 1000)
 
 static sim SIM;
 static rt_world *W;
@@ -407,6 +408,91 @@ static void test_coded_table_calls_script(void **st) {
   done();
 }
 
+/* require_field's scan: only a member of the top-level object counts, after
+** any number of members before it (with escaped quotes, arrays and nested
+** objects in their values); a key inside a nested object, a value that
+** spells the name, an array, an unterminated string or no snapshot do not. */
+static void test_snap_has_field(void **st) {
+  (void)st;
+  assert_int_equal(rt__snap_has_field("{\"pc\":3}", "pc"), 1);
+  assert_int_equal(rt__snap_has_field("{\"a\":\"x\\\"y\",\"b\":[1,{\"c\":2}],\"cursor\":4}", "cursor"), 1);
+  assert_int_equal(rt__snap_has_field("{\"a\":{\"cursor\":1}}", "cursor"), 0);
+  assert_int_equal(rt__snap_has_field("{\"a\":\"cursor\"}", "cursor"), 0);
+  assert_int_equal(rt__snap_has_field("{\"a\":[\"cursor\",2]}", "cursor"), 0);
+  assert_int_equal(rt__snap_has_field("[\"cursor\"]", "cursor"), 0);
+  assert_int_equal(rt__snap_has_field("{\"cursorx\":1,\"cur\":2}", "cursor"), 0);
+  assert_int_equal(rt__snap_has_field("{\"a\":1,\"curs", "cursor"), 0);
+  assert_int_equal(rt__snap_has_field("null", "cursor"), 0);
+  assert_int_equal(rt__snap_has_field(NULL, "cursor"), 0);
+}
+
+/* A run fiber's snapshot is a step position only when it is exactly
+** {"pc":N}: a value with more members, trailing text or no number is a
+** user value (-1), resumed by value instead. */
+static void test_snapshot_pc(void **st) {
+  char buf[32];
+  (void)st;
+  rt__snapshot_text(buf, sizeof buf, 7);
+  assert_int_equal(rt__snapshot_pc((const unsigned char *)buf), 7);
+  assert_int_equal(rt__snapshot_pc((const unsigned char *)"{\"pc\":3,\"x\":1}"), -1);
+  assert_int_equal(rt__snapshot_pc((const unsigned char *)"{\"pc\":3}x"), -1);
+  assert_int_equal(rt__snapshot_pc((const unsigned char *)"{\"pc\":x}"), -1);
+  assert_int_equal(rt__snapshot_pc((const unsigned char *)"null"), -1);
+  assert_int_equal(rt__snapshot_pc(NULL), -1);
+}
+
+/* A script's onStart ends through rt__onstart_finish: one that throws
+** fails the startup with its error (the request fails, nothing else runs);
+** under the onstart_throw fault a script's onStart that returns is made to
+** throw "onStart threw" once, and the next request starts cleanly. */
+static void script_world(const char *src) {
+  sim_config sc = {1, SIM_FIFO, 3, 1000};
+  rt_config c;
+  rt_actor_spec sp;
+  rt_config_default(&c);
+  assert_int_equal(sim_init(&SIM, &sc), 0);
+  W = rt_world_new(&SIM, &c);
+  assert_non_null(W);
+  memset(&sp, 0, sizeof sp);
+  snprintf(sp.id, sizeof sp.id, "agent");
+  assert_int_equal(rt_actor_add(W, &sp), 0);
+  assert_int_equal(rt_actor_script(W, 0, "agent.lua", src, strlen(src), NULL), 0);
+}
+
+static const sim_rec *kind_at(uint32_t kind, size_t k) {
+  for (size_t i = 0; i < SIM.trace.n; i++)
+    if (SIM.trace.recs[i].kind == kind && k-- == 0) return &SIM.trace.recs[i];
+  return NULL;
+}
+
+static void test_script_onstart_throws(void **st) {
+  (void)st;
+  script_world("return { onStart = function(self) error('boom') end,\n"
+               "  m = function(self) return 1 end }");
+  assert_int_equal(rt_invoke_at(W, 0, "m", NULL, MS(100)), 0);
+  sim_run(&SIM, S(5), 0);
+  const sim_rec *sf = kind_at(RT_EV_STARTUP_FAIL, 0);
+  assert_non_null(sf);
+  assert_non_null(strstr(sim_trace_str(&SIM.trace, sf->s), "boom"));
+  assert_non_null(kind_at(RT_EV_REQUEST_FAIL, 0));
+  assert_null(kind_at(RT_EV_REQUEST_OK, 0));
+  done();
+
+  script_world("return { onStart = function(self) end, m = function(self) return 1 end }");
+  rt_onstart_throws(W, 0, 1);
+  assert_int_equal(rt_invoke_at(W, 0, "m", NULL, MS(100)), 0);
+  assert_int_equal(rt_invoke_at(W, 0, "m", NULL, S(2)), 0);
+  sim_run(&SIM, S(5), 0);
+  sf = kind_at(RT_EV_STARTUP_FAIL, 0);
+  assert_non_null(sf);
+  assert_string_equal(sim_trace_str(&SIM.trace, sf->s), "onStart threw");
+  assert_null(kind_at(RT_EV_STARTUP_FAIL, 1));
+  const sim_rec *ok = kind_at(RT_EV_REQUEST_OK, 0);
+  assert_non_null(ok);
+  assert_true(ok->t_us >= S(2));
+  done();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fiber_body_through_table),
@@ -416,6 +502,9 @@ int main(void) {
       cmocka_unit_test(test_lua_table_falls_back),
       cmocka_unit_test(test_script_calls_coded_table),
       cmocka_unit_test(test_coded_table_calls_script),
+      cmocka_unit_test(test_snap_has_field),
+      cmocka_unit_test(test_snapshot_pc),
+      cmocka_unit_test(test_script_onstart_throws),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
