@@ -28,7 +28,9 @@
 #include "runtime/rt_models.h"
 
 /* The per-incarnation state: the fallback table and its state (the
-** script's own state lives in the incarnation's extension slot). */
+** script's own state lives in the incarnation's extension slot). The
+** fallback is always the declarative table, which defines every entry
+** called below and no open, close, drop or fiber_ended. */
 typedef struct lua_uc {
   const rt_usercode *fb;
   void *fb_st;
@@ -41,19 +43,14 @@ static void *lua_open(const rt_usercode *uc, rt_sdk_actor *self, const char **er
     *err = "out of memory opening a script's user code";
     return NULL;
   }
-  u->fb = RT_AW(self->w)->uc_default;
-  if (u->fb->open && !(u->fb_st = u->fb->open(u->fb, self, err))) {
-    free(u);
-    return NULL;
-  }
+  (void)self;
+  u->fb = &rt__uc_declarative; /* the only default user code (rt_models.c) */
   return u;
 }
 
 static void lua_close(void *st) {
   lua_uc *u = st;
-  if (!u) return;
-  if (u->fb->close) u->fb->close(u->fb_st);
-  free(u);
+  free(u); /* the declarative fallback has no state to close */
 }
 
 static rt_uc_status lua_on_start(void *st, rt_sdk_actor *self, rt_uc_frame *fr, rt_uc_out *out) {
@@ -61,7 +58,7 @@ static rt_uc_status lua_on_start(void *st, rt_sdk_actor *self, rt_uc_frame *fr, 
   if (rt__lg_scripted(self->w, self->a) && rt__lg_onstart(self->w, self->a))
     return RT_UC_DETACHED; /* it ends in rt__onstart_finish */
   if (RT_MEM(self->w, self->a) != self->m) return RT_UC_DETACHED; /* died making the state */
-  return u->fb->on_start ? u->fb->on_start(u->fb_st, self, fr, out) : RT_UC_ABSENT;
+  return u->fb->on_start(u->fb_st, self, fr, out);
 }
 
 /* A method of the script by name (rpc 0: a request, 1: an RPC); a name it
@@ -82,15 +79,14 @@ static rt_uc_status lua_on_request(void *st, rt_sdk_actor *self, const char *met
   lua_uc *u = st;
   if (method && *method && rt__lg_scripted(self->w, self->a))
     return script_method(self, 0, method, args, fr, out);
-  return u->fb->on_request ? u->fb->on_request(u->fb_st, self, method, args, fr, out)
-                           : RT_UC_ABSENT;
+  return u->fb->on_request(u->fb_st, self, method, args, fr, out);
 }
 
 static rt_uc_status lua_on_call(void *st, rt_sdk_actor *self, const char *method,
                                 const char *args, rt_uc_frame *fr, rt_uc_out *out) {
   lua_uc *u = st;
   if (rt__lg_scripted(self->w, self->a)) return script_method(self, 1, method, args, fr, out);
-  return u->fb->on_call ? u->fb->on_call(u->fb_st, self, method, args, fr, out) : RT_UC_ABSENT;
+  return u->fb->on_call(u->fb_st, self, method, args, fr, out);
 }
 
 static rt_uc_status lua_fiber_body(void *st, rt_sdk_actor *self, const char *name,
@@ -101,8 +97,7 @@ static rt_uc_status lua_fiber_body(void *st, rt_sdk_actor *self, const char *nam
     rt__lg_fiber_begin(self->w, self->a, fr->key);
     return RT_UC_DETACHED; /* it ends in rt__fiber_end */
   }
-  return u->fb->fiber_body ? u->fb->fiber_body(u->fb_st, self, name, snapshot, fr, out)
-                           : RT_UC_ABSENT;
+  return u->fb->fiber_body(u->fb_st, self, name, snapshot, fr, out);
 }
 
 static rt_uc_status lua_on_fiber_recovered(void *st, rt_sdk_actor *self,
@@ -118,9 +113,7 @@ static rt_uc_status lua_on_fiber_recovered(void *st, rt_sdk_actor *self,
     return RT_UC_DETACHED; /* it ends in rt__hook_finish */
   }
   if (RT_MEM(self->w, self->a) != self->m) return RT_UC_DETACHED; /* died making the state */
-  return u->fb->on_fiber_recovered
-             ? u->fb->on_fiber_recovered(u->fb_st, self, ctx, fr, out)
-             : RT_UC_ABSENT;
+  return u->fb->on_fiber_recovered(u->fb_st, self, ctx, fr, out);
 }
 
 static rt_uc_status lua_on_alarm(void *st, rt_sdk_actor *self, rt_uc_frame *fr, rt_uc_out *out) {
@@ -129,7 +122,7 @@ static rt_uc_status lua_on_alarm(void *st, rt_sdk_actor *self, rt_uc_frame *fr, 
     rt_uc_status how = (rt_uc_status)rt__lg_alarm(self->w, self->a);
     if (how != RT_UC_ABSENT || RT_MEM(self->w, self->a) != self->m) return RT_UC_DETACHED;
   }
-  return u->fb->on_alarm ? u->fb->on_alarm(u->fb_st, self, fr, out) : RT_UC_ABSENT;
+  return u->fb->on_alarm(u->fb_st, self, fr, out);
 }
 
 static rt_uc_status lua_on_schedule(void *st, rt_sdk_actor *self, const char *callback,
@@ -140,8 +133,7 @@ static rt_uc_status lua_on_schedule(void *st, rt_sdk_actor *self, const char *ca
     if (how != RT_UC_ABSENT) return how;
     if (RT_MEM(self->w, self->a) != self->m) return RT_UC_DETACHED; /* died making the state */
   }
-  return u->fb->on_schedule ? u->fb->on_schedule(u->fb_st, self, callback, payload, fr, out)
-                            : RT_UC_ABSENT;
+  return u->fb->on_schedule(u->fb_st, self, callback, payload, fr, out);
 }
 
 static rt_uc_status lua_on_chat_recovery(void *st, rt_sdk_actor *self, const rt_uc_chat_ctx *ctx,
@@ -151,8 +143,7 @@ static rt_uc_status lua_on_chat_recovery(void *st, rt_sdk_actor *self, const rt_
     rt_uc_status how = (rt_uc_status)rt__lg_chat_recovery(self->w, self->a, ctx, opts);
     if (how != RT_UC_ABSENT || RT_MEM(self->w, self->a) != self->m) return how;
   }
-  return u->fb->on_chat_recovery ? u->fb->on_chat_recovery(u->fb_st, self, ctx, opts)
-                                 : RT_UC_ABSENT;
+  return u->fb->on_chat_recovery(u->fb_st, self, ctx, opts);
 }
 
 static rt_uc_status lua_on_agent_tool_finish(void *st, rt_sdk_actor *self, int64_t run,
@@ -162,30 +153,24 @@ static rt_uc_status lua_on_agent_tool_finish(void *st, rt_sdk_actor *self, int64
     rt_uc_status how = rt__lg_tool_finish(self->w, self->a, run, status, error);
     if (how != RT_UC_ABSENT || RT_MEM(self->w, self->a) != self->m) return how;
   }
-  return u->fb->on_agent_tool_finish
-             ? u->fb->on_agent_tool_finish(u->fb_st, self, run, status, error)
-             : RT_UC_ABSENT;
+  return u->fb->on_agent_tool_finish(u->fb_st, self, run, status, error);
 }
 
 static rt_uc_status lua_tool_run(void *st, rt_sdk_actor *self, rt_uc_frame *fr, rt_uc_out *out) {
   lua_uc *u = st;
-  return u->fb->tool_run ? u->fb->tool_run(u->fb_st, self, fr, out) : RT_UC_ABSENT;
+  return u->fb->tool_run(u->fb_st, self, fr, out);
 }
 
 /* Only the fallback's continuations are resumed: a script's are detached. */
 static rt_uc_status lua_resume(void *st, rt_sdk_actor *self, rt_uc_frame *fr, const rt_uc_in *in,
                                rt_uc_out *out) {
   lua_uc *u = st;
-  if (u->fb->resume) return u->fb->resume(u->fb_st, self, fr, in, out);
-  snprintf(out->value, sizeof out->value, "%s", "no continuation to resume");
-  return RT_UC_THREW;
+  return u->fb->resume(u->fb_st, self, fr, in, out);
 }
 
 static void lua_fiber_ended(void *st, rt_sdk_actor *self, int64_t id, int ok, const char *result) {
-  lua_uc *u = st;
+  (void)st; /* the declarative fallback has no fiber_ended */
   rt__lg_fiber_ended(self->w, self->a, id, ok, result); /* script coroutines awaiting it */
-  if (RT_MEM(self->w, self->a) == self->m && u->fb->fiber_ended)
-    u->fb->fiber_ended(u->fb_st, self, id, ok, result);
 }
 
 static void lua_call_reply(void *st, rt_sdk_actor *self, int64_t key, int ok, const char *value) {
@@ -193,10 +178,6 @@ static void lua_call_reply(void *st, rt_sdk_actor *self, int64_t key, int ok, co
   rt__lg_call_reply(self->w, self->a, key, ok, value);
 }
 
-static void lua_drop(void *st, rt_uc_frame *fr) {
-  lua_uc *u = st;
-  if (u->fb->drop) u->fb->drop(u->fb_st, fr);
-}
 
 const rt_usercode rt__uc_lua = {
     .name = "lua",
@@ -215,5 +196,4 @@ const rt_usercode rt__uc_lua = {
     .resume = lua_resume,
     .fiber_ended = lua_fiber_ended,
     .call_reply = lua_call_reply,
-    .drop = lua_drop,
 };
