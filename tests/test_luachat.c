@@ -18,52 +18,13 @@
 
 #include <cmocka.h>
 
-#include "runtime/rt.h"
-#include "sim/sim.h"
+#include "tests/lua_world.h"
 
-#define MS(x) ((int64_t)(x) * 1000)
-
-typedef struct world {
-  sim s;
-  rt_world *w;
-} world;
-
+/* A world with one actor "agent" running script src. */
 static void make(world *x, const char *src) {
-  sim_config sc = {1, SIM_FIFO, 3, 1000};
-  rt_config c;
-  rt_actor_spec sp;
-  rt_config_default(&c);
-  assert_int_equal(sim_init(&x->s, &sc), 0);
-  x->s.trace.keep = 1;
-  x->w = rt_world_new(&x->s, &c);
-  assert_non_null(x->w);
-  memset(&sp, 0, sizeof sp);
-  snprintf(sp.id, sizeof sp.id, "agent");
-  assert_int_equal(rt_actor_add(x->w, &sp), 0);
-  assert_int_equal(rt_actor_script(x->w, 0, "agent.lua", src, strlen(src), NULL), 0);
-}
-
-static void done(world *x) {
-  rt_world_free(x->w);
-  sim_free(&x->s);
-}
-
-/* The second string of the k-th record of `kind` (0-based), or NULL. */
-static const char *str2_of(world *x, uint32_t kind, int k) {
-  for (size_t i = 0; i < x->s.trace.n; i++) {
-    const sim_rec *r = &x->s.trace.recs[i];
-    if (r->kind == kind && k-- == 0) return sim_trace_str(&x->s.trace, r->s2);
-  }
-  return NULL;
-}
-
-/* The string `s` of the k-th record of `kind` (0-based), or NULL. */
-static const char *str_of(world *x, uint32_t kind, int k) {
-  for (size_t i = 0; i < x->s.trace.n; i++) {
-    const sim_rec *r = &x->s.trace.recs[i];
-    if (r->kind == kind && k-- == 0) return sim_trace_str(&x->s.trace, r->s);
-  }
-  return NULL;
+  world_start(x);
+  world_actor(x, "agent", NULL, 0);
+  world_script(x, src);
 }
 
 /* The index of the first record of `kind` whose s is `text` (NULL: any), or -1. */
@@ -74,12 +35,6 @@ static long index_of(world *x, uint32_t kind, const char *text) {
       return (long)i;
   }
   return -1;
-}
-
-static int count_kind(world *x, uint32_t kind) {
-  int n = 0;
-  for (size_t i = 0; i < x->s.trace.n; i++) n += x->s.trace.recs[i].kind == kind;
-  return n;
 }
 
 /* The result of the k-th request_ok record (0-based), or NULL. */

@@ -17,59 +17,15 @@
 
 #include <cmocka.h>
 
-#include "runtime/rt.h"
-#include "sim/sim.h"
-
-#define MS(x) ((int64_t)(x) * 1000)
-
-typedef struct world {
-  sim s;
-  rt_world *w;
-} world;
+#include "tests/lua_world.h"
 
 /* A parent "agent" with script src and a declarative child "researcher"
 ** of class Researcher. */
 static void make(world *x, const char *src) {
-  sim_config sc = {1, SIM_FIFO, 3, 1000};
-  rt_config c;
-  rt_actor_spec sp;
-  rt_config_default(&c);
-  assert_int_equal(sim_init(&x->s, &sc), 0);
-  x->s.trace.keep = 1;
-  x->w = rt_world_new(&x->s, &c);
-  assert_non_null(x->w);
-  memset(&sp, 0, sizeof sp);
-  snprintf(sp.id, sizeof sp.id, "agent");
-  snprintf(sp.cls, sizeof sp.cls, "Parent");
-  assert_int_equal(rt_actor_add(x->w, &sp), 0);
-  memset(&sp, 0, sizeof sp);
-  snprintf(sp.id, sizeof sp.id, "researcher");
-  snprintf(sp.cls, sizeof sp.cls, "Researcher");
-  assert_int_equal(rt_actor_add(x->w, &sp), 1);
-  assert_int_equal(rt_actor_script(x->w, 0, "agent.lua", src, strlen(src), NULL), 0);
-}
-
-static void done(world *x) {
-  rt_world_free(x->w);
-  sim_free(&x->s);
-}
-
-/* The k-th record (0-based) of kind, or NULL. */
-static const sim_rec *nth(world *x, uint32_t kind, int k) {
-  for (size_t i = 0; i < x->s.trace.n; i++)
-    if (x->s.trace.recs[i].kind == kind && k-- == 0) return &x->s.trace.recs[i];
-  return NULL;
-}
-
-static const char *str_of(world *x, uint32_t kind, int k) {
-  const sim_rec *r = nth(x, kind, k);
-  return r ? sim_trace_str(&x->s.trace, r->s) : NULL;
-}
-
-static int count_kind(world *x, uint32_t kind) {
-  int n = 0;
-  for (size_t i = 0; i < x->s.trace.n; i++) n += x->s.trace.recs[i].kind == kind;
-  return n;
+  world_start(x);
+  world_actor(x, "agent", "Parent", 0);
+  world_actor(x, "researcher", "Researcher", 1);
+  world_script(x, src);
 }
 
 /* How many rpc_send records name `method`. */
