@@ -225,12 +225,24 @@ static rt_lagent *lg_of(lua_State *L) {
 
 /* ---- durations ---------------------------------------------------------- */
 
-/* A duration: a number of `unit_us` (ms for work/sleep, s for schedules),
-** or a string "250ms", "2s", "1.5m", "1h". */
+/* The longest duration a script may name: 1e16 us, about 317 years
+** (1e13 ms), so that a conversion to microseconds cannot overflow. */
+#define LG_DUR_MAX_US 1e16
+
+/* A duration in microseconds: a number of `unit_us` (ms for work/sleep, s
+** for schedules), or a string "250ms", "2s", "1.5m", "1h"; negative, NaN
+** or beyond LG_DUR_MAX_US is a Lua error. */
 static int64_t duration_arg(lua_State *L, int idx, int64_t unit_us) {
   if (lua_type(L, idx) == LUA_TNUMBER) {
     lua_Number v = lua_tonumber(L, idx);
-    if (!(v >= 0) || v > 1e13) luaL_error(L, "a duration must be a number >= 0 (got %f)", v);
+    if (!(v >= 0) || v * (lua_Number)unit_us > LG_DUR_MAX_US) {
+      char m[120]; /* lua_pushfstring has no %g */
+      char got[32] = "NaN"; /* printf's NaN sign differs between platforms */
+      if (v == v) snprintf(got, sizeof got, "%g", v);
+      snprintf(m, sizeof m, "a duration must be a number from 0 to %.0f %s (got %s)",
+               LG_DUR_MAX_US / (double)unit_us, unit_us == 1000 ? "ms" : "s", got);
+      luaL_error(L, "%s", m);
+    }
     return (int64_t)(v * (lua_Number)unit_us);
   }
   const char *s = luaL_checkstring(L, idx);
@@ -240,6 +252,8 @@ static int64_t duration_arg(lua_State *L, int idx, int64_t unit_us) {
                 : !strcmp(end, "h") ? 3600000000LL : !strcmp(end, "us") ? 1 : 0;
   if (end == s || !mul || !(v >= 0))
     luaL_error(L, "bad duration '%s' (a number, or \"250ms\", \"2s\", \"1.5m\", \"1h\")", s);
+  if (v * (double)mul > LG_DUR_MAX_US)
+    luaL_error(L, "bad duration '%s': at most about 317 years", s);
   return (int64_t)(v * (double)mul);
 }
 
@@ -605,7 +619,11 @@ static const char prelude[] =
     "  return {id = id, name = name, snapshot = P.unjson(snap), createdAt = created}\n"
     "end\n"
     "H.json, H.unjson = P.json, P.unjson\n"
-    "revenant.work = function(d) yield('work', P.dur(d)) end\n"
+    "revenant.work = function(d)\n"
+    "  local ok, us = pcall(P.dur, d)\n"
+    "  if not ok then error(us, 2) end\n" /* at the script's line */
+    "  yield('work', us)\n"
+    "end\n"
     "revenant.sleep = revenant.work\n"
     "revenant.case = H.case\n"
     "revenant.effect = P.effect\n";

@@ -101,6 +101,17 @@ static void test_schedule_bad_arguments(void **st) {
       {"self:schedule(5, 'cb', {f = print})", "agent.lua:2:"},
       {"self:schedule(5, 'cb', string.rep('x', 300))", "agent.lua:2: schedule: the payload is 302 bytes"},
       {"self:saveMessages('')", "agent.lua:2: saveMessages: the user message must be a non-empty string"},
+      {"self:saveMessages()", "agent.lua:2: saveMessages: the user message must be a non-empty string, not nil"},
+      {"self:schedule('5 * * *', 'cb')", "agent.lua:2: schedule: Invalid cron expression: expected 5 or 6"},
+      {"self:schedule('*/0 * * * *', 'cb')", "agent.lua:2: schedule: Failed to parse step"},
+      {"self:schedule(nil, 'cb')", "agent.lua:2: schedule: when must be seconds"},
+      {"self:schedule(-5, 'cb')", "agent.lua:2: a duration must be a number from 0 to 10000000000 s (got -5)"},
+      {"self:schedule(1e300, 'cb')", "agent.lua:2: a duration must be a number from 0 to 10000000000 s (got 1e+300)"},
+      {"self:schedule(0/0, 'cb')", "agent.lua:2: a duration must be a number from 0 to 10000000000 s (got NaN)"},
+      {"self:schedule('1e300s', 'cb')", "agent.lua:2: bad duration '1e300s': at most about 317 years"},
+      {"self:scheduleEvery('-1s', 'cb')", "agent.lua:2: bad duration '-1s'"},
+      {"self:scheduleEvery(5)", "agent.lua:2: scheduleEvery: the callback must be a function's name"},
+      {"revenant.work(-1)", "agent.lua:2: a duration must be a number from 0 to 10000000000000 ms (got -1)"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     world x;
