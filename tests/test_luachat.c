@@ -111,6 +111,9 @@ static void test_schedule_bad_arguments(void **st) {
       {"self:schedule('1e300s', 'cb')", "agent.lua:2: bad duration '1e300s': at most about 317 years"},
       {"self:scheduleEvery('-1s', 'cb')", "agent.lua:2: bad duration '-1s'"},
       {"self:scheduleEvery(5)", "agent.lua:2: scheduleEvery: the callback must be a function's name"},
+      {"self:schedule(5, 'cb', nil, {idempotent = true, retry = {}})",
+       "agent.lua:2: schedule: unknown option 'retry' (idempotent is the one modelled)"},
+      {"self:scheduleEvery(5, 'cb', nil, {zz = 1, aa = 2})", "agent.lua:2: scheduleEvery: unknown option 'aa'"},
       {"revenant.work(-1)", "agent.lua:2: a duration must be a number from 0 to 10000000000000 ms (got -1)"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -281,6 +284,8 @@ static void test_chat_recovery_failures(void **st) {
       {"error('no provider')", "agent.lua:3: no provider"},
       {"return {contine = false}", "unknown option 'contine'"},
       {"return {persist = 'no'}", "option persist must be a boolean"},
+      {"return {continue = 1, persist = 'no'}", "option persist must be a boolean"}, /* a fixed order */
+      {"return {zz = 1, contine = false, persist = true}", "unknown option 'contine'"}, /* sorted */
       {"return 'continue'", "must return nil or a table of options"},
       {"revenant.work(100) return {continue = false}", "onChatRecovery: it cannot wait here"},
   };

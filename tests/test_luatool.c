@@ -117,6 +117,25 @@ static void test_bad_arguments(void **st) {
 /* abortAgentTool: the open run ends aborted, the child is cancelled, the
 ** fiber awaiting it resumes with "aborted"; a second abort finds nothing
 ** open; openAgentTools lists the run while it is open. */
+/* A misspelt option (runid) is an error, not a run without its id; the
+** first unknown key in sorted order is named, whatever pairs' order. */
+static void test_unknown_option(void **st) {
+  world x;
+  (void)st;
+  make(&x, "local A = {}\n"
+           "function A:go()\n"
+           "  local r = self:runAgentTool('researcher', {}, {zz = 1, runid = 1, work = 10})\n"
+           "  return r\n"
+           "end\n"
+           "return A\n");
+  assert_int_equal(rt_invoke_at(x.w, 0, "go", NULL, MS(100)), 0);
+  sim_run(&x.s, MS(1000), 0);
+  assert_string_equal(str_of(&x, RT_EV_REQUEST_FAIL, 0),
+                      "agent.lua:3: runAgentTool: unknown option 'runid' in opts (runId, work)");
+  assert_int_equal(count_kind(&x, RT_EV_TOOLRUN_INSERT), 0);
+  done(&x);
+}
+
 static void test_abort_and_open(void **st) {
   world x;
   (void)st;
@@ -214,6 +233,7 @@ int main(void) {
       cmocka_unit_test(test_await_result),
       cmocka_unit_test(test_run_id_reuse_and_class),
       cmocka_unit_test(test_bad_arguments),
+      cmocka_unit_test(test_unknown_option),
       cmocka_unit_test(test_abort_and_open),
       cmocka_unit_test(test_finish_hook_throws_or_waits),
       cmocka_unit_test(test_nested_hook_keeps_budget),
