@@ -457,8 +457,18 @@ static void chk_observe(void *ctx, const sim_rec *r, uint64_t idx) {
     default:
       break;
   }
-  for (size_t k = 0; k < c->n_reg; k++)
-    if (c->reg[k].k->on_record) c->reg[k].k->on_record(c, c->reg[k].st, r, idx);
+  if (r->kind < CHK_FILTER_KINDS && c->n_rec <= 32) { /* in registration order */
+    for (uint32_t m = c->kind_hooks[r->kind]; m; m &= m - 1) {
+      const struct chk_rec_hook *h = &c->rec[__builtin_ctz(m)];
+      h->fn(c, h->st, r, idx);
+    }
+  } else if (r->kind < CHK_FILTER_KINDS) {
+    for (size_t k = 0; k < c->n_rec; k++)
+      if (c->rec[k].kinds[r->kind / 64] >> (r->kind % 64) & 1)
+        c->rec[k].fn(c, c->rec[k].st, r, idx);
+  } else {
+    for (size_t k = 0; k < c->n_rec; k++) c->rec[k].fn(c, c->rec[k].st, r, idx);
+  }
   if (r->kind == RT_EV_ACTOR_DEATH) {
     for (size_t k = 0; k < c->n_reg; k++)
       if (c->reg[k].k->on_death) c->reg[k].k->on_death(c, c->reg[k].st, r, idx);
@@ -563,6 +573,7 @@ void chk_free(chk_set *c) {
   for (size_t k = 0; k < c->n_reg; k++)
     if (c->reg[k].k->free) c->reg[k].k->free(c->reg[k].st);
   free(c->reg);
+  free(c->rec);
   free(c->v);
   free(c);
 }
@@ -602,9 +613,24 @@ int chk_register(chk_set *c, const chk_class *k, void *st) {
     if (st && k->free) k->free(st);
     return -1;
   }
+  if (k->on_record &&
+      chk_grow((void **)&c->rec, &c->cap_rec, c->n_rec + 1, sizeof *c->rec) != 0) {
+    c->oom = 1;
+    if (st && k->free) k->free(st);
+    return -1;
+  }
   c->reg[c->n_reg].k = k;
   c->reg[c->n_reg].st = st;
   c->n_reg++;
+  if (k->on_record) {
+    struct chk_rec_hook *h = &c->rec[c->n_rec++];
+    *h = (struct chk_rec_hook){k->on_record, st, {0}};
+    for (uint32_t kind = 0; kind < CHK_FILTER_KINDS; kind++)
+      if (!k->record_kind || k->record_kind(kind)) {
+        h->kinds[kind / 64] |= 1ull << (kind % 64);
+        if (c->n_rec <= 32) c->kind_hooks[kind] |= 1u << (c->n_rec - 1);
+      }
+  }
   return 0;
 }
 

@@ -487,6 +487,18 @@ static void cc_resume_rec(chk_set *c, const sim_rec *r, uint64_t idx) {
 
 #define CHAT_FIBER "__cf_internal_chat_turn:"
 
+/* The kinds chat_record reads (chk_class.record_kind): its cases below. */
+static int chat_kind(uint32_t kind) {
+  switch (kind) {
+    case RT_EV_FIBER_START: case RT_EV_STASH: case RT_EV_CHAT_USER: case RT_EV_CHAT_ASSISTANT:
+    case RT_EV_CHAT_TURN: case RT_EV_CHAT_RESUME: case RT_EV_CHAT_STREAM: case RT_EV_CHAT_RECOVERY:
+    case RT_EV_CHAT_UPSTREAM: case RT_EV_REQUEST_OK: case RT_EV_TXN_COMMIT: case RT_EV_TXN_ROLLBACK:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
 static void chat_record(chk_set *c, void *st, const sim_rec *r, uint64_t idx) {
   uint32_t i;
   struct chk_chat *s = st;
@@ -544,5 +556,6 @@ static void chat_free(void *st) {
 const chk_class chk__chat_class = {.name = "chat",
                                    .make = chat_make,
                                    .on_record = chat_record,
+                                   .record_kind = chat_kind,
                                    .on_finish = chat_finish,
                                    .free = chat_free};

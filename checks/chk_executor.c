@@ -314,6 +314,11 @@ static void ce_death(struct chk_exec *x, uint32_t actor) {
     }
 }
 
+/* The kinds exec_record reads (chk_class.record_kind). */
+static int exec_kind(uint32_t kind) {
+  return kind == RT_EV_ACTOR_DEATH || (kind >= RT_EV_EXEC_TURN && kind <= RT_EV_EXEC_RESTORED);
+}
+
 static void exec_record(chk_set *c, void *st, const sim_rec *r, uint64_t idx) {
   ce_turn *t;
   if (r->kind == RT_EV_ACTOR_DEATH) {
@@ -333,4 +338,5 @@ static void exec_record(chk_set *c, void *st, const sim_rec *r, uint64_t idx) {
 }
 
 const chk_class chk__exec_class = {
-    .name = "executor", .make = exec_make, .on_record = exec_record, .free = exec_free};
+    .name = "executor", .make = exec_make, .on_record = exec_record,
+    .record_kind = exec_kind, .free = exec_free};

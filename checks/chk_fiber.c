@@ -168,6 +168,19 @@ static void chk_fiber_done(chk_set *c, const sim_rec *r) {
   f->run_life = 0;
 }
 
+/* The kinds fiber_record reads (chk_class.record_kind): its cases below. */
+static int fiber_kind(uint32_t kind) {
+  switch (kind) {
+    case RT_EV_FIBER_START: case RT_EV_FIBER_DONE: case RT_EV_STASH: case RT_EV_WRITE:
+    case RT_EV_FIBER_RECOVERED: case RT_EV_FIBER_HOOK_THREW: case RT_EV_EFFECT:
+    case RT_EV_SCHEDULE_EFFECT: case RT_EV_FIBER_RETAINED: case RT_EV_FIBER_SKIPPED:
+    case RT_EV_ACTOR_DEATH:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
 static void fiber_record(chk_set *c, void *st, const sim_rec *r, uint64_t idx) {
   (void)st;
   chk_fiber *f;
@@ -276,4 +289,5 @@ static void fiber_commit(chk_set *c, void *st, uint32_t actor, const chk_pending
 }
 
 const chk_class chk__fiber_class = {
-    .name = "fiber", .on_commit = fiber_commit, .on_rollback = fiber_rollback, .on_record = fiber_record};
+    .name = "fiber", .on_commit = fiber_commit, .on_rollback = fiber_rollback, .on_record = fiber_record,
+    .record_kind = fiber_kind};

@@ -31,6 +31,7 @@
 #include "sim/sim_trace.h"
 
 #define CHK_NO_INDEX UINT64_MAX
+#define CHK_FILTER_KINDS 128 /* record kinds a class's record_kind can filter */
 
 /* A durable write or stash waiting for its transaction (the item a commit
 ** or rollback hands over). */
@@ -55,6 +56,10 @@ typedef struct chk_class {
   void (*on_rollback)(chk_set *c, void *st, uint32_t actor, const chk_pending *pd);
   void (*on_progress)(chk_set *c, void *st, uint32_t actor);
   void (*on_record)(chk_set *c, void *st, const sim_rec *r, uint64_t idx);
+  /* 1 if on_record may act on records of this kind, 0 if it ignores them
+  ** (it is then not called for them). A function of the kind only, asked
+  ** once per kind below CHK_FILTER_KINDS at registration. NULL: every kind. */
+  int (*record_kind)(uint32_t kind);
   void (*on_death)(chk_set *c, void *st, const sim_rec *r, uint64_t idx);
   void (*on_finish)(chk_set *c, void *st, int64_t end_us);
   void (*free)(void *st);

@@ -221,6 +221,11 @@ static void ct_patch(chk_set *c, ct_thread *t, const sim_rec *r, uint64_t idx) {
   op->p.idx = idx;
 }
 
+/* The kinds thread_record reads (chk_class.record_kind). */
+static int thread_kind(uint32_t kind) {
+  return kind >= RT_EV_THREAD_LOAD && kind <= RT_EV_THREAD_RUN;
+}
+
 static void thread_record(chk_set *c, void *st, const sim_rec *r, uint64_t idx) {
   ct_thread *t;
   if (r->kind < RT_EV_THREAD_LOAD || r->kind > RT_EV_THREAD_RUN) return;
@@ -246,4 +251,5 @@ static void thread_record(chk_set *c, void *st, const sim_rec *r, uint64_t idx) 
 }
 
 const chk_class chk__thread_class = {
-    .name = "thread", .make = thread_make, .on_record = thread_record, .free = thread_free};
+    .name = "thread", .make = thread_make, .on_record = thread_record,
+    .record_kind = thread_kind, .free = thread_free};

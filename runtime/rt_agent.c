@@ -477,7 +477,7 @@ void rt__fiber_start_awaited(rt_world *w, uint32_t a, int prog, const rt_msg *m)
 /* hook_run_fiber "after_startup": keeps a hook's runFiber call whole
 ** (no row yet) for after the startup. */
 static void park_run(rt_world *w, rt_mem *m, int prog, int pc, int64_t from, const char *carry) {
-  if (m->n_parked_runs >= RT_MAX_ORPHANS) return;
+  if (m->n_parked_runs >= RT_MAX_ORPHANS || !RT_MEM_ARRAY(m->parked_runs, RT_MAX_ORPHANS)) return;
   m->parked_runs[m->n_parked_runs].prog = prog;
   m->parked_runs[m->n_parked_runs].pc = pc;
   m->parked_runs[m->n_parked_runs].from = from;
@@ -646,7 +646,7 @@ static void hook_done(sim *s, void *ctx, uint64_t arg) {
         park_run(w, m, prog, pc, o->id, carry); /* the old bug: the whole call waits */
       else
         f = fiber_create(w, a, prog, pc, o->id, carry);
-      if (f && m->orphan_source == 1)
+      if (f && m->orphan_source == 1 && RT_MEM_ARRAY(m->pending_resume, RT_MAX_ORPHANS))
         m->pending_resume[m->n_pending_resume++] = f->id;
       else if (f)
         fiber_run(w, a, f);
@@ -748,6 +748,8 @@ int rt__check_run_fibers(rt_world *w, uint32_t a, int source) {
     return -1;
   }
   int n = rt__load_orphans(w, a, rows, RT_MAX_ORPHANS), k = 0;
+  if (n > 0 && !m->orphans && !(m->orphans = calloc(RT_MAX_ORPHANS, sizeof *m->orphans)))
+    n = 0; /* out of memory: nothing recovered by this scan */
   for (int i = 0; i < n; i++)
     if (!fiber_active(m, rows[i].id)) m->orphans[k++] = rows[i];
   rt__emit(w, RT_EV_RECOVERY_SCAN, a, source, k, 0, NULL);
@@ -964,6 +966,7 @@ static void alarm_handle(rt_world *w, uint32_t a, const rt_msg *msg) {
     rt__keepalive_acquire(w, a);
     sim_after(w->s, hold, m->inc.dom, onalarm_release, w, a);
   }
+  if (!m->due && !(m->due = calloc(RT_MAX_DUE, sizeof *m->due))) return; /* out of memory */
   m->n_due = rt__due_schedule_rows(w, a, w->s->now_us / 1000000, m->due, RT_MAX_DUE);
   m->due_idx = 0;
   sched_run(w, a);
@@ -1396,6 +1399,15 @@ static void class_mem_free(rt_world *w, rt_inc *inc) {
   if (m->uc_opened && m->uc && m->uc->close) m->uc->close(m->uc_state);
   free(m->fibers);
   free(m->req_fr);
+  free(m->orphans);
+  free(m->due);
+  free(m->rows);
+  free(m->snapshot);
+  free(m->deferred_rows);
+  free(m->finish);
+  free(m->pending_resume);
+  free(m->legacy_pending);
+  free(m->parked_runs);
 }
 
 static void class_world_free(rt_world *w) {

@@ -15,6 +15,7 @@
 #define RT_AGENT_H
 
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "runtime/rt_host.h"
 #include "runtime/rt_usercode.h"
@@ -166,32 +167,39 @@ typedef struct rt_mem {
   int ext_idx;              /* SU_EXTS: the next extension's step */
   int64_t startup_began;
   rt_entry startup_entry;
-  rt_orphan orphans[RT_MAX_ORPHANS];
+  rt_orphan *orphans;       /* RT_MAX_ORPHANS rows, made by the first scan
+                               that finds one (most incarnations never do:
+                               a wake zeroes only what it needs, issue #18) */
   int n_orphans, orphan_idx;
   int orphan_source;        /* 1 startup, 2 alarm */
-  int64_t rows[RT_MAX_ROWS];/* gated reconcile rows / deferred snapshot */
+  /* The arrays below hold up to RT_MAX_ROWS (RT_MAX_ORPHANS) entries and
+  ** are made on first use (RT_MEM_ARRAY): a wake zeroes only the rest of
+  ** the incarnation (issue #18: the whole 18 KB was 10 % of a gated run). */
+  int64_t *rows;            /* gated reconcile rows / deferred snapshot */
   int n_rows, row_idx;
-  int64_t snapshot[RT_MAX_ROWS];
+  int64_t *snapshot;
   int n_snapshot;
   int toolrun_recovery;     /* background reconcile active */
-  int64_t deferred_rows[RT_MAX_ROWS];
+  int64_t *deferred_rows;
   int n_deferred, deferred_idx;
   int64_t recovery_deadline;
   int defer_finish;         /* reconciliation is finishing a row: defer its hook */
-  int64_t finish_hooks[RT_MAX_ROWS]; /* deferred onAgentToolFinish closures, in order: */
-  int finish_status[RT_MAX_ROWS];    /* ... the run's terminal status */
-  uint32_t finish_msg[RT_MAX_ROWS];  /* ... and its error message (trace string) */
+  struct rt_finish_hook {   /* deferred onAgentToolFinish closures, in order: */
+    int64_t run;
+    int status;             /* ... the run's terminal status */
+    uint32_t msg;           /* ... and its error message (trace string) */
+  } *finish;
   int n_finish_hooks;
   rt_fiber *fibers;
   int n_fibers, cap_fibers;
-  int64_t pending_resume[RT_MAX_ORPHANS]; /* fibers made by recovery hooks:
-                                             their bodies run after startup */
+  int64_t *pending_resume;  /* fibers made by recovery hooks: their bodies
+                               run after startup */
   int n_pending_resume;
   /* hook_run_fiber "after_startup" (the old bug): the hooks' whole runFiber
   ** calls, made after a startup that succeeds, dropped when onStart throws */
-  struct { int prog, pc; int64_t from; uint32_t carry; } parked_runs[RT_MAX_ORPHANS];
+  struct rt_parked_run { int prog, pc; int64_t from; uint32_t carry; } *parked_runs;
   int n_parked_runs;
-  rt_legacy_pending legacy_pending[RT_MAX_ORPHANS]; /* the legacy model's */
+  rt_legacy_pending *legacy_pending; /* the legacy model's */
   int n_legacy_pending;
   void *ext_mem[RT_EXT_MAX];/* each extension's incarnation state */
   /* user code (rt_usercode.h) of this incarnation */
@@ -205,12 +213,16 @@ typedef struct rt_mem {
   rt_uc_frame *req_fr;      /* request handlers waiting (key: request id) */
   int n_req_fr, cap_req_fr;
   /* alarm(): the due schedule rows it runs, one callback at a time (A.5) */
-  rt_sched_row due[RT_MAX_DUE];
+  rt_sched_row *due;        /* RT_MAX_DUE rows, made by the first alarm() */
   int n_due, due_idx;
   int sched_attempt;        /* tryN attempt of the running callback (1..) */
   int sched_pc;             /* declarative callback: its next step */
   rt_uc_frame sched_fr;     /* the running callback's continuation */
 } rt_mem;
+
+/* Array p of an incarnation (cap entries), made zeroed on first use; NULL
+** when out of memory. Freed with the incarnation (class_mem_free). */
+#define RT_MEM_ARRAY(p, cap) ((p) ? (p) : ((p) = calloc((size_t)(cap), sizeof *(p))))
 
 /* The agent memory of actor a (NULL while dead). */
 #define RT_MEM(w, a) ((rt_mem *)(w)->actors[a].mem)

@@ -112,6 +112,15 @@ typedef struct rt_store_module {
   int registered, base;     /* set by rt__store_register */
 } rt_store_module;
 
+/* Tables of a pooled connection that may hold rows (rt_storage.c). */
+typedef struct rt_db_written {
+  uint32_t tables;          /* bit i: the template's i-th table, by name */
+  const char *last;         /* the update hook's last table name ... */
+  int last_i;               /* ... and its index */
+} rt_db_written;
+
+#define RT_WIPE_STMTS 35    /* DELETE FROM each of 32 tables, BEGIN, COMMIT, a no-op */
+
 typedef struct rt_db {
   sqlite3 *db;
   unsigned char *img;       /* serialized image of a closed idle database */
@@ -121,7 +130,8 @@ typedef struct rt_db {
   int64_t txn_id;
   int txn_writes;
   int poolable;             /* an in-memory copy of the template */
-  sqlite3_stmt *wipe[32];   /* DELETE FROM each table, for the pool */
+  sqlite3_stmt *wipe[RT_WIPE_STMTS]; /* DELETE FROM each table, for the pool */
+  rt_db_written *written;   /* poolable: the tables written since the wipe */
   uint64_t gen;             /* identity of the connection's content beyond
                             ** its change count: new on every open, close,
                             ** park and rollback (never reused) */

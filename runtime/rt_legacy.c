@@ -350,7 +350,8 @@ static void on_fiber_recovered(rt_world *w, uint32_t a, const lf_row *o, int sou
     return;
   if (source != SRC_STARTUP) {
     lf_start(w, a, o->id, prog, pc);
-  } else if (m->n_legacy_pending < RT_MAX_ORPHANS) {
+  } else if (m->n_legacy_pending < RT_MAX_ORPHANS &&
+             RT_MEM_ARRAY(m->legacy_pending, RT_MAX_ORPHANS)) {
     rt_legacy_pending *p = &m->legacy_pending[m->n_legacy_pending++];
     p->id = o->id;
     p->prog = prog;
@@ -413,7 +414,7 @@ static void rt__legacy_resume_pending(rt_world *w, uint32_t a) {
   rt_legacy_pending p[RT_MAX_ORPHANS];
   if (!m) return;
   int n = m->n_legacy_pending;
-  memcpy(p, m->legacy_pending, (size_t)n * sizeof p[0]);
+  if (n) memcpy(p, m->legacy_pending, (size_t)n * sizeof p[0]);
   m->n_legacy_pending = 0;
   for (int i = 0; i < n && alive(w, a, m); i++) lf_start(w, a, p[i].id, p[i].prog, p[i].pc);
 }

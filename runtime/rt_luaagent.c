@@ -1045,7 +1045,8 @@ static int cmd_run_fiber(rt_lagent *lg, int ci) {
   lua_setmetatable(L, -2);
   lua_pushvalue(L, -1);
   lg->cos[bi].ctx_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* the handle stays on the stack */
-  if (defer)
+  if (defer && m->n_pending_resume < RT_MAX_ORPHANS &&
+      RT_MEM_ARRAY(m->pending_resume, RT_MAX_ORPHANS))
     m->pending_resume[m->n_pending_resume++] = id;
   else
     rt__lg_fiber_begin(w, a, id);

@@ -91,6 +91,8 @@ static int exec_schema(sqlite3 *db) {
 ** the schema, which matters when every crash cycle starts fresh). Small
 ** pages keep an idle actor's database small. */
 static sqlite3_int64 template_sz;
+static int list_tables(sqlite3 *db);
+static void pool_off(void);
 
 static int template_build(void) {
   sqlite3 *db;
@@ -99,20 +101,34 @@ static int template_build(void) {
   if (sqlite3_open(":memory:", &db)) return -1;
   int rc = sqlite3_exec(db, "PRAGMA page_size=512;", NULL, NULL, NULL) ||
            exec_schema(db);
+  if (!rc && list_tables(db)) pool_off(); /* no pool: wipe refuses */
   if (!rc) template_img = sqlite3_serialize(db, "main", &template_sz, 0);
   sqlite3_close(db);
   return template_img ? 0 : -1;
 }
 
-static int open_from_template(sqlite3 *db) {
+static void written_hook(void *arg, int op, const char *dbname, const char *table,
+                         sqlite3_int64 rowid);
+
+/* An in-memory database has one connection: it keeps its lock between
+** transactions, so that each one skips the checks of whether another
+** connection changed the file (issue #18: 8 % of a kill/recover cycle). */
+static int memdb_exclusive(sqlite3 *db) {
+  return sqlite3_exec(db, "PRAGMA locking_mode=EXCLUSIVE;", NULL, NULL, NULL) ? -1 : 0;
+}
+
+static int open_from_template(rt_db *d) {
+  sqlite3 *db = d->db;
   if (template_build()) return -1;
+  if (!d->written && !(d->written = calloc(1, sizeof *d->written))) return -1;
+  sqlite3_update_hook(db, written_hook, d->written);
   unsigned char *copy = sqlite3_malloc64((sqlite3_uint64)template_sz);
   if (!copy) return -1;
   memcpy(copy, template_img, (size_t)template_sz);
   return sqlite3_deserialize(db, "main", copy, template_sz, template_sz,
                              SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE)
              ? -1
-             : 0;
+             : memdb_exclusive(db);
 }
 
 static int open_from_image(rt_db *d);
@@ -120,43 +136,102 @@ static int open_from_image(rt_db *d);
 /* ---- the connection pool ------------------------------------------------
 ** A fresh in-memory database costs a schema parse on its first statement
 ** (over half the cost of a short run). A world that ends hands its
-** in-memory connections back here, wiped (DELETE FROM every table of the
-** template, sqlite_sequence included), with their prepared statements;
-** the next fresh database of the process takes one. An emptied table
-** behaves as a new one (rowids restart at 1) and every read that decides
-** anything has an ORDER BY, so a pooled connection runs exactly as a new
-** one. */
+** in-memory connections back here, wiped, with their prepared statements;
+** the next fresh database of the process takes one. Wiping empties (DELETE
+** FROM, in one transaction) every table of the template that may hold a
+** row: the tables an update hook saw a row written to since the connection
+** was made or last wiped, sqlite_sequence whenever any was, and every
+** table the hook cannot see (WITHOUT ROWID). The other tables are still
+** empty, so the result is the same as emptying all of them (issue #18:
+** the full wipe was 27 % of a kill/recover cycle). An emptied table behaves
+** as a new one (rowids restart at 1) and every read that decides anything
+** has an ORDER BY, so a pooled connection runs exactly as a new one. */
 #define POOL_MAX 256
+#define MAX_TABLES 32
 static rt_db db_pool[POOL_MAX];
 static int pool_n;
-static char table_names[32][64];
+static char table_names[MAX_TABLES][64];
 static int n_tables = -1;
+static uint32_t always_wipe; /* tables no update hook reports: WITHOUT ROWID */
+static int seq_table = -1;   /* sqlite_sequence's index, if the template has it */
 
+static void pool_off(void) { n_tables = -1; }
+
+/* The template's tables in name order, and which of them to always wipe. */
 static int list_tables(sqlite3 *db) {
   sqlite3_stmt *st;
   n_tables = 0;
-  if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name",
+  if (sqlite3_prepare_v2(db, "SELECT name, upper(sql) LIKE '%WITHOUT%ROWID%' FROM sqlite_master"
+                         " WHERE type='table' ORDER BY name",
                          -1, &st, NULL))
     return -1;
-  while (n_tables < 32 && sqlite3_step(st) == SQLITE_ROW)
-    snprintf(table_names[n_tables++], 64, "%.63s", (const char *)sqlite3_column_text(st, 0));
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (n_tables == MAX_TABLES) break; /* more than the list holds: no pool */
+    snprintf(table_names[n_tables], 64, "%.63s", (const char *)sqlite3_column_text(st, 0));
+    if (!strcmp(table_names[n_tables], "sqlite_sequence")) seq_table = n_tables;
+    if (sqlite3_column_int(st, 1)) always_wipe |= 1u << n_tables;
+    n_tables++;
+  }
   sqlite3_finalize(st);
-  return 0;
+  return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* sqlite3_update_hook of a pooled connection: marks the table written. A
+** table not in the template's list (none is made on a poolable connection)
+** marks every table. */
+static void written_hook(void *arg, int op, const char *dbname, const char *table,
+                         sqlite3_int64 rowid) {
+  rt_db_written *wr = arg;
+  (void)op;
+  (void)dbname;
+  (void)rowid;
+  if (table != wr->last || strcmp(table, table_names[wr->last_i])) {
+    int i = 0;
+    while (i < n_tables && strcmp(table, table_names[i])) i++;
+    if (i == n_tables) {
+      wr->tables = ~0u;
+      return;
+    }
+    wr->last = table;
+    wr->last_i = i;
+  }
+  wr->tables |= 1u << wr->last_i;
+}
+
+/* Runs statement q of d, kept in d->wipe[i] (prepared on first use). */
+static int wipe_step(rt_db *d, int i, const char *q) {
+  if (!d->wipe[i] && sqlite3_prepare_v3(d->db, q, -1, SQLITE_PREPARE_PERSISTENT, &d->wipe[i], NULL))
+    return -1;
+  int rc = sqlite3_step(d->wipe[i]);
+  sqlite3_reset(d->wipe[i]);
+  return rc == SQLITE_DONE ? 0 : -1;
 }
 
 /* Empties d's tables; returns 0, or -1 if it cannot (then close it). */
 static int wipe(rt_db *d) {
   if (d->txn_open) sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
   d->txn_open = 0;
-  if (n_tables < 0 && list_tables(d->db)) return -1;
+  if (n_tables < 0 || !d->written) return -1;
+  uint32_t todo = d->written->tables;
+  if (todo && seq_table >= 0) todo |= 1u << seq_table;
+  todo |= always_wipe;
+  if (wipe_step(d, MAX_TABLES, "BEGIN")) return -1;
   for (int i = 0; i < n_tables; i++) {
     char q[96];
+    if (!(todo & (1u << i))) continue;
     snprintf(q, sizeof q, "DELETE FROM \"%.63s\"", table_names[i]);
-    if (!d->wipe[i] && sqlite3_prepare_v3(d->db, q, -1, SQLITE_PREPARE_PERSISTENT, &d->wipe[i], NULL))
+    if (wipe_step(d, i, q)) {
+      sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
       return -1;
-    if (sqlite3_step(d->wipe[i]) != SQLITE_DONE) return -1;
-    sqlite3_reset(d->wipe[i]);
+    }
   }
+  /* sqlite3_changes() reads 0, as on a new connection (a script's DDL
+  ** reports it as its write's key) */
+  if (wipe_step(d, MAX_TABLES + 2, "DELETE FROM rv_alarm WHERE 0") ||
+      wipe_step(d, MAX_TABLES + 1, "COMMIT"))
+    return -1;
+  d->written->tables = 0;
   return 0;
 }
 
@@ -221,7 +296,7 @@ int rt__db_open(rt_world *w, uint32_t a) {
   if (!w->cfg.storage_files && d->img) return open_from_image(d); /* journal: memory */
   if (!w->cfg.storage_files) {
     d->poolable = 1;
-    return open_from_template(d->db);
+    return open_from_template(d);
   }
   /* One process at a time opens an actor's files (a generation of a
   ** sigkill run), so: no file locks or shared-memory index (exclusive), and
@@ -267,7 +342,7 @@ static int open_from_image(rt_db *d) {
   return sqlite3_deserialize(d->db, "main", img, d->img_sz, d->img_sz,
                              SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE)
              ? -1
-             : 0;
+             : memdb_exclusive(d->db);
 }
 
 void rt__db_close(rt_db *d) {
@@ -278,10 +353,12 @@ void rt__db_close(rt_db *d) {
 
 /* Closes d's connection for real (no pool). */
 static void db_close_now(rt_db *d) {
-  for (int i = 0; i < 32; i++) {
+  for (int i = 0; i < RT_WIPE_STMTS; i++) {
     sqlite3_finalize(d->wipe[i]);
     d->wipe[i] = NULL;
   }
+  free(d->written);
+  d->written = NULL;
   d->poolable = 0;
   d->sbx = NULL; /* freed by SQLite with the connection */
   sqlite3_free(d->img);

@@ -177,7 +177,7 @@ static void finish_hook(rt_world *w, uint32_t a, int64_t run, int status, uint32
 static void run_deferred_hooks(rt_world *w, uint32_t a) {
   rt_mem *m = RT_MEM(w, a);
   for (int i = 0; i < m->n_finish_hooks; i++)
-    finish_hook(w, a, m->finish_hooks[i], m->finish_status[i], m->finish_msg[i], 1);
+    finish_hook(w, a, m->finish[i].run, m->finish[i].status, m->finish[i].msg, 1);
   m->n_finish_hooks = 0;
 }
 
@@ -196,10 +196,9 @@ static int rt__finish_toolrun(rt_world *w, uint32_t a, int64_t run, int status,
   if (RT_MEM(w, a) != m) return changed;
   uint32_t msg = reason ? rt__str(w, reason) : 0;
   if (m->defer_finish == 2) { /* refused before it started: no hook */
-  } else if (m->defer_finish && m->n_finish_hooks < RT_MAX_ROWS) {
-    m->finish_hooks[m->n_finish_hooks] = run;
-    m->finish_status[m->n_finish_hooks] = status;
-    m->finish_msg[m->n_finish_hooks++] = msg;
+  } else if (m->defer_finish && m->n_finish_hooks < RT_MAX_ROWS &&
+             RT_MEM_ARRAY(m->finish, RT_MAX_ROWS)) {
+    m->finish[m->n_finish_hooks++] = (struct rt_finish_hook){run, status, msg};
   } else {
     finish_hook(w, a, run, status, msg, 0);
   }
@@ -758,9 +757,19 @@ static void rt__toolrun_gated_next(rt_world *w, uint32_t a) {
 
 /* ---- deferred reconciliation (#1604) ---------------------------------- */
 
+/* The open runs of actor a into the incarnation array *rows (made when
+** there is one); returns how many. */
+static int load_open(rt_world *w, uint32_t a, int64_t **rows) {
+  int64_t buf[RT_MAX_ROWS];
+  int n = rt__load_open_toolruns(w, a, buf, RT_MAX_ROWS);
+  if (n <= 0 || !RT_MEM_ARRAY(*rows, RT_MAX_ROWS)) return 0; /* none, or out of memory */
+  memcpy(*rows, buf, (size_t)n * sizeof buf[0]);
+  return n;
+}
+
 static void rt__toolrun_snapshot(rt_world *w, uint32_t a) {
   rt_mem *m = RT_MEM(w, a);
-  m->n_snapshot = rt__load_open_toolruns(w, a, m->snapshot, RT_MAX_ROWS);
+  m->n_snapshot = load_open(w, a, &m->snapshot);
   for (int i = 0; i < m->n_snapshot; i++)
     rt__emit(w, RT_EV_TOOLRUN_SNAPSHOT, a, m->snapshot[i], 0, 0, NULL);
 }
@@ -780,9 +789,10 @@ static void recovery_begin(sim *s, void *ctx, uint64_t arg) {
 static void rt__toolrun_schedule_recovery(rt_world *w, uint32_t a) {
   rt_mem *m = RT_MEM(w, a);
   if (w->cfg.toolrun == RT_TOOLRUN_UNSNAPSHOTTED) /* runIds undefined: every open row */
-    m->n_snapshot = rt__load_open_toolruns(w, a, m->snapshot, RT_MAX_ROWS);
+    m->n_snapshot = load_open(w, a, &m->snapshot);
   if (m->toolrun_recovery) RT_PROBE(w, a, RT_PROBE_RECONCILE_IN_FLIGHT);
   if (m->toolrun_recovery || m->n_snapshot == 0) return; /* single-flight; [] → done */
+  if (!RT_MEM_ARRAY(m->deferred_rows, RT_MAX_ROWS)) return; /* out of memory */
   m->toolrun_recovery = 1;
   m->n_deferred = m->n_snapshot;
   for (int i = 0; i < m->n_snapshot; i++) m->deferred_rows[i] = m->snapshot[i];
@@ -801,7 +811,7 @@ static void rt__toolrun_recovery_request(rt_world *w, uint32_t a, const rt_msg *
     RT_PROBE(w, a, RT_PROBE_RECONCILE_IN_FLIGHT);
     rt__emit(w, RT_EV_TOOLRUN_RECOVERY, a, 2, m->n_deferred, 0, NULL);
   } else {
-    m->n_snapshot = rt__load_open_toolruns(w, a, m->snapshot, RT_MAX_ROWS);
+    m->n_snapshot = load_open(w, a, &m->snapshot);
     rt__toolrun_schedule_recovery(w, a);
   }
   rt__request_done(w, a, msg, 1, NULL); /* the promise is not awaited */
@@ -1132,7 +1142,7 @@ int rt_toolrun_status_of(rt_world *w, uint32_t parent, int64_t run) {
 static int toolrun_startup_gated(rt_world *w, uint32_t a) {
   rt_mem *m = RT_MEM(w, a);
   if (w->cfg.toolrun == RT_TOOLRUN_GATED) {
-    m->n_rows = rt__load_open_toolruns(w, a, m->rows, RT_MAX_ROWS);
+    m->n_rows = load_open(w, a, &m->rows);
     m->row_idx = 0;
     rt__toolrun_gated_next(w, a);
     return 1;

@@ -52,7 +52,9 @@ int scn__observe(const scn_run_opts *o, scn_result *res);
 
 /* 1 if the scenario has a sigkill fault (it then runs in worker
 ** processes over file-backed storage). */
-/* Makes dir = "$TMPDIR/revenant-KIND-PID-XXXXXX" (else under /tmp), after
+/* Makes dir = "$TMPDIR/revenant-KIND-PID-XXXXXX" (without TMPDIR under
+** /dev/shm when it is a writable directory, else /tmp; /tmp also when that
+** fails), after
 ** removing such directories left by processes that no longer exist (a
 ** SIGKILLed run cannot remove its own). 0, or -1 with dir "". */
 int scn__tmpdir_make(char *dir, size_t cap, const char *kind);

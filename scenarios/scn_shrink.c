@@ -224,6 +224,16 @@ static void reindex(uint32_t *v, uint32_t gone) {
 }
 
 /* Removes actor a (and every child-list entry naming it); renumbers. */
+/* Drops actor a's script slot and moves the later actors' slots down with
+** their actors (the slots are indexed by actor). */
+static void remove_actor_script(scn_scenario *s, uint32_t a) {
+  scn_actor_script *as = s->actor_scripts;
+  if (as[a].name[0]) s->n_actor_scripts--;
+  if (!s->actor_scripts_borrowed) free(as[a].text);
+  memmove(&as[a], &as[a + 1], (s->n_actors - a - 1) * sizeof as[0]);
+  memset(&as[s->n_actors - 1], 0, sizeof as[0]);
+}
+
 static void remove_actor(scn_scenario *s, uint32_t a) {
   for (uint32_t i = 0; i < s->n_actors; i++) {
     rt_actor_spec *sp = &s->actors[i];
@@ -232,6 +242,7 @@ static void remove_actor(scn_scenario *s, uint32_t a) {
     for (int k = 0; k < sp->n_children; k++) reindex(&sp->children[k], a);
   }
   memmove(&s->actors[a], &s->actors[a + 1], (s->n_actors - a - 1) * sizeof s->actors[0]);
+  remove_actor_script(s, a);
   s->n_actors--;
   for (int i = 0; i < s->n_stale; i++) {
     reindex(&s->stale[i].actor, a);

@@ -94,5 +94,15 @@ if [ $? -eq 0 ] && grep -q "crash-points scripted-orders \[fixed\].* 0 failed" "
   ok "crash points over a scripted scenario"
 else no "crash points over a scripted scenario" "$(tail -3 "$T/cp.out")"; fi
 
+# shrink drops an unused actor in front of a scripted one: the script moves
+# with its actor (the slots are per actor index), so the result still fails
+mkdir -p "$T/shr"
+cp scenarios/scripted/orders.json scenarios/scripted/orders.lua scenarios/scripted/charged_once.lua "$T/shr/"
+sed -i 's|"actors": \[{"id": "shop"|"actors": [{"id": "idle"}, {"id": "shop"|' "$T/shr/orders.json"
+if "$REVENANT" shrink "$T/shr/orders.json" --case broken -o "$T/shr/out.json" > "$T/shr.out" 2>&1 &&
+   grep -q "after:  1 actors" "$T/shr.out" && grep -q '"script"' "$T/shr/out.json"; then
+  ok "shrink removes an actor before a scripted one and keeps the script on its actor"
+else no "shrink removes an actor before a scripted one and keeps the script on its actor" "$(tail -3 "$T/shr.out")"; fi
+
 echo "1..$n"
 [ "$fails" -eq 0 ]
