@@ -91,6 +91,16 @@ static int check_script(ld *L, const cJSON *node, scn_actor_script *s) {
     lua_pop(T, 1);
   }
   qsort(names, (size_t)n, sizeof names[0], cmp_str);
+  for (int i = 0; wired[i]; i++) { /* a callback that is not a function would be skipped */
+    int ty = lua_getfield(T, t, wired[i]);
+    lua_pop(T, 1);
+    if (ty != LUA_TNIL && ty != LUA_TFUNCTION) {
+      int r = scn_errf(L->err, L->d, node, "script %s: callback \"%s\" must be a function, not %s",
+                       s->name, wired[i], lua_typename(T, ty));
+      rt_lua_free(x);
+      return r;
+    }
+  }
   for (int i = 0; i < n; i++) {
     const char *k = names[i];
     int looks = k[0] == 'o' && k[1] == 'n' && k[2] >= 'A' && k[2] <= 'Z';
