@@ -597,7 +597,7 @@ static const char prelude[] =
     "  if opts ~= nil and type(opts) ~= 'table' then error('runAgentTool: opts must be a table', 2) end\n"
     "  opts = opts or {} H.check_options('runAgentTool', opts, 'tool')\n"
     "  local id = opts.runId\n"
-    "  if id ~= nil and (math.type(id) ~= 'integer' or id <= 0) then error('runAgentTool: opts.runId must be a positive integer', 2) end\n"
+    "  if id ~= nil and (math.type(id) ~= 'integer' or id <= 0 or id > 1000000000) then error('runAgentTool: opts.runId must be a positive integer up to 1000000000 (as a workload run_id)', 2) end\n"
     "  local okw, work = pcall(P.dur, opts.work or 1000)\n"
     "  if not okw then error('runAgentTool: opts.work: ' .. tostring(work), 2) end\n"
     "  local okj, js = pcall(P.json, input)\n"

@@ -95,6 +95,8 @@ static void test_bad_arguments(void **st) {
       {"[\"researcher\", 1.5, 10]", "agent.lua:3: runAgentTool: opts.runId must be a positive integer"},
       {"[\"researcher\", 1, \"soon\"]", "agent.lua:3: runAgentTool: opts.work: bad duration 'soon'"},
       {"[3, 1, 10]", "agent.lua:3: runAgentTool: the child must be an actor id or a class name"},
+      {"[\"researcher\", 1000000001, 10]", "agent.lua:3: runAgentTool: opts.runId must be a positive integer up to"},
+      {"[\"researcher\", 9223372036854775807, 10]", "agent.lua:3: runAgentTool: opts.runId must be a positive integer up to"},
       {"[\"researcher\", 1e300, 10]", "agent.lua:3: runAgentTool: opts.runId must be a positive integer"},
       {"[\"researcher\", 1, -5]", "agent.lua:3: runAgentTool: opts.work: a duration must be a number from 0"},
       {"[\"researcher\", 1, \"1e300s\"]", "agent.lua:3: runAgentTool: opts.work: bad duration '1e300s': at most"},
