@@ -967,12 +967,19 @@ static void finish(rt_lagent *lg, int ci, int ok, const char *err, uint32_t resu
 
 /* ---- commands a coroutine yields ---------------------------------------- */
 
-static void wake(sim *s, void *ctx, uint64_t arg) {
-  rt_world *w = ctx;
+/* The coroutine a timer's arg names (actor << 40 | coroutine seq): its
+** agent state and *ci, or NULL / -1 when the actor or coroutine is gone. */
+static rt_lagent *lg_of_timer(rt_world *w, uint64_t arg, int *ci) {
   uint32_t a = (uint32_t)(arg >> 40);
-  (void)s;
   rt_lagent *lg = RT_MEM(w, a) ? LG_OF_MEM(RT_MEM(w, a)) : NULL;
-  int ci = lg ? co_by_seq(lg, (int64_t)(arg & ((1ULL << 40) - 1))) : -1;
+  *ci = lg ? co_by_seq(lg, (int64_t)(arg & ((1ULL << 40) - 1))) : -1;
+  return lg;
+}
+
+static void wake(sim *s, void *ctx, uint64_t arg) {
+  int ci;
+  rt_lagent *lg = lg_of_timer(ctx, arg, &ci);
+  (void)s;
   if (ci >= 0) drive(lg, ci, run(lg, ci, 0, 0));
 }
 
@@ -1148,11 +1155,9 @@ static int cmd_run_agent_tool(rt_lagent *lg, int ci) {
 
 /* A run the coroutine awaited ended: it resumes with the result. */
 static void wake_tool(sim *s, void *ctx, uint64_t arg) {
-  rt_world *w = ctx;
-  uint32_t a = (uint32_t)(arg >> 40);
+  int ci;
+  rt_lagent *lg = lg_of_timer(ctx, arg, &ci);
   (void)s;
-  rt_lagent *lg = RT_MEM(w, a) ? LG_OF_MEM(RT_MEM(w, a)) : NULL;
-  int ci = lg ? co_by_seq(lg, (int64_t)(arg & ((1ULL << 40) - 1))) : -1;
   if (ci < 0 || !lg->cos[ci].tool) return;
   int64_t run_id = lg->cos[ci].tool;
   lg->cos[ci].tool = 0;
