@@ -7,7 +7,7 @@
 ** options, a throwing, badly answering or waiting onChatRecovery; the chat
 ** calls continueLastTurn, saveMessages and cancelChat; bad arguments give
 ** a clear error at the script's file:line. Cross-process hashes of the
-** scripted scenarios are in tests/sh_lua_agents.sh.
+** chat-recovery and digest scenarios are in tests/sh_lua_chat.sh.
 */
 #include <setjmp.h>
 #include <stdarg.h>
