@@ -284,7 +284,7 @@ static void test_chat_recovery_failures(void **st) {
       {"error('no provider')", "agent.lua:3: no provider"},
       {"return {contine = false}", "unknown option 'contine'"},
       {"return {persist = 'no'}", "option persist must be a boolean"},
-      {"return {continue = 1, persist = 'no'}", "option persist must be a boolean"}, /* a fixed order */
+      {"return {persist = 'no', continue = 1}", "option continue must be a boolean"}, /* sorted */
       {"return {zz = 1, contine = false, persist = true}", "unknown option 'contine'"}, /* sorted */
       {"return 'continue'", "must return nil or a table of options"},
       {"revenant.work(100) return {continue = false}", "onChatRecovery: it cannot wait here"},
