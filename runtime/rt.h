@@ -701,4 +701,30 @@ int rt_chat_last_recovery(rt_world *w, uint32_t actor, rt_chat_recovery_info *ou
 ** results are the same either way (tests compare the trace hashes). */
 void rt_scan_cache_set(int on);
 
+/* ---- failure injection (rt_inject.c; tests: issue #16 item 7) ----------
+** The runtime's allocation and SQLite call sites (runtime/rt_inject.h) can
+** be made to fail one at a time, deterministically. Process-wide; off by
+** default (then each site costs one well-predicted branch). */
+
+/* A call site: its file ("runtime/rt_storage.c"), line, and the calls made
+** there since the injection was armed. */
+typedef struct rt_inject_site {
+  const char *file;
+  int line;
+  uint64_t calls;
+} rt_inject_site;
+
+/* Arms counting: every site's calls are counted (from 0), none fails. */
+void rt_inject_count(void);
+/* Arms a target: the nth call (1-based) at file:line fails (NULL from an
+** allocation, an error code from SQLite), once; counts reset. */
+void rt_inject_target(const char *file, int line, uint64_t nth);
+/* Disarms; the counts stay readable. */
+void rt_inject_off(void);
+/* The sites called since arming, ordered by file name then line (never by
+** address); returns how many (*out valid until the next arm). */
+int rt_inject_sites(const rt_inject_site **out);
+/* 1 if the armed target's call has failed since rt_inject_target. */
+int rt_inject_fired(void);
+
 #endif

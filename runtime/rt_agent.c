@@ -20,6 +20,7 @@
 ** onRequest, fiber bodies, onFiberRecovered and onAlarm are continuations
 ** whose yielded commands (work, sleep, call) this file carries out.
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,8 +64,10 @@ static rt_agent_ext *fiber_ext(const rt_fiber *f) {
 }
 
 static int ext_recover_orphan(rt_world *w, uint32_t a, const rt_orphan *o) {
-  for (int i = 0; i < n_exts; i++)
-    if (exts[i]->recover_orphan && exts[i]->recover_orphan(w, a, o) == 0) return 0;
+  for (int i = 0; i < n_exts; i++) {
+    int rc = exts[i]->recover_orphan ? exts[i]->recover_orphan(w, a, o) : -1;
+    if (rc >= 0) return rc;
+  }
   return -1;
 }
 
@@ -583,19 +586,14 @@ static void hook_done(sim *s, void *ctx, uint64_t arg) {
   char *snap_text = strdup(sim_trace_str(&w->s->trace, snap));
   (void)s;
   if (!snap_text) snap_text = strdup("null");
-  int took = ext_recover_orphan(w, a, o) == 0;
-  if (RT_MEM(w, a) != m) { /* died in the user's onChatRecovery */
+  int took = ext_recover_orphan(w, a, o);
+  if (RT_MEM(w, a) != m || took == 1) { /* died in the user's onChatRecovery, or it waits */
     free(snap_text);
     return;
   }
-  if (took) {
-    /* an internal fiber (a chat turn): _handleInternalFiberRecovery took it (A.7 step 4) */
-    hook_end(w, a, o, RT_CB_RETURNED, NULL);
-    rt__w_fiber_delete(w, a, o->id);
-    m->scan_progress = 1;
-    m->orphan_idx++;
+  if (took == 0) {
     free(snap_text);
-    hook_next(w, a);
+    rt__orphan_recovered(w, a);
     return;
   }
   /* the user's onFiberRecovered continues after its work (rt_usercode.h) */
@@ -656,6 +654,18 @@ static void hook_done(sim *s, void *ctx, uint64_t arg) {
   }
   m->orphan_idx++;
   free(snap_text);
+  hook_next(w, a);
+}
+
+void rt__orphan_recovered(rt_world *w, uint32_t a) {
+  rt_mem *m = RT_MEM(w, a);
+  if (!m || !m->recovery_in_progress || m->orphan_idx >= m->n_orphans) return;
+  const rt_orphan *o = &m->orphans[m->orphan_idx];
+  /* an internal fiber (a chat turn): _handleInternalFiberRecovery took it (A.7 step 4) */
+  hook_end(w, a, o, RT_CB_RETURNED, NULL);
+  rt__w_fiber_delete(w, a, o->id);
+  m->scan_progress = 1;
+  m->orphan_idx++;
   hook_next(w, a);
 }
 
@@ -1350,6 +1360,105 @@ static void request_wake(sim *s, void *ctx, uint64_t arg) {
   }
 }
 
+/* ---- user methods by name and RPC (MSG_INVOKE, MSG_RPC, CALL_USER) ------- */
+
+/* Answers message m (being served no more) as its kind wants: a request
+** (MSG_INVOKE) with its result, an RPC (MSG_RPC) with a reply. value: the
+** result JSON (ok; NULL undefined) or the error message. */
+static void user_answer(rt_world *w, uint32_t a, const rt_msg *m, int ok, const char *value) {
+  if (m->kind == MSG_RPC)
+    rt__send_reply(w, a, m, ok, value ? (int64_t)rt__str(w, value) : 0, 0);
+  else if (ok)
+    rt__request_result(w, a, m, 1, NULL, value);
+  else
+    rt__request_done(w, a, m, 0, value);
+}
+
+/* A user method by name (MSG_INVOKE: the table's on_request) or an RPC
+** from another actor (MSG_RPC: on_call). The message is served while the
+** user's code runs; a detached method ends in rt__user_request_end. An
+** RPC to code without on_call is answered null at once. */
+static void user_method(rt_world *w, uint32_t a, const rt_msg *m) {
+  rt_mem *mem = RT_MEM(w, a);
+  int rpc = m->kind == MSG_RPC;
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  rt_uc_out out;
+  rt_uc_status how;
+  rt_uc_frame f = {.hook = RT_UC_ON_REQUEST, .key = m->id};
+  rt_msg held;
+  char method[64];
+  /* copies: user code may intern strings (the trace's table may move) */
+  snprintf(method, sizeof method, "%s", m->str ? sim_trace_str(&w->s->trace, m->str) : "");
+  char *args = m->arg ? strdup(sim_trace_str(&w->s->trace, (uint32_t)m->arg)) : NULL;
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  memset(&out, 0, sizeof out);
+  if (!mem || rt__push_serving(&mem->inc, m)) {
+    free(args);
+    user_answer(w, a, m, 0, "out of memory");
+    return;
+  }
+  if (!uc) {
+    how = RT_UC_THREW;
+    snprintf(out.value, sizeof out.value, "%s", err ? err : "user code failed to load");
+  } else if (rpc) {
+    how = uc->on_call ? uc->on_call(st, &self, method, args, &f, &out) : RT_UC_ABSENT;
+  } else {
+    how = uc->on_request ? uc->on_request(st, &self, method, args, &f, &out) : RT_UC_ABSENT;
+  }
+  free(args);
+  if (RT_MEM(w, a) != mem || how == RT_UC_DETACHED) return;
+  if (!rt__pop_serving(&mem->inc, m->id, &held)) return;
+  if (how == RT_UC_YIELD) { /* a by-name method that waits is a detached one */
+    how = RT_UC_THREW;
+    snprintf(out.value, sizeof out.value, "%s: unsupported command %d", method,
+             (int)out.cmd.kind);
+  }
+  if (how == RT_UC_ABSENT && !rpc) {
+    how = RT_UC_THREW;
+    snprintf(out.value, sizeof out.value, "%s is not a method of %s", method,
+             w->actors[a].spec.id);
+  }
+  if (how == RT_UC_THREW) user_answer(w, a, &held, 0, out.value);
+  else user_answer(w, a, &held, 1, out.value[0] ? out.value : NULL);
+}
+
+void rt__user_request_end(rt_world *w, uint32_t a, int64_t id, int ok, const char *value) {
+  rt_mem *m = RT_MEM(w, a);
+  rt_msg held;
+  if (!m || !rt__pop_serving(&m->inc, id, &held)) return;
+  user_answer(w, a, &held, ok, value);
+}
+
+int rt__user_call(rt_world *w, uint32_t a, uint32_t target, const char *method,
+                  const char *args, int64_t key) {
+  rt_call *c = rt__new_call(w, a, CALL_USER, key, target);
+  if (!c) return -1;
+  c->str = rt__str(w, method);
+  char mcopy[64]; /* interning the args may move the trace's strings */
+  snprintf(mcopy, sizeof mcopy, "%s", method);
+  int64_t aid = rt__str(w, args ? args : "null");
+  rt__send_call(w, a, target, MSG_RPC, mcopy, RT_ENTRY_RPC, c, aid, 0);
+  return 0;
+}
+
+/* The reply to a user call (CALL_USER) goes to the caller's table. */
+static void user_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t value) {
+  rt_mem *m = RT_MEM(w, a);
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  int64_t key = c->key;
+  c->live = 0;
+  if (!m || !m->uc_opened) return; /* nothing of this incarnation waits for it */
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  if (!uc || !uc->call_reply) return;
+  char *v = value ? strdup(sim_trace_str(&w->s->trace, (uint32_t)value)) : NULL;
+  uc->call_reply(st, &self, key, ok, v);
+  free(v);
+}
+
 /* ---- the host's entry points (rt_actor_class) ----------------------------- */
 
 static void class_message(rt_world *w, uint32_t a, const rt_msg *m) {
@@ -1373,6 +1482,8 @@ static void class_message(rt_world *w, uint32_t a, const rt_msg *m) {
     case MSG_CANCEL_SCHEDULE:
     case MSG_KEEPALIVE_WHILE: schedule_request(w, a, m); break;
     case MSG_ALARM: alarm_handle(w, a, m); break;
+    case MSG_INVOKE:
+    case MSG_RPC: user_method(w, a, m); break;
     default: /* a model's kind (tool runs, legacy, executor, thread store, chat) */
       if (m->kind >= 0 && m->kind < MSG_KINDS && by_kind[m->kind]) by_kind[m->kind]->message(w, a, m);
       break;
@@ -1388,6 +1499,8 @@ static void class_notify(rt_world *w, uint32_t a, const rt_msg *m) {
 static void class_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t value) {
   if (c->purpose == CALL_FIBER_STEP)
     fiber_reply(w, a, c, ok);
+  else if (c->purpose == CALL_USER)
+    user_reply(w, a, c, ok, value);
   else if (c->purpose > 0 && c->purpose < CALL_PURPOSES && by_purpose[c->purpose])
     by_purpose[c->purpose]->reply(w, a, c, ok, value);
 }

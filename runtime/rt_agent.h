@@ -56,11 +56,14 @@ enum rt_agent_msg {
   MSG_SCHEDULE_EX,      /* request that calls schedule / scheduleEvery with
                            cron, payload or idempotent: arg indexes the
                            world's sched_reqs; str callback */
-  MSG_LUA_INVOKE,       /* request that calls a script's method: str method,
-                           arg its arguments (JSON trace string, 0: none) */
-  MSG_LUA_CALL,         /* actor → actor: self:call(actor, method, args), as
-                           MSG_LUA_INVOKE; the reply carries the result JSON
-                           or the error message as a trace string */
+  MSG_INVOKE,           /* request that calls a user method by name (the
+                           user-code table's on_request): str method, arg its
+                           arguments (JSON trace string, 0: none) */
+  MSG_RPC,              /* actor → actor: an RPC method call with JSON
+                           arguments (user code's rt__user_call), as
+                           MSG_INVOKE but through on_call; the reply carries
+                           the result JSON or the error message as a trace
+                           string */
   MSG_KINDS
 };
 
@@ -73,7 +76,8 @@ typedef enum rt_call_purpose {
   CALL_TOOL_ATTACH,         /* re-attach to a running child (#1640) */
   CALL_TOOL_CANCEL,         /* cancelAgentToolRun: the reply is ignored */
   CALL_TOOL_CHUNKS,         /* getAgentToolChunks: replay to a client or a reuse */
-  CALL_LUA,                 /* a script's self:call (key: its coroutine) */
+  CALL_USER,                /* user code's rt__user_call: the reply goes to the
+                               table's call_reply (key: the caller's key) */
   CALL_PURPOSES
 } rt_call_purpose;
 
@@ -281,7 +285,8 @@ typedef struct rt_agent_ext {
   /* alarm(), after the due schedules: nonzero stops the handler (-1 died). */
   int (*alarm)(rt_world *w, uint32_t a);
   /* _checkRunFibers found orphan o: 0 if the extension recovered it itself
-  ** (an internal fiber), -1 if it is not its own. */
+  ** (an internal fiber), 1 if it took it and recovers it later (user code it
+  ** awaits: it then calls rt__orphan_recovered), -1 if it is not its own. */
   int (*recover_orphan)(rt_world *w, uint32_t a, const rt_orphan *o);
   /* A fiber of this extension (rt_fiber.legacy) stashed at pc / ended. */
   int (*fiber_stash)(rt_world *w, uint32_t a, int64_t id, int pc);
@@ -406,7 +411,9 @@ int rt__w_schedule_time(rt_world *w, uint32_t a, int64_t id, int64_t time_s, int
                         const char *callback);
 /* Writes schedule row r (every column the model keeps); SCHEDULE_SET. */
 int rt__w_schedule_put(rt_world *w, uint32_t a, const rt_sched_row *r);
-/* running / execution_started_at of row id (started_s -1: NULL). */
+/* running / execution_started_at (started_s, unix seconds) of row id: the
+** alarm marks an interval row running as it starts it (finishing writes the
+** row's time, rt__w_schedule_time). */
 int rt__w_schedule_running(rt_world *w, uint32_t a, int64_t id, int running, int64_t started_s,
                            const char *callback);
 /* The rows with time <= now_s, by time and id (at most cap). */
@@ -423,19 +430,34 @@ int rt__schedule_find(rt_world *w, uint32_t a, const char *callback, int64_t *id
 int rt__schedule_match(rt_world *w, uint32_t a, const rt_sched_row *key, int by_callback,
                        int64_t *id);
 
-/* ---- Lua-scripted agents (rt_luaagent.c; issue #13) ---------------------
-** A scripted actor's callbacks reach the core through its user-code table
-** (rt_uc_lua.c: onStart, onFiberRecovered, a fiber body, a fiber's end,
-** onAlarm, schedule callbacks, onChatRecovery, detached continuations
-** reported with the *_finish / rt__fiber_end / rt__schedule_end calls
-** below); its messages and replies come through its extension rt__lua_ext. The core (rt_agent.c) calls none of rt__lg_*. */
-extern rt_agent_ext rt__lua_ext;
-/* The body of a script's fiber ended, or ran its steps. */
+/* ---- user methods and calls (MSG_INVOKE, MSG_RPC, CALL_USER) ------------
+** The core serves a by-name request (MSG_INVOKE) through the table's
+** on_request and an RPC (MSG_RPC) through on_call; user code calls another
+** actor with rt__user_call and gets the reply through call_reply. */
+/* Sends RPC `method` with JSON `args` (NULL: null) from actor a to target;
+** the reply reaches a's table as call_reply(key, ok, value). 0, or -1 when
+** out of memory (nothing sent). */
+int rt__user_call(rt_world *w, uint32_t a, uint32_t target, const char *method,
+                  const char *args, int64_t key);
+/* A detached on_request (MSG_INVOKE) or on_call (MSG_RPC) of message `id`
+** ended: ok 1 with `value` (result JSON, NULL: undefined), ok 0 with the
+** error message `value`. Answers the request or the caller; nothing when
+** the message is no longer being served (the incarnation died). */
+void rt__user_request_end(rt_world *w, uint32_t a, int64_t id, int ok, const char *value);
+
+/* ---- detached user code ends (rt_usercode.h: RT_UC_DETACHED) -----------
+** A user-code implementation that drives a callback itself (a Lua
+** coroutine: rt_uc_lua.c) reports its end here; the core names no script
+** symbol (tests/sh_seam.sh). */
+/* The body of a fiber (a script's) ended, or ran its steps. */
 void rt__fiber_end(rt_world *w, uint32_t a, rt_fiber *f, int ok, const char *result);
 /* runFiber(name) up to the body: the row, keepAlive, FIBER_START; the body
 ** is the caller's (f->lua). NULL on OOM. */
 rt_fiber *rt__fiber_create_named(rt_world *w, uint32_t a, const char *name,
                                  int64_t recovered_from);
+/* The extension that answered 1 from recover_orphan has recovered the
+** current orphan: its row is deleted and _checkRunFibers goes on. */
+void rt__orphan_recovered(rt_world *w, uint32_t a);
 /* A script's onFiberRecovered for the current orphan ended: returned
 ** (resumed: it called runFiber) or threw err. Goes on with the next row. */
 void rt__hook_finish(rt_world *w, uint32_t a, int ok, const char *err, int resumed);
@@ -445,32 +467,5 @@ void rt__onstart_finish(rt_world *w, uint32_t a, int ok, const char *err);
 ** row `id` ended: returned (ok 1) or threw err. alarm() goes on as after a
 ** callback that returned at once: the next row, or tryN's retry. */
 void rt__schedule_end(rt_world *w, uint32_t a, int64_t id, int ok, const char *err);
-/* The script's onAlarm: RT_UC_ABSENT if it has none, else RT_UC_DETACHED
-** (it runs as a coroutine; its errors are reported, alarm() goes on). */
-int rt__lg_alarm(rt_world *w, uint32_t a);
-/* The script's schedule callback `callback(self, payload, schedule)` for
-** the row being run: RT_UC_ABSENT if the script has no such function; DONE
-** or THREW (message in out->value) when it ended at once; RT_UC_DETACHED
-** when it waits (it ends in rt__schedule_end). */
-int rt__lg_schedule_call(rt_world *w, uint32_t a, const char *callback, const char *payload,
-                         rt_uc_out *out);
-/* The script's onChatRecovery(ctx): RT_UC_ABSENT if it has none; DONE with
-** *opts filled from the options it returned; THREW when it threw, returned
-** something that is not options, or tried to wait (reported as
-** script_error; the caller uses the SDK's defaults). */
-int rt__lg_chat_recovery(rt_world *w, uint32_t a, const rt_uc_chat_ctx *ctx,
-                         rt_uc_chat_opts *opts);
-int rt__lg_scripted(rt_world *w, uint32_t a);          /* the actor has a script */
-/* 1 if the script defines function `callback` (makes the incarnation's
-** state on first use; a failure to make it ends the run: rt_world_fatal). */
-int rt__lg_has(rt_world *w, uint32_t a, const char *callback);
-void rt__lg_fiber_begin(rt_world *w, uint32_t a, int64_t id);  /* a body's first slice */
-void rt__lg_fiber_ended(rt_world *w, uint32_t a, int64_t id, int ok, const char *result);
-/* Starts the script's onFiberRecovered for orphan o (1; snap: its stored
-** snapshot), or 0 when the script has none. It ends in rt__hook_finish. */
-int rt__lg_hook(rt_world *w, uint32_t a, const rt_uc_recovery *o, const char *snap);
-/* Starts the script's onStart (1; it ends in rt__onstart_finish) or 0. */
-int rt__lg_onstart(rt_world *w, uint32_t a);
-void rt__lg_fatal(rt_world *w, const char *msg); /* ends the run with msg */
 
 #endif

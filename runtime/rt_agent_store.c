@@ -5,6 +5,7 @@
 ** scheduleEvery, alarm()). Registered with the host's storage as one
 ** module (rt__store_register); the host knows neither table.
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -320,10 +321,7 @@ int rt__w_schedule_running(rt_world *w, uint32_t a, int64_t id, int running, int
   if (rt__txn_join(w, a) || !(st = stmt(w, a, ST_SCH_RUNNING))) return -1;
   sqlite3_bind_int64(st, 1, id);
   sqlite3_bind_int(st, 2, running);
-  if (started_s >= 0)
-    sqlite3_bind_int64(st, 3, started_s);
-  else
-    sqlite3_bind_null(st, 3);
+  sqlite3_bind_int64(st, 3, started_s);
   return rt__txn_wrote_row(w, a, RT_W_SCHEDULE, id, sqlite3_step(st), callback);
 }
 

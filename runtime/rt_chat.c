@@ -38,6 +38,7 @@
 **   latestUserMessageId) is still unanswered.
 ** Every write goes through rt__txn_join / rt__txn_wrote (RT_EV_WRITE).
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,8 @@ struct rt_chat_mem {
   char last_body[128], last_tools[128]; /* restored "in the constructor" */
   int64_t waiting[MAX_WAITING];    /* schedule ids of callbacks in waitUntilStable */
   int n_waiting;
+  struct rec_state *rec_wait;      /* a recovery whose onChatRecovery waits: it goes on
+                                      in rt__chat_recovery_end (its row stays open) */
 };
 
 typedef struct chat_up {
@@ -436,6 +439,7 @@ static void rt__chat_mem_free(rt_world *w, rt_mem *m) {
   (void)w;
   if (!cm) return;
   free(cm->queue);
+  free(cm->rec_wait); /* a death while onChatRecovery waited: the row is recovered again */
   free(cm);
   RT_EXT_MEM(m, &rt__chat_ext) = NULL;
 }
@@ -846,6 +850,8 @@ typedef struct rec_state {
   int64_t req, stream, message_id, answers, response, created_ms, value;
   int continuation, status, deltas, persist, cont, n_messages;
   const char *arm;
+  int64_t orphan;                  /* the turn's fiber row */
+  char name[64];                   /* its name */
   char text[TEXT_CAP];
 } rec_state;
 
@@ -960,26 +966,12 @@ static char *emit_ctx(rt_world *w, uint32_t a, const rec_state *r) {
   return js; /* the caller frees it */
 }
 
-/* onChatRecovery per provider strategy (seed 000 "Recovery strategies by
-** provider"); the actor's configured options otherwise. */
-static int on_chat_recovery(rt_world *w, uint32_t a, rec_state *r) {
+/* The options onChatRecovery answered, then the provider's strategy (seed
+** 000 "Recovery strategies by provider"). */
+static void apply_opts(rt_world *w, uint32_t a, rec_state *r, const rt_uc_chat_opts *opts) {
   const rt_chat_policy *p = policy_of(w, a);
-  rt_uc_chat_opts opts = {1, 1, NULL}; /* the SDK's defaults */
-  rt_uc_chat_ctx ctx = {r->stream, r->req, r->created_ms, r->text, r->response, NULL};
-  rt_sdk_actor self;
-  void *st;
-  const char *err = NULL;
-  rt_mem *m = RT_MEM(w, a);
-  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
-  char *js = emit_ctx(w, a, r);
-  ctx.context = js;
-  if (uc && uc->on_chat_recovery && /* the user's options (rt_usercode.h) */
-      uc->on_chat_recovery(st, &self, &ctx, &opts) == RT_UC_THREW)
-    opts = (rt_uc_chat_opts){1, 1, NULL}; /* a throw: reported, the defaults apply */
-  free(js);
-  if (RT_MEM(w, a) != m) return -1; /* the user's code died (a crash point in its write) */
-  r->persist = opts.persist;
-  r->cont = opts.cont;
+  r->persist = opts->persist;
+  r->cont = opts->cont;
   if (p->provider == RT_CHAT_RETRIEVE && w->cfg.chat_bug != RT_CHAT_BUG_REGENERATE &&
       retrieve(w, a, r)) {
     r->persist = r->cont = 0;
@@ -989,6 +981,29 @@ static int on_chat_recovery(rt_world *w, uint32_t a, rec_state *r) {
     r->cont = 0;
     r->arm = "synthetic";
   }
+}
+
+/* Calls the user's onChatRecovery (the actor's configured options without
+** one) and applies what it answered: 0, or 1 when it waits (it goes on in
+** rt__chat_recovery_end), or -1 when the incarnation died in it. */
+static int on_chat_recovery(rt_world *w, uint32_t a, rec_state *r) {
+  rt_uc_chat_opts opts = {1, 1, NULL}; /* the SDK's defaults */
+  rt_uc_status how = RT_UC_ABSENT;
+  rt_uc_chat_ctx ctx = {r->stream, r->req, r->created_ms, r->text, r->response, NULL};
+  rt_sdk_actor self;
+  void *st;
+  const char *err = NULL;
+  rt_mem *m = RT_MEM(w, a);
+  const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
+  char *js = emit_ctx(w, a, r);
+  ctx.context = js;
+  if (uc && uc->on_chat_recovery) /* the user's options (rt_usercode.h) */
+    how = uc->on_chat_recovery(st, &self, &ctx, &opts);
+  if (how == RT_UC_THREW) opts = (rt_uc_chat_opts){1, 1, NULL}; /* reported; the defaults */
+  free(js);
+  if (RT_MEM(w, a) != m) return -1; /* the user's code died (a crash point in its write) */
+  if (how == RT_UC_DETACHED) return 1; /* it waits: the SDK awaits it */
+  apply_opts(w, a, r, &opts);
   return 0;
 }
 
@@ -1062,6 +1077,18 @@ static void save_info(rt_world *w, uint32_t a, const rec_state *r) {
   snprintf(in->arm, sizeof in->arm, "%s", r->arm);
 }
 
+/* A.12 steps 4-6 and the records, once onChatRecovery answered; frees r. */
+static void recover_rest(rt_world *w, uint32_t a, rec_state *r) {
+  after_hook(w, a, r);
+  int resumes = !strcmp(r->arm, "continue") || !strcmp(r->arm, "retry") ||
+                !strcmp(r->arm, "synthetic");
+  emit2(w, RT_EV_CHAT_RECOVERY, a, r->orphan, r->req, r->deltas, options_text(r), r->arm);
+  rt__emit(w, RT_EV_FIBER_RECOVERED, a, r->orphan, r->value,
+           resumes ? RT_RECOVER_RESUME : RT_RECOVER_DROP, r->name);
+  save_info(w, a, r);
+  free(r);
+}
+
 static int rt__chat_recover(rt_world *w, uint32_t a, const rt_orphan *o) {
   size_t n = strlen(CHAT_PREFIX);
   rec_state *r;
@@ -1071,19 +1098,33 @@ static int rt__chat_recover(rt_world *w, uint32_t a, const rt_orphan *o) {
   snap_read(w, a, o->id, r);
   partial_read(w, a, r);
   r->n_messages = (int)one_int(w, a, C_MSG_COUNT, -1); /* ctx.messages */
-  if (on_chat_recovery(w, a, r)) { /* the incarnation died in onChatRecovery */
+  r->orphan = o->id;
+  snprintf(r->name, sizeof r->name, "%s", o->name);
+  int how = on_chat_recovery(w, a, r);
+  if (how < 0) { /* the incarnation died in onChatRecovery */
     free(r);
     return 0;
   }
-  after_hook(w, a, r);
-  int resumes = !strcmp(r->arm, "continue") || !strcmp(r->arm, "retry") ||
-                !strcmp(r->arm, "synthetic");
-  emit2(w, RT_EV_CHAT_RECOVERY, a, o->id, r->req, r->deltas, options_text(r), r->arm);
-  rt__emit(w, RT_EV_FIBER_RECOVERED, a, o->id, r->value,
-           resumes ? RT_RECOVER_RESUME : RT_RECOVER_DROP, o->name);
-  save_info(w, a, r);
-  free(r);
+  if (how == 1) { /* it waits: the turn's recovery stays open */
+    struct rt_chat_mem *cm = chat_m(RT_MEM(w, a));
+    free(cm->rec_wait);
+    cm->rec_wait = r;
+    return 1;
+  }
+  recover_rest(w, a, r);
   return 0;
+}
+
+void rt__chat_recovery_end(rt_world *w, uint32_t a, int ok, const rt_uc_chat_opts *opts) {
+  rt_mem *m = RT_MEM(w, a);
+  struct rt_chat_mem *cm = m ? chat_m(m) : NULL;
+  rec_state *r = cm ? cm->rec_wait : NULL;
+  rt_uc_chat_opts def = {1, 1, NULL}; /* a throw: reported, the defaults apply */
+  if (!r) return;
+  cm->rec_wait = NULL;
+  apply_opts(w, a, r, ok && opts ? opts : &def);
+  recover_rest(w, a, r);
+  if (RT_MEM(w, a) == m) rt__orphan_recovered(w, a); /* the row goes, _checkRunFibers goes on */
 }
 
 /* ---- recovery callbacks (_chatRecoveryContinue, _chatRecoveryRetry, the

@@ -5,6 +5,7 @@
 ** follows Cron.getNextDate() of src/cron.ts, walking days instead of months
 ** (same result: the first allowed second after the start).
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>

@@ -30,6 +30,7 @@
 ** actor startup restore every turn without settled and resume it from its
 ** last checkpoint (docs/runtime.md, "Checkpoint executor (seed 002)").
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,7 +259,8 @@ static int mem_put(rt_world *w, uint32_t a, const rt_checkpoint *cp) {
   return 0;
 }
 
-/* Entries of this incarnation, sorted by timestamp (stable). */
+/* Entries of this incarnation, sorted by timestamp (stable); with more than
+** cap, the cap oldest (an older entry stored later displaces the newest). */
 static int mem_get(rt_world *w, uint32_t a, int64_t turn, rt_checkpoint *out, int cap) {
   struct rt_exec *x = exec_of(w);
   int64_t life = life_of(w, a);
@@ -266,8 +268,8 @@ static int mem_get(rt_world *w, uint32_t a, int64_t turn, rt_checkpoint *out, in
   for (size_t i = 0; i < x->n_mem; i++) {
     const ex_mem_cp *e = &x->mem[i];
     if (e->actor != a || e->life != life || e->cp.turn_id != turn) continue;
-    if (n < cap) {
-      int j = n;
+    if (n < cap || (cap > 0 && out[cap - 1].timestamp_ms > e->cp.timestamp_ms)) {
+      int j = n < cap ? n : cap - 1;
       while (j > 0 && out[j - 1].timestamp_ms > e->cp.timestamp_ms) {
         out[j] = out[j - 1];
         j--;

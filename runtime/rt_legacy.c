@@ -30,6 +30,7 @@
 **   RT_EV_LEGACY_FIBER record; every write is RT_W_LEGACY_FIBER in the turn
 **   transaction.
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,20 +236,11 @@ static rt_fiber *active_find(rt_mem *m, int64_t id) {
   return NULL;
 }
 
-/* Active in this incarnation: running, or recovered at startup and about
-** to run. Such a fiber is never interrupted. */
-static int claimed(rt_mem *m, int64_t id) {
-  for (int i = 0; i < m->n_legacy_pending; i++)
-    if (m->legacy_pending[i].id == id) return 1;
-  return active_find(m, id) != NULL;
-}
-
-static void unclaim_pending(rt_mem *m, int64_t id) {
-  int k = 0;
-  for (int i = 0; i < m->n_legacy_pending; i++)
-    if (m->legacy_pending[i].id != id) m->legacy_pending[k++] = m->legacy_pending[i];
-  m->n_legacy_pending = k;
-}
+/* Active in this incarnation: running. Such a fiber is never interrupted.
+** (A fiber recovered at startup waits in m->legacy_pending only between
+** startup_gated and startup_late, while the gate holds every request and
+** alarm: no scan and no cancelFiber can see it there.) */
+static int claimed(rt_mem *m, int64_t id) { return active_find(m, id) != NULL; }
 
 /* Runs the method of fiber `id` from `pc` under a keepAlive ref. */
 static void lf_start(rt_world *w, uint32_t a, int64_t id, int prog, int pc) {
@@ -444,7 +436,6 @@ static void lf_cancel(rt_world *w, uint32_t a, int64_t id) {
   rt_fiber *f = active_find(m, id);
   lf_row r;
   if (f) f->live = 0;
-  unclaim_pending(m, id);
   transition(w, a, id, RT_LF_RUNNING, RT_LF_CANCELLED, 0, NULL, &r);
   if (!alive(w, a, m)) return;
   if (f)

@@ -11,6 +11,7 @@
 ** allocator numbers them there and keeps address -> serial in a map that is
 ** only ever looked up by exact address and never iterated.
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include "runtime/rt_lua.h"
 
 #include <limits.h>

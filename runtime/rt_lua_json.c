@@ -8,6 +8,7 @@
 ** beyond 2^53, NaN and infinities, functions, coroutines, userdata, keys
 ** that are neither strings nor array indices, nesting deeper than 64.
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +45,10 @@ static void add(jb *b, const char *s, size_t n) {
     while (nc < jlen + n) nc *= 2;
     char *nb = realloc(jbuf, nc);
     if (!nb) luaL_error(b->L, "cannot convert to JSON: out of memory");
-    if (!registered) registered = atexit(jfree) == 0;
+    if (!registered) {
+      registered = atexit(jfree) == 0;
+      rt__inject_cold_hook(jfree);
+    }
     jbuf = nb;
     jcap = nc;
   }
@@ -108,6 +112,9 @@ static void enc_table(jb *b, int idx, int depth) {
   skey small[16];
   skey *keys = small;
   int cap = 16, anchor = 0, other = 0;
+  /* Each level keeps its value on the stack while the next is encoded: past
+  ** LUA_MINSTACK slots a deep table (a cycle) would write beyond the stack. */
+  luaL_checkstack(L, 4, "cannot convert to JSON: nested too deep");
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     lua_pop(L, 1);
@@ -254,10 +261,12 @@ static int dec_string(lua_State *L, jd *d) {
       case 'u': {
         unsigned cp = 0;
         if (d->end - d->p < 4) return -1;
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < 4; i++) { /* four hex digits, else not JSON */
           char h = *d->p++;
-          cp = cp * 16 + (unsigned)(h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10
-                                    : h >= 'A' && h <= 'F' ? h - 'A' + 10 : 0);
+          int v = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                  : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+          if (v < 0) return -1;
+          cp = cp * 16 + (unsigned)v;
         }
         char u[8];
         int n = 0;

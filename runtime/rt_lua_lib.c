@@ -4,6 +4,7 @@
 ** randomness or the machine, and the `revenant` table. Rules and reasons:
 ** docs/scripting.md.
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>

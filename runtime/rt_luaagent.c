@@ -19,6 +19,7 @@
 ** with the traceback. An exhausted instruction budget, the memory cap or a
 ** sandbox escape ends the run with a scenario error (rt_world_fatal).
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,15 +49,16 @@ typedef struct lg_co {
   int ctx_ref;
   int64_t fiber;            /* the fiber this coroutine is the body of (LC_FIBER) */
   int64_t seq;              /* identity for timers and replies */
-  rt_msg msg;               /* LC_REQUEST, LC_RPC: the message served */
+  int64_t msg;              /* LC_REQUEST, LC_RPC: the id of the message served */
   int64_t await;            /* waiting for this fiber's end (0: not) */
   int made_fiber;           /* LC_HOOK: it called runFiber */
   int64_t tool;             /* waiting for runAgentTool's run (0: not) */
   char what[64];            /* the callback, for records */
 } lg_co;
 
-enum { LC_ALARM = 40, LC_SYNC }; /* onAlarm; a callback run to its end now (onChatRecovery,
-                                  ** onAgentToolFinish) */
+enum { LC_ALARM = 40, LC_SYNC }; /* onAlarm; a callback run to its end now
+                                  ** (onAgentToolFinish) */
+enum { LC_CHATREC = 50 };        /* onChatRecovery: awaited; it may wait */
 
 /* Where a callback that the caller waits for now (a schedule callback's
 ** first slice, onChatRecovery) leaves its outcome when it ends in that
@@ -64,6 +66,7 @@ enum { LC_ALARM = 40, LC_SYNC }; /* onAlarm; a callback run to its end now (onCh
 typedef struct lg_sync {
   int ci;                   /* the coroutine it waits for */
   int ended, ok;
+  int persist, cont;        /* onChatRecovery's options (ended ok) */
   char err[RT_UC_TEXT];
 } lg_sync;
 
@@ -94,9 +97,6 @@ static int load_prelude_chat(rt_lagent *lg);
 ** own tables (the WRITE record's table: "user"). */
 static const rt_store_op lua_ops[] = {{RT_W_USER_SQL, "user"}};
 rt_store_module rt__lua_store = {"lua", "", NULL, 0, 0, lua_ops, 1, 0, 0};
-
-void rt__lg_request(rt_world *w, uint32_t a, const rt_msg *m);
-void rt__lg_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t value);
 
 /* ---- the world's scripts ------------------------------------------------ */
 
@@ -441,6 +441,38 @@ static void bind_args(lua_State *L, sqlite3_stmt *st, int from) {
   }
 }
 
+/* A prepared user statement being bound and stepped (sql_rows). */
+typedef struct sql_run {
+  sqlite3_stmt *st;
+  rt_sqlsbx *sbx;
+  int rc;                   /* the last step's result */
+} sql_run;
+
+/* Under lua_pcall from p_sql (its sql_run, then the arguments): binds,
+** steps and pushes the array of rows. A Lua error here (a value that
+** cannot be bound, the memory cap while building rows) must not skip the
+** statement's finalize nor leave the sandbox in user mode: p_sql catches
+** it, cleans up and raises it again. */
+static int sql_rows(lua_State *L) {
+  sql_run *r = lua_touserdata(L, 1);
+  bind_args(L, r->st, 2);
+  lua_settop(L, 1);
+  lua_newtable(L);
+  int n = 0;
+  rt_sql_sandbox_user(r->sbx, 1);
+  while ((r->rc = sqlite3_step(r->st)) == SQLITE_ROW) {
+    int nc = sqlite3_column_count(r->st);
+    lua_createtable(L, 0, nc);
+    for (int i = 0; i < nc; i++) {
+      push_column(L, r->st, i);
+      lua_setfield(L, -2, sqlite3_column_name(r->st, i));
+    }
+    lua_rawseti(L, 2, ++n);
+  }
+  rt_sql_sandbox_user(r->sbx, 0);
+  return 1;
+}
+
 /* P.sql(query, ...) -> array of rows (column name -> value) */
 static int p_sql(lua_State *L) {
   rt_lagent *lg = lg_of(L);
@@ -448,7 +480,9 @@ static int p_sql(lua_State *L) {
   uint32_t a = lg->a;
   rt_db *d = &w->actors[a].store;
   const char *q = luaL_checkstring(L, 1);
+  int top = lua_gettop(L);
   char err[512];
+  luaL_checkstack(L, top + 2, "sql: arguments");
   if (!d->db && rt__db_open(w, a)) return luaL_error(L, "sql: the actor's storage cannot be opened");
   if (!d->sbx) {
     struct rt_script *s = script_of(w, a);
@@ -475,20 +509,16 @@ static int p_sql(lua_State *L) {
     sqlite3_finalize(st);
     return luaL_error(L, "sql: the actor's storage is broken (a commit failed)");
   }
-  bind_args(L, st, 2);
-  lua_newtable(L);
-  int rows = lua_gettop(L), n = 0, rc;
-  rt_sql_sandbox_user(d->sbx, 1);
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    int nc = sqlite3_column_count(st);
-    lua_createtable(L, 0, nc);
-    for (int i = 0; i < nc; i++) {
-      push_column(L, st, i);
-      lua_setfield(L, -2, sqlite3_column_name(st, i));
-    }
-    lua_rawseti(L, rows, ++n);
+  sql_run run = {st, d->sbx, SQLITE_OK};
+  lua_pushcfunction(L, sql_rows);
+  lua_pushlightuserdata(L, &run);
+  for (int i = 2; i <= top; i++) lua_pushvalue(L, i);
+  if (lua_pcall(L, top, 1, 0) != LUA_OK) {
+    rt_sql_sandbox_user(d->sbx, 0);
+    sqlite3_finalize(st);
+    return lua_error(L); /* the same error, the statement finalized */
   }
-  rt_sql_sandbox_user(d->sbx, 0);
+  int rc = run.rc;
   if (rc != SQLITE_DONE) {
     const char *refusal = rt_sql_sandbox_refusal(d->sbx);
     snprintf(err, sizeof err, "%s", refusal && *refusal ? refusal : sqlite3_errmsg(d->db));
@@ -917,8 +947,6 @@ static void finish(rt_lagent *lg, int ci, int ok, const char *err, uint32_t resu
   rt_world *w = lg->w;
   uint32_t a = lg->a;
   lg_co c = lg->cos[ci];
-  rt_mem *m = RT_MEM(w, a);
-  rt_msg msg;
   if (c.kind == LC_FIBER && c.ctx_ref != LUA_NOREF) { /* the handle keeps the outcome */
     lua_State *L = rt_lua_L(lg->x);
     const char *v = ok ? (result ? sim_trace_str(&w->s->trace, result) : NULL) : err;
@@ -947,12 +975,7 @@ static void finish(rt_lagent *lg, int ci, int ok, const char *err, uint32_t resu
   }
   switch (c.kind) {
     case LC_REQUEST:
-      if (m && rt__pop_serving(&m->inc, c.msg.id, &msg)) rt__request_result(w, a, &msg, ok, err, res);
-      break;
-    case LC_RPC:
-      if (m && rt__pop_serving(&m->inc, c.msg.id, &msg))
-        rt__send_reply(w, a, &msg, ok, ok ? (int64_t)result : (int64_t)rt__str(w, err), 0);
-      break;
+    case LC_RPC: rt__user_request_end(w, a, c.msg, ok, ok ? res : err); break;
     case LC_FIBER: {
       rt_fiber *f = live_fiber(lg, c.fiber);
       if (f) rt__fiber_end(w, a, f, ok, ok ? res : err);
@@ -961,6 +984,7 @@ static void finish(rt_lagent *lg, int ci, int ok, const char *err, uint32_t resu
     case LC_HOOK: rt__hook_finish(w, a, ok, err, c.made_fiber); break;
     case LC_ONSTART: rt__onstart_finish(w, a, ok, err); break;
     case LC_SCHEDULE: rt__schedule_end(w, a, c.fiber, ok, err); break; /* c.fiber: the row */
+    case LC_CHATREC: rt__chat_recovery_end(w, a, 0, NULL); break; /* it threw (ok: chat_done) */
     default: break; /* onAlarm: its error is only reported */
   }
 }
@@ -1075,18 +1099,12 @@ static int cmd_call(rt_lagent *lg, int ci) {
     lua_pushfstring(L, "call: no actor '%s' in the scenario", actor ? actor : "?");
     return run(lg, ci, 0, 2);
   }
-  rt_call *c = rt__new_call(w, lg->a, CALL_LUA, lg->cos[ci].seq, callee);
-  if (!c) {
+  if (rt__user_call(w, lg->a, callee, method, args, lg->cos[ci].seq) < 0) {
     lua_pushboolean(L, 0);
     lua_pushliteral(L, "call: out of memory");
     return run(lg, ci, 0, 2);
   }
-  c->str = rt__str(w, method);
-  char mcopy[64]; /* interning the args may move the trace's strings */
-  snprintf(mcopy, sizeof mcopy, "%s", method);
-  int64_t aid = rt__str(w, args ? args : "null");
-  rt__send_call(w, lg->a, callee, MSG_LUA_CALL, mcopy, RT_ENTRY_RPC, c, aid, 0);
-  return RT_LUA_YIELDED + 1000; /* waits for the reply */
+  return RT_LUA_YIELDED + 1000; /* waits for the reply: rt__lg_call_reply */
 }
 
 /* ---- runAgentTool: the command, the wake, onAgentToolFinish ------------ */
@@ -1219,12 +1237,33 @@ rt_uc_status rt__lg_tool_finish(rt_world *w, uint32_t a, int64_t run_id, int sta
 
 /* Handles what coroutine ci did in its last slice, and whatever follows at
 ** once, until it waits or ends. */
+/* onChatRecovery (ci) returned: its options are the coroutine's two
+** results (the prelude's chat_recovery made them). To the caller waiting
+** for its first slice, else to the chat model (rt__chat_recovery_end). */
+static void chat_done(rt_lagent *lg, int ci) {
+  lg_co *c = &lg->cos[ci];
+  rt_uc_chat_opts o = {c->co.nres >= 2 && lua_toboolean(c->co.L, -c->co.nres),
+                       c->co.nres >= 2 && lua_toboolean(c->co.L, -c->co.nres + 1), NULL};
+  co_drop(lg, ci);
+  if (lg->sync && lg->sync->ci == ci) {
+    lg->sync->ended = lg->sync->ok = 1;
+    lg->sync->persist = o.persist;
+    lg->sync->cont = o.cont;
+    return;
+  }
+  rt__chat_recovery_end(lg->w, lg->a, 1, &o);
+}
+
 static void drive(rt_lagent *lg, int ci, int rc) {
   rt_world *w = lg->w;
   char err[600];
   for (;;) {
     if (rc == LG_GONE || rc == RT_LUA_YIELDED + 1000) return;
     lg_co *c = &lg->cos[ci];
+    if (rc == RT_LUA_DONE && c->kind == LC_CHATREC) {
+      chat_done(lg, ci);
+      return;
+    }
     if (rc == RT_LUA_DONE) {
       uint32_t res = result_json(lg, ci, err, sizeof err);
       if (res == UINT32_MAX) finish(lg, ci, 0, err, 0);
@@ -1283,7 +1322,7 @@ static void drive(rt_lagent *lg, int ci, int rc) {
 /* Starts mod[callback](self, args...) as a coroutine of kind `kind` with
 ** nargs values already pushed above nothing (the caller pushed them after
 ** the function and self: see start_callback). */
-static int start_callback(rt_lagent *lg, int kind, const char *callback, const rt_msg *msg,
+static int start_callback(rt_lagent *lg, int kind, const char *callback, int64_t msg,
                           const char *args_json, int spread) {
   lua_State *L = rt_lua_L(lg->x);
   if (!push_callback(lg, callback)) return -1;
@@ -1292,7 +1331,7 @@ static int start_callback(rt_lagent *lg, int kind, const char *callback, const r
     lua_pop(L, 1);
     return -1;
   }
-  if (msg) lg->cos[ci].msg = *msg;
+  lg->cos[ci].msg = msg;
   lua_rawgeti(L, LUA_REGISTRYINDEX, lg->self_ref);
   int nargs = 1;
   if (args_json) {
@@ -1315,31 +1354,10 @@ static int start_callback(rt_lagent *lg, int kind, const char *callback, const r
   return 0;
 }
 
-void rt__lg_request(rt_world *w, uint32_t a, const rt_msg *m) {
-  const char *method = sim_trace_str(&w->s->trace, m->str);
-  char mbuf[64];
-  size_t ml = method ? strlen(method) : 0;
-  if (ml >= sizeof mbuf) ml = sizeof mbuf - 1;
-  memcpy(mbuf, method ? method : "", ml);
-  mbuf[ml] = 0;
+int rt__lg_method(rt_world *w, uint32_t a, int rpc, const char *method, const char *args,
+                  int64_t msg) {
   rt_lagent *lg = lg_get(w, a);
-  /* read after lg_get (making the state interns strings); decoded by
-  ** start_callback before anything else is interned */
-  const char *args = m->arg ? sim_trace_str(&w->s->trace, (uint32_t)m->arg) : NULL;
-  int rpc = m->kind == MSG_LUA_CALL;
-  if (!lg && rpc && !script_of(w, a)) { /* a plain actor answers an RPC: nil */
-    rt__send_reply(w, a, m, 1, 0, 0);
-    return;
-  }
-  rt__push_serving(&RT_MEM(w, a)->inc, m);
-  if (!lg || start_callback(lg, rpc ? LC_RPC : LC_REQUEST, mbuf, m, args, 1) < 0) {
-    char err[160];
-    rt_msg held;
-    snprintf(err, sizeof err, "%s is not a method of %s's script", mbuf, w->actors[a].spec.id);
-    if (!RT_MEM(w, a) || !rt__pop_serving(&RT_MEM(w, a)->inc, m->id, &held)) return;
-    if (rpc) rt__send_reply(w, a, &held, 0, rt__str(w, err), 0);
-    else rt__request_done(w, a, &held, 0, err);
-  }
+  return lg && start_callback(lg, rpc ? LC_RPC : LC_REQUEST, method, msg, args, 1) == 0;
 }
 
 void rt__lg_fiber_begin(rt_world *w, uint32_t a, int64_t id) {
@@ -1397,20 +1415,17 @@ int rt__lg_onstart(rt_world *w, uint32_t a) {
   rt_lagent *lg = lg_get(w, a);
   if (!lg || !push_callback(lg, "onStart")) return 0;
   lua_pop(rt_lua_L(lg->x), 1);
-  if (start_callback(lg, LC_ONSTART, "onStart", NULL, NULL, 0) < 0) return 0;
+  if (start_callback(lg, LC_ONSTART, "onStart", 0, NULL, 0) < 0) return 0;
   return 1;
 }
 
-void rt__lg_reply(rt_world *w, uint32_t a, rt_call *c, int ok, int64_t value) {
+void rt__lg_call_reply(rt_world *w, uint32_t a, int64_t key, int ok, const char *value) {
   rt_lagent *lg = RT_MEM(w, a) ? LG_OF_MEM(RT_MEM(w, a)) : NULL;
-  int64_t seq = c->key;
-  c->live = 0;
-  int ci = lg ? co_by_seq(lg, seq) : -1;
+  int ci = lg ? co_by_seq(lg, key) : -1;
   if (ci < 0) return;
   lua_State *L = rt_lua_L(lg->x);
-  const char *v = value ? sim_trace_str(&w->s->trace, (uint32_t)value) : NULL;
   lua_pushboolean(L, ok);
-  if (v) lua_pushstring(L, v);
+  if (value) lua_pushstring(L, value);
   else if (ok) lua_pushliteral(L, "null");
   else lua_pushliteral(L, "the call failed (the callee died or the call was dropped)");
   drive(lg, ci, run(lg, ci, 0, 2));
@@ -1534,7 +1549,7 @@ int rt__lg_alarm(rt_world *w, uint32_t a) {
   rt_lagent *lg = lg_get(w, a);
   if (!lg || !push_callback(lg, "onAlarm")) return RT_UC_ABSENT;
   lua_pop(rt_lua_L(lg->x), 1);
-  start_callback(lg, LC_ALARM, "onAlarm", NULL, NULL, 0);
+  start_callback(lg, LC_ALARM, "onAlarm", 0, NULL, 0);
   return RT_UC_DETACHED;
 }
 
@@ -1629,9 +1644,10 @@ static void push_messages(rt_lagent *lg) {
 int rt__lg_chat_recovery(rt_world *w, uint32_t a, const rt_uc_chat_ctx *ctx,
                          rt_uc_chat_opts *opts) {
   rt_lagent *lg = lg_get(w, a);
+  lg_sync sy;
   if (!lg || !push_callback(lg, "onChatRecovery")) return RT_UC_ABSENT;
   lua_State *L = rt_lua_L(lg->x);
-  int ci = co_new(lg, LC_SYNC, "onChatRecovery");
+  int ci = co_new(lg, LC_CHATREC, "onChatRecovery");
   if (ci < 0) {
     lua_pop(L, 1);
     return RT_UC_THREW;
@@ -1641,48 +1657,32 @@ int rt__lg_chat_recovery(rt_world *w, uint32_t a, const rt_uc_chat_ctx *ctx,
   lua_rawgeti(L, LUA_REGISTRYINDEX, lg->self_ref);
   lua_pushstring(L, ctx->context ? ctx->context : "null");
   push_messages(lg);
-  /* run, not drive: the options are the coroutine's results, read here */
-  rt_mem *m = RT_MEM(w, a);
-  int rc = run(lg, ci, 1, 4);
-  if (rc == LG_GONE || RT_MEM(w, a) != m || LG_OF_MEM(m) != lg) return RT_UC_THREW;
-  if (rc == RT_LUA_DONE) {
-    lg_co *c = &lg->cos[ci];
-    opts->persist = c->co.nres >= 2 && lua_toboolean(c->co.L, -c->co.nres);
-    opts->cont = c->co.nres >= 2 && lua_toboolean(c->co.L, -c->co.nres + 1);
-    co_drop(lg, ci);
-    return RT_UC_DONE;
-  }
-  sync_failed(lg, ci, rc, "onChatRecovery: it cannot wait here (revenant.work, sleep, "
-              "self:call, runFiber and await yield; the runtime calls it synchronously)");
-  return RT_UC_THREW;
+  if (run_waited(lg, ci, 4, &sy)) return RT_UC_THREW; /* died: the caller sees it */
+  if (!sy.ended) return RT_UC_DETACHED; /* waits: it ends in rt__chat_recovery_end */
+  if (!sy.ok) return RT_UC_THREW;       /* reported by drive */
+  opts->persist = sy.persist;
+  opts->cont = sy.cont;
+  return RT_UC_DONE;
 }
 
 int rt_invoke_at(rt_world *w, uint32_t a, const char *method, const char *args_json,
                  int64_t at_us) {
   rt_msg m = {0};
   if (!method || !*method || a >= w->n_actors) return -1;
-  m.kind = MSG_LUA_INVOKE;
+  m.kind = MSG_INVOKE;
   m.entry = RT_ENTRY_FETCH;
   m.str = rt__str(w, method);
   m.arg = args_json ? rt__str(w, args_json) : 0;
   return rt__deliver_at(w, a, &m, at_us);
 }
 
-/* The script's extension of the agent core: its messages (invoke, a
-** script-to-script call), the replies to its calls and its state's life
-** (rt_agent.h). Schedule callbacks come through the user-code table. */
-static const int lua_kinds[] = {MSG_LUA_INVOKE, MSG_LUA_CALL};
-static const int lua_purposes[] = {CALL_LUA};
-
+/* The script's extension of the agent core: only its state's life (the Lua
+** state of an incarnation, the world's scripts) and the user-SQL store op.
+** Its callbacks, methods, calls and replies go through the user-code table
+** (rt_uc_lua.c). */
 rt_agent_ext rt__lua_ext = {
     .name = "lua",
     .store = &rt__lua_store,
-    .kinds = lua_kinds,
-    .n_kinds = 2,
-    .message = rt__lg_request,
-    .purposes = lua_purposes,
-    .n_purposes = 1,
-    .reply = rt__lg_reply,
     .mem_free = lg_mem_free,
     .world_free = lg_world_free,
 };

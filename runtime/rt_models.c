@@ -11,6 +11,7 @@
 ** scheduled before resumed fibers start, and legacy fibers and executor
 ** turns resume after them.
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <stddef.h>
 
 #include "runtime/rt_models.h"

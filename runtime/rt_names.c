@@ -6,6 +6,7 @@
 ** value outside a table, or a hole in it, reads as "?". These names appear
 ** in reports, JSON output and scenario files: never rename one.
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include "runtime/rt_events.h"
 
 #include <stddef.h>

@@ -4,6 +4,7 @@
 ** runtime's table list (rt_schema.h) before they reach SQL; values are
 ** bound, never spliced.
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <stdio.h>
 #include <string.h>
 

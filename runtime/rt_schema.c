@@ -6,6 +6,7 @@
 ** per row; keep them in step (tests/test_schema.c checks that every kind
 ** has a row and that names are unique within a kind).
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include "runtime/rt_schema.h"
 
 #include <stdio.h>

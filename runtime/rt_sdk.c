@@ -3,6 +3,7 @@
 ** agent SDK core. Each call acts in the current turn of the incarnation
 ** that made the handle; on a dead incarnation it does nothing and fails.
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -11,6 +11,7 @@
 ** built-in on a private helper connection, so every other modifier keeps
 ** SQLite's own semantics.
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include "runtime/rt_sql_sandbox.h"
 
 #include <ctype.h>

@@ -14,11 +14,13 @@
 ** seeds' model). Every write is one RT_EV_WRITE record: a durable write
 ** boundary for crash-point coverage.
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <fiu.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "runtime/rt_host.h"
 
@@ -237,6 +239,13 @@ static int wipe(rt_db *d) {
 
 static void db_close_now(rt_db *d);
 
+/* The message of SQLite result rc on db: the connection's own when it
+** reports that result, else the code's generic text (a failure that left
+** no message on the connection, e.g. one injected in a test). */
+static const char *sql_err(sqlite3 *db, int rc) {
+  return db && sqlite3_errcode(db) == rc ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+}
+
 /* Closes the pooled connections at exit (so that leak checkers see every
 ** SQLite allocation released). */
 static void pool_drain(void) {
@@ -245,11 +254,21 @@ static void pool_drain(void) {
   template_img = NULL;
 }
 
+/* Closes the pooled connections and drops the schema template: the next
+** database is opened as by a fresh process (a failure-injection arming). */
+static void store_cold(void) {
+  pool_drain();
+  n_tables = -1;
+}
+
 /* Keeps d's connection for a later fresh database. 1 if it was taken. */
 static int pool_put(rt_db *d) {
   static int drain_registered;
   if (!d->poolable || d->img || pool_n == POOL_MAX || wipe(d)) return 0;
-  if (!drain_registered) drain_registered = atexit(pool_drain) == 0;
+  if (!drain_registered) {
+    drain_registered = atexit(pool_drain) == 0;
+    rt__inject_cold_hook(store_cold);
+  }
   db_pool[pool_n++] = *d;
   memset(d, 0, sizeof *d);
   return 1;
@@ -273,26 +292,9 @@ static int db_path(rt_world *w, uint32_t a, char *buf, size_t n) {
   return snprintf(buf, n, "%s/actor-%u.db", w->cfg.storage_dir, a) >= (int)n;
 }
 
-int rt__db_open(rt_world *w, uint32_t a) {
-  rt_db *d = &w->actors[a].store;
-  char path[400];
-  if (d->db) return 0;
-  new_gen(d);
-  if (!w->cfg.storage_files && !d->img && pool_take(d)) {
-    new_gen(d);
-    return 0;
-  }
-  if (db_path(w, a, path, sizeof path)) return -1;
-  /* A file left by an earlier process (a SIGKILLed generation) already
-  ** holds the schema: only a new one runs it. */
-  struct stat fst;
-  int fresh = !w->cfg.storage_files || stat(path, &fst) != 0 || fst.st_size == 0;
-  if (sqlite3_open_v2(path, &d->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL)) {
-    fprintf(stderr, "revenant: cannot open storage %s: %s\n", path, sqlite3_errmsg(d->db));
-    sqlite3_close(d->db);
-    d->db = NULL;
-    return -1;
-  }
+/* Sets up d's new connection: its content (an image, the template) in
+** memory, or the pragmas and, for a new file, the schema. 0 or -1. */
+static int db_setup(rt_world *w, rt_db *d, int fresh) {
   if (!w->cfg.storage_files && d->img) return open_from_image(d); /* journal: memory */
   if (!w->cfg.storage_files) {
     d->poolable = 1;
@@ -308,6 +310,42 @@ int rt__db_open(rt_world *w, uint32_t a) {
       rt__store_register(&host_module) || (fresh && exec_schema(d->db)))
     return -1;
   return 0;
+}
+
+int rt__db_open(rt_world *w, uint32_t a) {
+  rt_db *d = &w->actors[a].store;
+  char path[400];
+  if (d->db) return 0;
+  new_gen(d);
+  if (!w->cfg.storage_files && !d->img && pool_take(d)) {
+    new_gen(d);
+    return 0;
+  }
+  if (db_path(w, a, path, sizeof path)) return -1;
+  /* A file left by an earlier process (a SIGKILLed generation) already
+  ** holds the schema: only a new one runs it. */
+  struct stat fst;
+  int fresh = !w->cfg.storage_files || stat(path, &fst) != 0 || fst.st_size == 0;
+  int rc = sqlite3_open_v2(path, &d->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+  if (rc != SQLITE_OK) {
+    fprintf(stderr, "revenant: cannot open storage %s: %s\n", path, sql_err(d->db, rc));
+    sqlite3_close(d->db);
+    d->db = NULL;
+    return -1;
+  }
+  if (db_setup(w, d, fresh) == 0) return 0;
+  /* Half set up: closed, so that the next access opens it again instead
+  ** of running statements on a database without its tables; a new file
+  ** goes too (its size would mark it as holding the schema). */
+  fprintf(stderr, "revenant: cannot set up storage %s\n", path);
+  db_close_now(d);
+  if (w->cfg.storage_files && fresh) {
+    char wal[416];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    unlink(path);
+    unlink(wal);
+  }
+  return -1;
 }
 
 /* Runs one of the transaction-control statements. */
@@ -377,9 +415,10 @@ sqlite3_stmt *rt__stmt(rt_world *w, uint32_t a, const rt_store_module *m, int k)
   int id = m->base + k;
   if (!m->registered || k < 0 || k >= m->n_sql) return NULL;
   if (!d->db && rt__db_open(w, a)) return NULL;
-  if (!d->st[id] &&
-      sqlite3_prepare_v3(d->db, m->sql[k], -1, SQLITE_PREPARE_PERSISTENT, &d->st[id], NULL)) {
-    fprintf(stderr, "revenant: sql error: %s\n", sqlite3_errmsg(d->db));
+  int rc;
+  if (!d->st[id] && (rc = sqlite3_prepare_v3(d->db, m->sql[k], -1, SQLITE_PREPARE_PERSISTENT,
+                                             &d->st[id], NULL)) != SQLITE_OK) {
+    fprintf(stderr, "revenant: sql error: %s\n", sql_err(d->db, rc));
     return NULL;
   }
   sqlite3_reset(d->st[id]); /* every caller binds all parameters */
@@ -496,7 +535,7 @@ int rt__txn_wrote_row(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int 
   rt_actor *ac = &w->actors[a];
   rt_db *d = &ac->store;
   if (rc != SQLITE_DONE) {
-    fprintf(stderr, "revenant: storage write failed: %s\n", sqlite3_errmsg(d->db));
+    fprintf(stderr, "revenant: storage write failed: %s\n", sql_err(d->db, rc));
     return -1;
   }
   d->txn_writes++;
@@ -604,8 +643,9 @@ sqlite3_stmt *rt__prepare(rt_world *w, uint32_t a, const char *q) {
   rt_db *d = &w->actors[a].store;
   sqlite3_stmt *st = NULL;
   if (!d->db && rt__db_open(w, a)) return NULL;
-  if (sqlite3_prepare_v2(d->db, q, -1, &st, NULL) != SQLITE_OK) {
-    fprintf(stderr, "revenant: sql error: %s\n", sqlite3_errmsg(d->db));
+  int rc = sqlite3_prepare_v2(d->db, q, -1, &st, NULL);
+  if (rc != SQLITE_OK) {
+    fprintf(stderr, "revenant: sql error: %s\n", sql_err(d->db, rc));
     sqlite3_finalize(st);
     return NULL;
   }

@@ -31,6 +31,7 @@
 ** seed), broken (appends at expected+1 without the version check: lost
 ** update), leaky (versioned, no Run / ToolCall cleanup).
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

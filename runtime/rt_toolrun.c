@@ -40,6 +40,7 @@
 ** existing row (@1604): terminal → its stored result; open → its chunks
 ** replayed, then `interrupted` (no second start).
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -6,6 +6,7 @@
 ** the step programs. Behaviour and trace are exactly those of the runtime
 ** before the table existed (same trace hashes).
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <stdio.h>
 #include <string.h>
 
@@ -47,7 +48,7 @@ static const rt_recovery_policy *policy_for(const rt_actor_spec *sp, const char 
 }
 
 /* 1 if JSON text `snap` is an object with a top-level member `field`. */
-static int snap_has_field(const char *snap, const char *field) {
+int rt__snap_has_field(const char *snap, const char *field) {
   if (!snap) return 0;
   size_t fl = strlen(field);
   int depth = 0, expect_key = 0;
@@ -78,7 +79,7 @@ static rt_recover_action hook_action(rt_world *w, uint32_t a, const rt_orphan *o
   int calls = rt__hook_call_count(w, a, o->id);
   if (calls <= p->throws) return RT_RECOVER_THROW;
   if (p->action == RT_RECOVER_RESUME && p->require_field[0] &&
-      !snap_has_field(snap, p->require_field))
+      !rt__snap_has_field(snap, p->require_field))
     return RT_RECOVER_DROP;
   return p->action;
 }
@@ -218,19 +219,36 @@ static rt_uc_status decl_resume(void *st, rt_sdk_actor *self, rt_uc_frame *fr,
   }
 }
 
-/* A plain request: answered after the actor's serve_us. */
+/* A plain request: answered after the actor's serve_us. The menu has no
+** methods by name: such a request fails. */
 static rt_uc_status decl_on_request(void *st, rt_sdk_actor *self, const char *method,
                                     const char *args, rt_uc_frame *fr, rt_uc_out *out) {
   int64_t t = self->w->actors[self->a].spec.serve_us;
   (void)st;
-  (void)method;
   (void)args;
   (void)fr;
+  if (method && *method) {
+    snprintf(out->value, sizeof out->value, "%s is not a method of %s (it has no script)",
+             method, self->w->actors[self->a].spec.id);
+    return out->status = RT_UC_THREW;
+  }
   if (t <= 0) return out->status = RT_UC_DONE;
   out->status = RT_UC_YIELD;
   out->cmd.kind = RT_UC_CMD_SLEEP;
   out->cmd.min_us = t;
   return out->status;
+}
+
+/* An RPC to a plain actor: its stub answers null at once (undefined). */
+static rt_uc_status decl_on_call(void *st, rt_sdk_actor *self, const char *method,
+                                 const char *args, rt_uc_frame *fr, rt_uc_out *out) {
+  (void)st;
+  (void)self;
+  (void)method;
+  (void)args;
+  (void)fr;
+  out->value[0] = '\0';
+  return out->status = RT_UC_DONE;
 }
 
 /* As a sub-agent: the run works as long as the parent's request says (the
@@ -353,6 +371,7 @@ const rt_usercode rt__uc_declarative = {
     .name = "declarative",
     .on_start = decl_on_start,
     .on_request = decl_on_request,
+    .on_call = decl_on_call,
     .fiber_body = decl_fiber_body,
     .on_fiber_recovered = decl_on_fiber_recovered,
     .on_alarm = decl_on_alarm,

@@ -14,9 +14,12 @@
 ** throw; else detached, ending in rt__schedule_end), onChatRecovery and
 ** onAgentToolFinish (synchronous: rt__lg_tool_finish runs the script's
 ** function to its end inside the call and answers DONE or THREW) are script
-** callbacks here too. Invoke and call messages and replies still reach the
-** script through its extension rt__lua_ext.
+** callbacks here too, as are a method by name (on_request with a method:
+** an invoke) or by RPC (on_call: another actor's self:call), which end in
+** rt__user_request_end, and the replies to the script's own calls
+** (call_reply).
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,11 +64,33 @@ static rt_uc_status lua_on_start(void *st, rt_sdk_actor *self, rt_uc_frame *fr, 
   return u->fb->on_start ? u->fb->on_start(u->fb_st, self, fr, out) : RT_UC_ABSENT;
 }
 
+/* A method of the script by name (rpc 0: a request, 1: an RPC); a name it
+** does not define is an error. */
+static rt_uc_status script_method(rt_sdk_actor *self, int rpc, const char *method,
+                                  const char *args, rt_uc_frame *fr, rt_uc_out *out) {
+  if (rt__lg_method(self->w, self->a, rpc, method, args, fr->key))
+    return RT_UC_DETACHED; /* it ends in rt__user_request_end */
+  if (RT_MEM(self->w, self->a) != self->m) return RT_UC_DETACHED; /* died making the state */
+  snprintf(out->value, sizeof out->value, "%s is not a method of %s's script", method,
+           self->w->actors[self->a].spec.id);
+  return RT_UC_THREW;
+}
+
+/* A plain request ("") is the fallback's; a named one the script's. */
 static rt_uc_status lua_on_request(void *st, rt_sdk_actor *self, const char *method,
                                    const char *args, rt_uc_frame *fr, rt_uc_out *out) {
   lua_uc *u = st;
+  if (method && *method && rt__lg_scripted(self->w, self->a))
+    return script_method(self, 0, method, args, fr, out);
   return u->fb->on_request ? u->fb->on_request(u->fb_st, self, method, args, fr, out)
                            : RT_UC_ABSENT;
+}
+
+static rt_uc_status lua_on_call(void *st, rt_sdk_actor *self, const char *method,
+                                const char *args, rt_uc_frame *fr, rt_uc_out *out) {
+  lua_uc *u = st;
+  if (rt__lg_scripted(self->w, self->a)) return script_method(self, 1, method, args, fr, out);
+  return u->fb->on_call ? u->fb->on_call(u->fb_st, self, method, args, fr, out) : RT_UC_ABSENT;
 }
 
 static rt_uc_status lua_fiber_body(void *st, rt_sdk_actor *self, const char *name,
@@ -163,6 +188,11 @@ static void lua_fiber_ended(void *st, rt_sdk_actor *self, int64_t id, int ok, co
     u->fb->fiber_ended(u->fb_st, self, id, ok, result);
 }
 
+static void lua_call_reply(void *st, rt_sdk_actor *self, int64_t key, int ok, const char *value) {
+  (void)st; /* only a script calls (self:call): the fallback makes no calls */
+  rt__lg_call_reply(self->w, self->a, key, ok, value);
+}
+
 static void lua_drop(void *st, rt_uc_frame *fr) {
   lua_uc *u = st;
   if (u->fb->drop) u->fb->drop(u->fb_st, fr);
@@ -174,6 +204,7 @@ const rt_usercode rt__uc_lua = {
     .close = lua_close,
     .on_start = lua_on_start,
     .on_request = lua_on_request,
+    .on_call = lua_on_call,
     .fiber_body = lua_fiber_body,
     .on_fiber_recovered = lua_on_fiber_recovered,
     .on_alarm = lua_on_alarm,
@@ -183,5 +214,6 @@ const rt_usercode rt__uc_lua = {
     .tool_run = lua_tool_run,
     .resume = lua_resume,
     .fiber_ended = lua_fiber_ended,
+    .call_reply = lua_call_reply,
     .drop = lua_drop,
 };

@@ -1,6 +1,7 @@
 /*
 ** rt_usercode.c: names of the user-code hooks (rt_usercode.h).
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <stddef.h>
 
 #include "runtime/rt_usercode.h"

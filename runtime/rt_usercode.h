@@ -20,7 +20,7 @@
 **
 ** Two kinds of callback:
 **   - synchronous: returns (or throws) now, in the turn that called it
-**     (onChatRecovery, onAgentToolFinish). Such a callback may call the
+**     (onAgentToolFinish; onChatRecovery when it does not wait). Such a callback may call the
 **     synchronous SDK functions of rt_sdk.h and nothing that waits.
 **   - asynchronous: a continuation. It runs until it finishes (RT_UC_DONE,
 **     RT_UC_THREW) or until it must wait, then it yields a *command*
@@ -60,7 +60,9 @@ typedef enum rt_uc_status {
   RT_UC_DETACHED = 4    /* the implementation drives this invocation itself
                            (a Lua coroutine with its own commands) and reports
                            its end through the agent layer (rt_agent.h:
-                           rt__fiber_end, rt__hook_finish, rt__onstart_finish);
+                           rt__fiber_end, rt__hook_finish, rt__onstart_finish,
+                           rt__user_request_end; rt_models.h:
+                           rt__chat_recovery_end);
                            the caller does nothing more. Async entries only. */
 } rt_uc_status;
 
@@ -196,6 +198,14 @@ struct rt_usercode {
   rt_uc_status (*on_request)(void *st, rt_sdk_actor *self, const char *method,
                              const char *args, rt_uc_frame *fr, rt_uc_out *out);
 
+  /* Async. RPC method `method` called by another actor with JSON `args`
+  ** (may be NULL): "call with JSON arguments, answer with a JSON result".
+  ** DONE answers with out->value ("" = undefined: the caller gets null),
+  ** THREW fails the call with out->value. NULL or ABSENT: answered null at
+  ** once (a plain actor's RPC stub). */
+  rt_uc_status (*on_call)(void *st, rt_sdk_actor *self, const char *method, const char *args,
+                          rt_uc_frame *fr, rt_uc_out *out);
+
   /* Async. The body of fiber fr->key named `name`, started by runFiber or
   ** resumed by recovery: `snapshot` is the stash it resumes from ("null":
   ** from the start). The body stashes with rt_sdk_stash. */
@@ -216,8 +226,13 @@ struct rt_usercode {
   rt_uc_status (*on_schedule)(void *st, rt_sdk_actor *self, const char *callback,
                               const char *payload, rt_uc_frame *fr, rt_uc_out *out);
 
-  /* Sync. onChatRecovery(ctx): fills *opts (preset to the SDK defaults).
-  ** THREW is reported and the defaults are used. */
+  /* onChatRecovery(ctx), awaited by the SDK: fills *opts (preset to the
+  ** SDK defaults) and answers DONE, or THREW (reported; the defaults are
+  ** used). It may instead answer RT_UC_DETACHED when the callback waits
+  ** (a Lua coroutine that sleeps or calls): the chat model keeps the turn's
+  ** recovery open (its fiber row stays) until the implementation reports
+  ** the options with rt__chat_recovery_end (rt_models.h); a death meanwhile
+  ** leaves the row to be recovered again. */
   rt_uc_status (*on_chat_recovery)(void *st, rt_sdk_actor *self, const rt_uc_chat_ctx *ctx,
                                    rt_uc_chat_opts *opts);
 
@@ -241,6 +256,12 @@ struct rt_usercode {
   ** a JSON value or NULL; ok 0: threw the message `result`): detached
   ** continuations (RT_UC_DETACHED) that await it go on. */
   void (*fiber_ended)(void *st, rt_sdk_actor *self, int64_t id, int ok, const char *result);
+
+  /* Sync, optional. The reply to the call this actor made with
+  ** rt__user_call(key) (rt_agent.h) arrived: ok 1 with the result JSON
+  ** `value` (NULL: null), ok 0 with the error message (NULL: the call
+  ** failed). Detached continuations waiting for it go on. */
+  void (*call_reply)(void *st, rt_sdk_actor *self, int64_t key, int ok, const char *value);
 
   /* Forgets continuation fr without running it (its fiber was cancelled or
   ** the command can never complete). */

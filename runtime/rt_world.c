@@ -13,6 +13,7 @@
 ** rt_host.h) for startup, messages, notifications, replies, death and
 ** free, as workerd calls a Durable Object class.
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <stdlib.h>
 #include <string.h>
 

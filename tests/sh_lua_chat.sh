@@ -2,7 +2,8 @@
 # sh_lua_chat.sh: the chat, alarm and schedule surface of Lua-scripted agents
 # across processes (issue #13; docs/scripting.md). Run by tests/run_tests.sh
 # from the repository root, with $REVENANT; prints TAP.
-# - each case of the scripted chat-recovery and digest scenarios gives the
+# - each case of the scripted chat-recovery (its awaiting onChatRecovery
+#   too) and digest scenarios gives the
 #   same trace hash in two separate processes (Lua's string hashes and pairs
 #   order differ between processes);
 # - a throwing onChatRecovery is reported with the script's file:line in the
@@ -21,7 +22,8 @@ no() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; [ -n "$2" ] &&
 hashes() { sed -n 's/.*\[\([a-z]*\)\].* hash=\(0x[0-9a-f]*\).*/\1=\2/p' "$1" | tr '\n' ' '; }
 
 # 1. two processes, one hash per case
-for f in scenarios/scripted/chat-recovery.json scenarios/scripted/digest.json; do
+for f in scenarios/scripted/chat-recovery.json scenarios/scripted/chat-recovery-await.json \
+         scenarios/scripted/digest.json; do
   "$REVENANT" run "$f" > "$T/a.out" 2>&1; ra=$?
   "$REVENANT" run "$f" > "$T/b.out" 2>&1; rb=$?
   ha=$(hashes "$T/a.out"); hb=$(hashes "$T/b.out")

@@ -77,6 +77,29 @@ for f in runtime/rt_agent.c runtime/rt_agent_store.c runtime/rt_sdk.c; do
     printf '%s\n' "$out" | sed 's/^/# /' | head -20
   fi
 done
+# Scripts reach the agent layer only through their user-code table: no
+# runtime file but the script's own (rt_luaagent.c, rt_uc_lua.c, the Lua
+# state rt_lua*.c), the composition root rt_models.c and the models'
+# header rt_models.h names a script symbol (nor do the floors' headers), and the script's extension handles no message kind or call reply
+# (its methods, RPCs and replies go through on_request, on_call and
+# call_reply; no script-specific message kind or call purpose exists).
+SCRIPT_SYM='\brt__lg_[a-z_]*|\brt__lua_ext\b|\bMSG_LUA_[A-Z_]*|\bCALL_LUA\b'
+printf 'static void h(rt_world *w) { rt__lg_method(w, 0, 1, "m", 0, 0); }\n' > "$T/model.c"
+if check "$T/model.c" "$SCRIPT_SYM" > /dev/null; then notok "checker misses a script symbol in a model"; else ok "checker catches a script symbol in a model"; fi
+bad=""
+for f in runtime/*.c runtime/rt_agent.h runtime/rt_host.h runtime/rt_usercode.h runtime/rt_sdk.h; do
+  case "$f" in runtime/rt_luaagent.c|runtime/rt_uc_lua.c|runtime/rt_lua*.c|runtime/rt_models.c) continue ;; esac
+  if ! check "$f" "$SCRIPT_SYM" > /dev/null; then bad="$bad $f"; fi
+done
+if [ -z "$bad" ]; then ok "no runtime file or floor header outside the script's own names a script symbol"
+else notok "runtime files name script symbols:$bad"; fi
+ext=$(sed -n '/^rt_agent_ext rt__lua_ext = {/,/^};/p' runtime/rt_luaagent.c)
+if [ -z "$ext" ]; then notok "rt__lua_ext not found in runtime/rt_luaagent.c"
+elif printf '%s\n' "$ext" | grep -qE '\.(kinds|message|purposes|reply|notify)\b'; then
+  notok "the script's extension handles messages or replies (use the user-code table)"
+  printf '%s\n' "$ext" | sed 's/^/# /'
+else ok "the script's extension handles no message kind or reply"; fi
+
 # Only runtime/ sees the floors' internal headers.
 if out=$(grep -lE '#include "runtime/(rt_host|rt_agent|rt_models)\.h"' \
            sim/*.c faults/*.c checks/*.c scenarios/*.c reports/*.c cli/*.c 2>/dev/null); then

@@ -161,6 +161,30 @@ static void test_turn_is_a_fiber_and_chunks_persist(void **st) {
   fx_free();
 }
 
+/* A 1 us chunk interval (half of it rounds to 0): every gap is drawn as
+** 1 us, so the five text chunks land 1 us apart and the turn completes. */
+static void test_microsecond_chunks(void **st) {
+  (void)st;
+  fx_init(3, pol(RT_CHAT_INLINE, 1, 1), RT_CHAT_BUG_NONE);
+  assert_int_equal(rt_chat_at(F.w, 0, 5, 1, S(1)), 0);
+  run_to(S(10));
+  int64_t prev = -1;
+  int gaps = 0;
+  for (size_t i = 0; i < F.s.trace.n; i++) {
+    const sim_rec *r = &F.s.trace.recs[i];
+    if (r->kind != RT_EV_CHAT_CHUNK || r->b == 0) continue; /* text chunks */
+    if (prev >= 0) {
+      assert_int_equal(r->t_us - prev, 1);
+      gaps++;
+    }
+    prev = r->t_us;
+  }
+  assert_int_equal(gaps, 4);
+  assert_int_equal(tokens(only_assistant()->text), 5);
+  assert_false(any_chat_violation());
+  fx_free();
+}
+
 /* Turns run one at a time: a second message waits for the first. */
 static void test_turn_queue(void **st) {
   (void)st;
@@ -609,6 +633,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_turn_is_a_fiber_and_chunks_persist),
       cmocka_unit_test(test_turn_queue),
+      cmocka_unit_test(test_microsecond_chunks),
       cmocka_unit_test(test_recovery_context),
       cmocka_unit_test(test_default_persists_and_continues),
       cmocka_unit_test(test_continue_false),

@@ -77,6 +77,15 @@ static const struct {
     {"", "Invalid cron expression: expected 5 or 6 elements."},
     {"-1 * * * *", "Failed to parse -1: -1 is outside of constraint range of 0 - 59."},
     {"*/ * * * *", "Failed to parse */: */ is NaN."},
+    /* 8 elements: the split stops at the 7th and still refuses */
+    {"* * * * * * * *", "Invalid cron expression: expected 5 or 6 elements."},
+    /* parseInt saturates; the message shows the element as written */
+    {"99999999999 * * * *",
+     "Failed to parse 99999999999: 99999999999 is outside of constraint range of 0 - 59."},
+    /* a long element: the message quotes it whole, the token cut at 63 */
+    {"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx * * * *", "Failed to parse xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx is NaN."},
+    {"*/x * * * *", "Failed to parse */x: */x is NaN."}, /* a step of letters: no range */
+    {"1-x * * * *", "Failed to parse 1-x: x is NaN."},   /* the range's end is bad */
 };
 
 static void next_times_match_cron_schedule(void **state) {
@@ -138,12 +147,40 @@ static void fields_parse_to_sets(void **state) {
   assert_int_equal(c.weekdays, (1u << 0) | (1u << 6));
 }
 
+/* Elements outside the range regex are read by parseInt as a whole: blanks
+** (a tab: the split is on spaces only) and a sign before the digits, a
+** dotted start, a non-numeric step after a range. */
+static void parse_int_readings(void **state) {
+  rt_cron c;
+  char err[160];
+  (void)state;
+  assert_int_equal(rt_cron_parse("\t5 +7 1.5-3 1-5/x *", &c, err, sizeof err), 0);
+  assert_int_equal(c.minutes, 1ULL << 5);
+  assert_int_equal(c.hours, 1u << 7);
+  assert_int_equal(c.days, 1u << 1);
+  assert_int_equal(c.months, 1u << 1);
+  assert_int_equal(c.weekdays, 0x7f);
+  assert_int_equal(rt_cron_parse("1-a. * * * *", &c, err, sizeof err), 0);
+  assert_int_equal(c.minutes, 1ULL << 1);
+  assert_int_equal(rt_cron_parse(NULL, &c, err, sizeof err), -1);
+  assert_string_equal(err, "Invalid cron expression: must be of type string.");
+}
+
 static void civil_round_trip(void **state) {
   (void)state;
   for (int64_t t = -86400LL * 800; t < 86400LL * 365 * 80; t += 86400LL * 37 + 3727) {
     int y, mo, d, h, mi, s, wd;
     rt_cron_civil(t, &y, &mo, &d, &h, &mi, &s, &wd);
     assert_int_equal(rt_cron_unix(y, mo, d, h, mi, s), t);
+  }
+  { /* before year 0: the era arithmetic rounds toward minus infinity */
+    int y, mo, d, h, mi, s, wd;
+    int64_t t = rt_cron_unix(-1, 3, 1, 12, 0, 0);
+    rt_cron_civil(t, &y, &mo, &d, &h, &mi, &s, &wd);
+    assert_int_equal(y, -1);
+    assert_int_equal(mo, 3);
+    assert_int_equal(d, 1);
+    assert_int_equal(h, 12);
   }
 }
 
@@ -154,6 +191,7 @@ int main(void) {
       cmocka_unit_test(successive_times_walk_forward),
       cmocka_unit_test(fields_parse_to_sets),
       cmocka_unit_test(civil_round_trip),
+      cmocka_unit_test(parse_int_readings),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

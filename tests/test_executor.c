@@ -29,8 +29,10 @@ typedef struct fx {
 
 static fx F;
 
+static sim_strategy fx_strat = SIM_FIFO;
+
 static void fx_init(uint64_t seed, int adapter) {
-  sim_config sc = {seed, SIM_FIFO, 3, 1000};
+  sim_config sc = {seed, fx_strat, 3, 1000};
   rt_config cfg;
   rt_actor_spec sp;
   assert_int_equal(sim_init(&F.s, &sc), 0);
@@ -296,6 +298,45 @@ static void test_cancel_awaits_settled(void **st) {
   fx_free();
 }
 
+/* cancelTurn at the very instant a checkpoint was called, before its ack:
+** no timer runs then, so the abort waits for the ack, which then settles
+** the turn (settled, then cancelled) instead of running the next step.
+** Equal instants run in drawn order under the random strategy; the instant
+** is taken from the same seed run without a cancel, and the first seed
+** whose draw puts the cancel between the checkpoint and its ack is used. */
+static void test_cancel_while_ack_pending(void **st) {
+  int found = 0;
+  (void)st;
+  fx_strat = SIM_RANDOM;
+  for (uint64_t seed = 1; seed <= 200 && !found; seed++) {
+    fx_init(seed, RT_EXEC_SQLITE);
+    turn_at(S(1), 3, 0, 0, 0);
+    run_to(S(30));
+    long open = find(RT_EV_EXEC_TURN, RT_TS_OPEN, 0);
+    long llm = find(RT_EV_EXEC_CHECKPOINT, RT_PH_LLM_COMPLETE, 0);
+    assert_true(open >= 0 && llm > open);
+    int64_t at = F.s.trace.recs[llm].t_us - F.s.trace.recs[open].t_us;
+    fx_free();
+
+    fx_init(seed, RT_EXEC_SQLITE);
+    turn_at(S(1), 3, 0, at, 0);
+    run_to(S(30));
+    long cancel = find(RT_EV_EXEC_TURN, RT_TS_CANCEL, 0);
+    llm = find(RT_EV_EXEC_CHECKPOINT, RT_PH_LLM_COMPLETE, 0);
+    if (llm >= 0 && cancel > llm && F.s.trace.recs[cancel].t_us == F.s.trace.recs[llm].t_us) {
+      found = 1;
+      assert_int_equal(find(RT_EV_EXEC_CHECKPOINT, RT_PH_TOOL_DISPATCHED, 0), -1);
+      long done = find(RT_EV_EXEC_TURN, RT_TS_CANCELLED, 0);
+      assert_true(done > cancel);
+      assert_int_equal(find(RT_EV_EXEC_TURN, RT_TS_COMPLETE, 0), -1);
+      assert_false(violated(CHK_CHECKPOINT_CONTRACT));
+    }
+    fx_free();
+  }
+  fx_strat = SIM_FIFO;
+  assert_true(found);
+}
+
 /* A cancelTurn that arrives after its turn settled does nothing, even when
 ** a newer turn runs in the same slot. */
 static void test_late_cancel_ignored(void **st) {
@@ -339,6 +380,97 @@ static void test_crash_restore_resume(void **st) {
       assert_int_equal(F.s.trace.recs[resumed].a, first_turn());
     }
     assert_false(violated(CHK_CHECKPOINT_CONTRACT));
+    fx_free();
+  }
+}
+
+/* Turns a previous process left at each canonical phase (written through
+** the SQL adapter): the next startup restores each open turn and runs it on
+** from the step after its last checkpoint. */
+static int64_t put_turn(int64_t turn, int tools, const char *const *phases, int n) {
+  rt_checkpoint cp;
+  for (int i = 0; i < n; i++) {
+    memset(&cp, 0, sizeof cp);
+    cp.turn_id = turn;
+    snprintf(cp.session_id, sizeof cp.session_id, "s%lld", (long long)turn);
+    snprintf(cp.phase, sizeof cp.phase, "%s", phases[i]);
+    if (tools >= 0 && i == 0)
+      snprintf(cp.state, sizeof cp.state, "{\"tools\":%d,\"adapter\":\"sqlite\"}", tools);
+    else
+      snprintf(cp.state, sizeof cp.state, "{}");
+    cp.timestamp_ms = 10 * (i + 1);
+    assert_int_equal(rt_exec_checkpoint(F.w, 0, RT_EXEC_SQLITE, &cp), 0);
+  }
+  return turn;
+}
+
+/* The phase name of the first checkpoint call of `turn` after trace index
+** `from`, or "" if none. */
+static const char *next_phase(int64_t turn, long from) {
+  for (size_t i = (size_t)from + 1; i < F.s.trace.n; i++) {
+    const sim_rec *r = &F.s.trace.recs[i];
+    if (r->kind == RT_EV_EXEC_CHECKPOINT && r->a == turn) return sim_trace_str(&F.s.trace, r->s);
+  }
+  return "";
+}
+
+static long resumed_at(int64_t turn) {
+  for (size_t i = 0; i < F.s.trace.n; i++) {
+    const sim_rec *r = &F.s.trace.recs[i];
+    if (r->kind == RT_EV_EXEC_TURN && r->b == RT_TS_RESUMED && r->a == turn) return (long)i;
+  }
+  return -1;
+}
+
+static void test_restore_resumes_each_phase(void **st) {
+  static const char *const dispatch[] = {"started", "llm-complete"};
+  static const char *const second_llm[] = {"started", "llm-complete", "llm-complete"};
+  static const char *const dispatched[] = {"started", "llm-complete", "tool-dispatched"};
+  static const char *const one_back[] = {"started", "llm-complete", "tool-dispatched",
+                                         "tool-received"};
+  static const char *const no_spec[] = {"started", "llm-complete"};
+  (void)st;
+  fx_init(12, RT_EXEC_SQLITE);
+  int64_t t1 = put_turn(101, 2, dispatch, 2);     /* tools to dispatch */
+  int64_t t2 = put_turn(102, 1, second_llm, 3);   /* the second LLM call: settle */
+  int64_t t3 = put_turn(103, 1, dispatched, 3);   /* a tool out: await it */
+  int64_t t4 = put_turn(104, 2, one_back, 4);     /* one of two back: dispatch the next */
+  int64_t t5 = put_turn(105, -1, no_spec, 2);     /* started without its spec */
+  rt_request_at(F.w, 0, RT_ENTRY_FETCH, S(1));
+  run_to(S(60));
+  assert_true(resumed_at(t1) >= 0);
+  assert_string_equal(next_phase(t1, resumed_at(t1)), "tool-dispatched");
+  assert_string_equal(next_phase(t2, resumed_at(t2)), "settled");
+  assert_string_equal(next_phase(t3, resumed_at(t3)), "tool-received");
+  assert_string_equal(next_phase(t4, resumed_at(t4)), "tool-dispatched");
+  assert_int_equal(resumed_at(t5), -1);
+  assert_false(violated(CHK_CHECKPOINT_CONTRACT));
+  fx_free();
+}
+
+/* Direct checkpoints out of timestamp order, one delivered twice, through
+** each adapter: restore gives them oldest first, the duplicate once, and
+** says how many there are even past its cap. */
+static void test_direct_restore_order_and_cap(void **st) {
+  static const char *const ph[] = {"started", "llm-complete", "tool-dispatched", "started"};
+  static const int64_t ts[] = {30, 10, 20, 30};
+  (void)st;
+  for (int ad = RT_EXEC_SQLITE; ad <= RT_EXEC_MEMORY; ad++) {
+    rt_checkpoint cp, out[2];
+    fx_init(13, ad);
+    for (int i = 0; i < 4; i++) {
+      memset(&cp, 0, sizeof cp);
+      cp.turn_id = 7;
+      snprintf(cp.phase, sizeof cp.phase, "%s", ph[i]);
+      snprintf(cp.state, sizeof cp.state, "{}");
+      cp.timestamp_ms = ts[i];
+      assert_int_equal(rt_exec_checkpoint(F.w, 0, (rt_exec_adapter)ad, &cp), 0);
+    }
+    assert_int_equal(rt_exec_restore(F.w, 0, (rt_exec_adapter)ad, 7, out, 2), 3);
+    assert_int_equal(out[0].timestamp_ms, 10);
+    assert_string_equal(out[0].phase, "llm-complete");
+    assert_int_equal(out[1].timestamp_ms, 20);
+    assert_int_equal(rt_exec_restore(F.w, 0, (rt_exec_adapter)ad, 8, out, 2), 0);
     fx_free();
   }
 }
@@ -597,7 +729,10 @@ int main(void) {
       cmocka_unit_test(test_failed_checkpoint_aborts),
       cmocka_unit_test(test_cancel_awaits_settled),
       cmocka_unit_test(test_late_cancel_ignored),
+      cmocka_unit_test(test_cancel_while_ack_pending),
       cmocka_unit_test(test_crash_restore_resume),
+      cmocka_unit_test(test_restore_resumes_each_phase),
+      cmocka_unit_test(test_direct_restore_order_and_cap),
       cmocka_unit_test(test_phase_registry),
       cmocka_unit_test(test_chk_monotonic),
       cmocka_unit_test(test_chk_restore_rules),

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/rt_models.h"
 #include "scenarios/scn.h"
 
 #define S(x) ((int64_t)(x) * 1000000)
@@ -253,6 +254,154 @@ static void test_chat_direct(void **st) {
   done();
 }
 
+/* The client's cancel with no turn running answers at once (request 0 in
+** the record); a cancel while the turn still waits for its sub-agent tool
+** (no model stream yet) ends the turn with no text; rt_chat_messages counts
+** past its cap. */
+static void test_chat_cancel_edges(void **st) {
+  rt_chat_message m[1];
+  (void)st;
+  world(RT_TR_IDS_FRESH, 0);
+  assert_int_equal(rt_chat_cancel_at(w, 0, S(1)), 0);
+  rt_chat_tool_at(w, 0, 5, 200000, 1, S(5), S(2));
+  assert_int_equal(rt_chat_cancel_at(w, 0, S(3)), 0);
+  rt_chat_at(w, 0, 2, 100000, S(30)); /* a later turn runs as usual */
+  sim_run(&s, S(60), 0);
+  const sim_rec *c0 = NULL, *c1 = NULL;
+  for (size_t i = 0; i < s.trace.n; i++)
+    if (s.trace.recs[i].kind == RT_EV_CHAT_CANCEL) {
+      if (!c0)
+        c0 = &s.trace.recs[i];
+      else
+        c1 = &s.trace.recs[i];
+    }
+  assert_non_null(c0);
+  assert_int_equal(c0->a, 0); /* no turn ran */
+  assert_int_equal(c0->t_us, S(1));
+  assert_non_null(c1);
+  assert_true(c1->a > 0);
+  assert_int_equal(c1->b, 0); /* no text chunk had arrived */
+  assert_int_equal(count(RT_EV_REQUEST_FAIL, 0), 0);
+  for (size_t i = 0; i < s.trace.n; i++) /* the cancelled turn's model never streamed */
+    assert_false(s.trace.recs[i].kind == RT_EV_CHAT_UPSTREAM && s.trace.recs[i].t_us < S(30));
+  assert_int_equal(rt_chat_messages(w, 0, m, 1), 3); /* two users, one answer */
+  assert_int_equal(m[0].role, 1);
+  done();
+}
+
+/* The chat calls of rt_sdk.h from C-coded user code: a request handler
+** calls saveMessages(["hello"]) and then continueLastTurn(); both go
+** through the turn queue: "hello" is answered by a save_messages turn, and
+** the continue turn after it appends to that answer. */
+static int64_t saved_req;
+static int continued;
+static rt_uc_status chat_on_request(void *st, rt_sdk_actor *self, const char *method,
+                                    const char *args, rt_uc_frame *fr, rt_uc_out *out) {
+  (void)st, (void)method, (void)args, (void)fr;
+  saved_req = rt_sdk_save_messages(self, "hello");
+  continued = rt_sdk_continue_last_turn(self);
+  return out->status = RT_UC_DONE;
+}
+
+static const rt_usercode chat_caller = {.name = "chat_caller", .on_request = chat_on_request};
+
+static void test_sdk_chat_calls(void **st) {
+  rt_chat_message m[8];
+  (void)st;
+  world(RT_TR_IDS_FRESH, 0);
+  assert_int_equal(rt__usercode_set(w, 0, &chat_caller), 0);
+  saved_req = continued = -5;
+  rt_chat_at(w, 0, 2, 100000, S(1)); /* lastBody: 2 chunks */
+  assert_int_equal(rt_request_at(w, 0, RT_ENTRY_FETCH, S(10)), 0);
+  sim_run(&s, S(60), 0);
+  assert_true(saved_req > 0);
+  assert_int_equal(continued, 1);
+  size_t modes[8] = {0};
+  for (size_t i = 0; i < s.trace.n; i++)
+    if (s.trace.recs[i].kind == RT_EV_CHAT_TURN && s.trace.recs[i].c < 8) modes[s.trace.recs[i].c]++;
+  assert_int_equal(modes[RT_CM_USER], 1);
+  assert_int_equal(modes[RT_CM_SAVE], 1);
+  assert_int_equal(modes[RT_CM_CONTINUE], 1);
+  assert_int_equal(rt_chat_messages(w, 0, m, 8), 4);
+  assert_string_equal(m[2].text, "hello");
+  assert_int_equal(m[3].answers, m[2].id);
+  done();
+}
+
+/* The parent dies inside the commit window of the turn that sent a start:
+** its row rolls back, but the child already started run 7. The parent
+** starts run 7 again (stable ids); the child, whose run exists, answers
+** ok without a second start: the child's run row is written once at its
+** start and once at its end. */
+static void kill_parent_cb(sim *sm, void *ctx, uint64_t arg) {
+  (void)sm;
+  rt_kill_actor(ctx, (uint32_t)arg, RT_DEATH_CRASH);
+}
+
+static void test_second_start_after_parent_rollback(void **st) {
+  (void)st;
+  world(RT_TR_IDS_STABLE, 2);
+  assert_int_equal(rt_toolrun_id_at(w, 0, 1, S(2), 7, S(1)), 0);
+  sim_at(&s, S(1) + 1500, 0, kill_parent_cb, w, 0);
+  assert_int_equal(rt_toolrun_id_at(w, 0, 1, S(2), 7, S(10)), 0);
+  sim_run(&s, S(60), 0);
+  int starts = 0;
+  for (size_t i = 0; i < s.trace.n; i++)
+    starts += s.trace.recs[i].kind == RT_EV_RPC_SEND &&
+              !strcmp(str(s.trace.recs[i].s), "startAgentToolRun");
+  assert_int_equal(starts, 2);
+  int child_rows = 0; /* the child's run row: written at its start and its end, once */
+  for (size_t i = 0; i < s.trace.n; i++)
+    child_rows += s.trace.recs[i].kind == RT_EV_WRITE && s.trace.recs[i].actor == 1 &&
+                  !strcmp(str(s.trace.recs[i].s), "rv_child_runs");
+  assert_int_equal(child_rows, 2);
+  const sim_rec *rep = last(RT_EV_RPC_REPLY, 0); /* the second start is answered ok */
+  assert_non_null(rep);
+  assert_true(rep->t_us > S(10));
+  assert_int_equal(rep->b, 1);
+  done();
+}
+
+/* onChatRecovery that throws: the SDK goes on with its defaults (persist
+** the partial, continue the turn), as if the hook had returned {}. A hook
+** returning {persist: false, continue: false} is obeyed, which is how the
+** test can tell the defaults were applied. */
+static int rec_calls, rec_throw;
+static rt_uc_status rec_hook(void *st, rt_sdk_actor *self, const rt_uc_chat_ctx *ctx,
+                             rt_uc_chat_opts *opts) {
+  (void)st, (void)self, (void)ctx;
+  rec_calls++;
+  opts->persist = opts->cont = 0;
+  return rec_throw ? RT_UC_THREW : RT_UC_DONE;
+}
+
+static const rt_usercode rec_uc = {.name = "rec", .on_chat_recovery = rec_hook};
+
+static void crash_all_cb(sim *sm, void *ctx, uint64_t arg) {
+  (void)sm;
+  rt_kill_all(ctx, (rt_death_cause)arg);
+}
+
+static void test_throwing_chat_recovery(void **st) {
+  (void)st;
+  for (rec_throw = 0; rec_throw < 2; rec_throw++) {
+    rt_chat_recovery_info ri;
+    world(RT_TR_IDS_FRESH, 0);
+    assert_int_equal(rt__usercode_set(w, 0, &rec_uc), 0);
+    rec_calls = 0;
+    rt_chat_at(w, 0, 10, 200000, S(1));
+    sim_at(&s, S(2), 0, crash_all_cb, w, RT_DEATH_CRASH);
+    rt_request_at(w, 0, RT_ENTRY_FETCH, S(5));
+    sim_run(&s, S(60), 0);
+    assert_int_equal(rec_calls, 1);
+    assert_int_equal(rt_chat_last_recovery(w, 0, &ri), 0);
+    assert_int_equal(ri.persist, rec_throw);
+    assert_int_equal(ri.cont, rec_throw);
+    assert_string_equal(ri.arm, rec_throw ? "continue" : "none");
+    done();
+  }
+}
+
 /* Same seed, same trace hash, for a world using every feature here. */
 static uint64_t everything(void) {
   world(RT_TR_IDS_FRESH, 3);
@@ -285,6 +434,10 @@ int main(void) {
       cmocka_unit_test(test_recovery_replay), cmocka_unit_test(test_abort),
       cmocka_unit_test(test_run_id_reuse),    cmocka_unit_test(test_chat_recovery_off),
       cmocka_unit_test(test_chat_direct),     cmocka_unit_test(test_deterministic),
+      cmocka_unit_test(test_chat_cancel_edges),
+      cmocka_unit_test(test_sdk_chat_calls),
+      cmocka_unit_test(test_second_start_after_parent_rollback),
+      cmocka_unit_test(test_throwing_chat_recovery),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

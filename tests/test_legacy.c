@@ -11,6 +11,8 @@
 #include <cmocka.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "runtime/rt.h"
 
@@ -368,6 +370,145 @@ static void test_failing_step_retries_then_fails(void **st) {
   fx_free();
 }
 
+/* A fail step with no message throws "fiber method threw"; with
+** maxRetries 0 the first throw fails the fiber, and the row keeps that
+** error (and no other). */
+static void test_unnamed_throw_fails_at_once(void **st) {
+  (void)st;
+  fx_init(2, SIM_FIFO, NULL);
+  fx_actor("a");
+  rt_step steps[2] = {{RT_STEP_WORK, S(1), S(1), 0, "", 0, 0}, {RT_STEP_FAIL, 0, 0, 0, "", 0, 0}};
+  rt_program p = {"silent", steps, 2};
+  rt_spawn_fiber_at(F.w, 0, &p, 0, S(1));
+  sim_run(&F.s, S(60), 0);
+  int64_t id = legacy_rec(0, 0, 0)->a;
+  const sim_rec *failed = legacy_rec(RT_LF_FAILED, id, 0);
+  assert_non_null(failed);
+  assert_int_equal(failed->t_us, S(2));
+  assert_int_equal(failed->c, 1);
+  assert_int_equal(legacy_count(RT_LF_RUNNING, id), 1); /* no retry */
+  rt_qcol q[2] = {{"id", 0, id, NULL}, {"error", 1, 0, "fiber method threw"}};
+  assert_int_equal(rt_query_rows(F.w, 0, "cf_agents_fibers", q, 2), 1);
+  assert_int_equal(rt_keepalive_refs(F.w, 0), 0);
+  fx_free();
+}
+
+/* A process killed while a legacy fiber runs, and a new process whose code
+** no longer has the fiber's method: the startup scan marks it interrupted,
+** and the default onFiberRecovered fails it with "method not found"
+** instead of running anything. */
+static void test_recovered_method_not_found(void **st) {
+  char dir[] = "/tmp/revenant-covB-XXXXXX";
+  rt_config c;
+  (void)st;
+  assert_non_null(mkdtemp(dir));
+  rt_config_default(&c);
+  c.storage_files = 1;
+  snprintf(c.storage_dir, sizeof c.storage_dir, "%s", dir);
+  fx_init(3, SIM_FIFO, &c);
+  fx_actor("a");
+  rt_spawn_fiber_at(F.w, 0, fx_job("gone", 10, S(1)), -1, S(1));
+  sim_run(&F.s, S(4), 0);
+  int64_t id = legacy_rec(0, 0, 0)->a;
+  assert_int_equal(rt_legacy_status(F.w, 0, id, NULL), RT_LF_RUNNING);
+  rt_world_note_sigkill(F.w);
+  fx_free();
+
+  fx_init(3, SIM_FIFO, &c); /* the new process: no program "gone" */
+  fx_actor("a");
+  assert_int_equal(rt_world_restore(F.w, 1000000), 0);
+  rt_request_at(F.w, 0, RT_ENTRY_FETCH, S(1));
+  sim_run(&F.s, S(30), 0);
+  assert_non_null(legacy_rec(RT_LF_INTERRUPTED, id, 0));
+  const sim_rec *failed = legacy_rec(RT_LF_FAILED, id, 0);
+  assert_non_null(failed);
+  assert_int_equal(legacy_count(RT_LF_RUNNING, id), 0);
+  assert_int_equal(count_kind(RT_EV_EFFECT, 0), 0);
+  rt_qcol q[2] = {{"id", 0, id, NULL}, {"error", 1, 0, "method not found"}};
+  assert_int_equal(rt_query_rows(F.w, 0, "cf_agents_fibers", q, 2), 1);
+  assert_int_equal(rt_legacy_status(F.w, 0, id, NULL), RT_LF_FAILED);
+  fx_free();
+  char path[64];
+  snprintf(path, sizeof path, "%s/actor-0.db", dir);
+  unlink(path);
+  snprintf(path, sizeof path, "%s/actor-0.db-wal", dir);
+  unlink(path);
+  snprintf(path, sizeof path, "%s/actor-0.db-shm", dir);
+  unlink(path);
+  assert_int_equal(rmdir(dir), 0);
+}
+
+/* An RPC that fails: while the process is down (down_for) a call to an actor
+** not in memory fails at once. A legacy fiber whose call fails throws "rpc
+** call failed" (maxRetries 0: failed at once); a runFiber body whose call
+** fails throws "fiber body threw". Neither runs the step after the call. */
+static void set_down_cb(sim *s, void *ctx, uint64_t arg) {
+  (void)s;
+  rt_set_down(ctx, (int64_t)arg);
+}
+
+static void test_failed_rpc_throws(void **st) {
+  (void)st;
+  fx_init(5, SIM_FIFO, NULL);
+  fx_actor("caller");
+  fx_actor("callee");
+  rt_step steps[3] = {{RT_STEP_WORK, S(1), S(1), 0, "", 0, 0},
+                      {RT_STEP_CALL, 0, 0, 1, "", 0, 0},
+                      {RT_STEP_EFFECT, 0, 0, 0, "after", 0, 0}};
+  rt_program lp = {"lcall", steps, 3}, rp = {"rcall", steps, 3};
+  rt_spawn_fiber_at(F.w, 0, &lp, 0, S(1));
+  rt_fiber_at(F.w, 0, &rp, S(1));
+  sim_at(&F.s, S(1) + MS(500), 0, set_down_cb, F.w, (uint64_t)S(60));
+  sim_run(&F.s, S(30), 0);
+  int64_t id = legacy_rec(0, 0, 0)->a;
+  assert_int_equal(rt_legacy_status(F.w, 0, id, NULL), RT_LF_FAILED);
+  rt_qcol q[2] = {{"id", 0, id, NULL}, {"error", 1, 0, "rpc call failed"}};
+  assert_int_equal(rt_query_rows(F.w, 0, "cf_agents_fibers", q, 2), 1);
+  const sim_rec *done = find_kind(RT_EV_FIBER_DONE, 0);
+  assert_non_null(done);
+  assert_int_equal(done->b, 0);
+  assert_string_equal(sim_trace_str(&F.s.trace, done->s2), "fiber body threw");
+  assert_int_equal(count_kind(RT_EV_EFFECT, RT_NO_ACTOR), 0);
+  assert_int_equal(rt_actor_alive(F.w, 1), 0); /* the callee never woke */
+  fx_free();
+}
+
+/* A call that reaches an actor inside its startup waits behind the gate;
+** when onStart throws, the held request fails with the startup's error
+** but the held call (an RPC needs no init) is served: the caller's fiber
+** gets its reply and goes on. */
+static void test_call_held_through_failed_startup(void **st) {
+  (void)st;
+  fx_init(6, SIM_FIFO, NULL);
+  fx_actor("caller");
+  fx_actor("callee");
+  rt_step steps[3] = {{RT_STEP_WORK, MS(500), MS(500), 0, "", 0, 0},
+                      {RT_STEP_CALL, 0, 0, 1, "", 0, 0},
+                      {RT_STEP_EFFECT, 0, 0, 0, "after", 0, 0}};
+  rt_program p = {"rcall", steps, 3};
+  rt_set_onstart_us(F.w, 1, S(2));
+  rt_onstart_throws(F.w, 1, 1);
+  rt_request_at(F.w, 1, RT_ENTRY_FETCH, S(1));
+  rt_fiber_at(F.w, 0, &p, S(1));
+  sim_run(&F.s, S(30), 0);
+  const sim_rec *sf = find_kind(RT_EV_STARTUP_FAIL, 0);
+  assert_non_null(sf);
+  assert_int_equal(sf->actor, 1);
+  const sim_rec *fail = find_kind(RT_EV_REQUEST_FAIL, 0);
+  assert_non_null(fail);
+  assert_int_equal(fail->actor, 1);
+  const sim_rec *reply = find_kind(RT_EV_RPC_REPLY, 0);
+  assert_non_null(reply);
+  assert_int_equal(reply->actor, 0);
+  assert_int_equal(reply->b, 1); /* ok */
+  assert_true(reply->t_us > sf->t_us);
+  assert_int_equal(count_kind(RT_EV_EFFECT, 0), 1);
+  const sim_rec *done = find_kind(RT_EV_FIBER_DONE, 0);
+  assert_non_null(done);
+  assert_int_equal(done->b, 1);
+  fx_free();
+}
+
 /* cancelFiber: the oldest running fiber of the method is cancelled, its
 ** pending steps stop and its ref goes; a younger one runs on. */
 static void test_cancel_stops(void **st) {
@@ -512,6 +653,10 @@ static void test_determinism(void **st) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_unnamed_throw_fails_at_once),
+      cmocka_unit_test(test_recovered_method_not_found),
+      cmocka_unit_test(test_failed_rpc_throws),
+      cmocka_unit_test(test_call_held_through_failed_startup),
       cmocka_unit_test(test_spawn_completes),
       cmocka_unit_test(test_crash_recovers_committed_snapshot),
       cmocka_unit_test(test_recovery_oldest_first),

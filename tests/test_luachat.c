@@ -275,8 +275,8 @@ static void test_chat_recovery_nil_and_persist(void **st) {
   done(&x);
 }
 
-/* A throw, options that are not options, or a wait: script_error, the
-** SDK's defaults apply. */
+/* A throw (at once or after a wait), or options that are not options:
+** script_error, the SDK's defaults apply. */
 static void test_chat_recovery_failures(void **st) {
   static const struct {
     const char *hook, *want;
@@ -287,7 +287,7 @@ static void test_chat_recovery_failures(void **st) {
       {"return {persist = 'no', continue = 1}", "option continue must be a boolean"}, /* sorted */
       {"return {zz = 1, contine = false, persist = true}", "unknown option 'contine'"}, /* sorted */
       {"return 'continue'", "must return nil or a table of options"},
-      {"revenant.work(100) return {continue = false}", "onChatRecovery: it cannot wait here"},
+      {"revenant.work(100) error('late')", "agent.lua:3: late"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     world x;
@@ -303,6 +303,56 @@ static void test_chat_recovery_failures(void **st) {
     if (!strstr(e, cases[i].want)) fail_msg("%s: got %s, want %s", cases[i].hook, e, cases[i].want);
     done(&x);
   }
+}
+
+/* The SDK awaits onChatRecovery: one that waits (work, a sleep) answers
+** later, and the SDK applies its options only then; the turn's fiber row
+** stays open meanwhile (the hook ends after the wait). */
+static void test_chat_recovery_waits(void **st) {
+  world x;
+  rt_chat_recovery_info in;
+  (void)st;
+  run_chat_recovery(&x, "revenant.log('before') revenant.work(300)\n"
+                        "revenant.sleep('200ms') revenant.log('after')\n"
+                        "return {persist = false, continue = false}");
+  assert_string_equal(rt_world_fatal(x.w), "");
+  assert_int_equal(count_kind(&x, RT_EV_SCRIPT_ERROR), 0);
+  assert_int_equal(rt_chat_last_recovery(x.w, 0, &in), 0);
+  assert_true(!in.persist && !in.cont); /* the options it answered after the wait */
+  long after = index_of(&x, RT_EV_USER_LOG, "after");
+  long rec = index_of(&x, RT_EV_CHAT_RECOVERY, NULL);
+  assert_true(index_of(&x, RT_EV_USER_LOG, "before") < after);
+  assert_true(after >= 0 && after < rec);
+  assert_true(x.s.trace.recs[rec].t_us >= MS(10500)); /* 10 s wake + 300 ms work + 200 ms sleep */
+  assert_int_equal(count_kind(&x, RT_EV_CHAT_RECOVERY), 1);
+  done(&x);
+}
+
+/* A crash while onChatRecovery waits: the row stays, so the next wake
+** recovers the turn again (a second ctx, one decision). */
+static void test_chat_recovery_crash_while_waiting(void **st) {
+  world x;
+  rt_chat_recovery_info in;
+  (void)st;
+  make(&x, "local A = {}\nfunction A:onChatRecovery(ctx)\n"
+           "  revenant.log('asking') revenant.sleep('500ms') revenant.log('answered')\n"
+           "  return {continue = false}\nend\nreturn A\n");
+  assert_int_equal(rt_chat_at(x.w, 0, 10, MS(200), MS(1000)), 0);
+  sim_at(&x.s, MS(1450), 0, crash_at, x.w, 0);
+  assert_int_equal(rt_request_at(x.w, 0, RT_ENTRY_FETCH, MS(10000)), 0);
+  sim_at(&x.s, MS(10200), 0, crash_at, x.w, 0); /* during the first wait */
+  assert_int_equal(rt_request_at(x.w, 0, RT_ENTRY_FETCH, MS(12000)), 0);
+  sim_run(&x.s, MS(30000), 0);
+  assert_string_equal(rt_world_fatal(x.w), "");
+  assert_int_equal(count_kind(&x, RT_EV_CHAT_RECOVERY_CTX), 2);
+  assert_int_equal(count_kind(&x, RT_EV_CHAT_RECOVERY), 1);
+  assert_string_equal(str_of(&x, RT_EV_USER_LOG, 0), "asking");
+  assert_string_equal(str_of(&x, RT_EV_USER_LOG, 1), "asking");
+  assert_string_equal(str_of(&x, RT_EV_USER_LOG, 2), "answered");
+  assert_int_equal(rt_chat_last_recovery(x.w, 0, &in), 0);
+  assert_true(in.persist && !in.cont);
+  assert_true(x.s.trace.recs[index_of(&x, RT_EV_CHAT_RECOVERY, NULL)].t_us >= MS(12500));
+  done(&x);
 }
 
 /* continueLastTurn without an assistant message is skipped; cancelChat
@@ -350,6 +400,8 @@ int main(void) {
       cmocka_unit_test(test_chat_recovery_ctx_and_options),
       cmocka_unit_test(test_chat_recovery_nil_and_persist),
       cmocka_unit_test(test_chat_recovery_failures),
+      cmocka_unit_test(test_chat_recovery_waits),
+      cmocka_unit_test(test_chat_recovery_crash_while_waiting),
       cmocka_unit_test(test_chat_calls),
   };
   return cmocka_run_group_tests_name("luachat", tests, NULL, NULL);

@@ -187,7 +187,7 @@ static void run_1729(rt_retain retain, int64_t max_age, size_t want_hooks, size_
   rt_config c;
   rt_config_default(&c);
   c.retain = retain;
-  if (max_age) c.fiber_max_age_us = max_age;
+  if (max_age) c.fiber_max_age_us = max_age < 0 ? 0 : max_age; /* -1: 0, keep forever */
   memset(&pol, 0, sizeof pol);
   pol.action = RT_RECOVER_RESUME;
   pol.throws = 2;
@@ -222,6 +222,13 @@ static void test_1604_deletes_after_a_throw(void **st) {
 static void test_1729_max_age_gives_up(void **st) {
   (void)st;
   run_1729(RT_RETAIN_1729, S(60), 2, 1);
+}
+
+/* fiberRecoveryMaxAgeMs 0 keeps a retained row forever: the hook that
+** gave up at 60 s above is retried until it resumes. */
+static void test_1729_max_age_zero_keeps(void **st) {
+  (void)st;
+  run_1729(RT_RETAIN_1729, -1, 3, 0);
 }
 
 /* The follow-up delay doubles from the keepAlive interval and stops at 5 min. */
@@ -377,6 +384,7 @@ int main(void) {
       cmocka_unit_test(test_1729_retains_and_retries),
       cmocka_unit_test(test_1604_deletes_after_a_throw),
       cmocka_unit_test(test_1729_max_age_gives_up),
+      cmocka_unit_test(test_1729_max_age_zero_keeps),
       cmocka_unit_test(test_1729_backoff),
       cmocka_unit_test(test_1729_deterministic),
       cmocka_unit_test(test_keepalive_leases),

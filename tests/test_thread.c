@@ -197,6 +197,26 @@ static void test_nonfinal_failure_fails_run(void **st) {
   fx_free();
 }
 
+/* Sixteen writers racing on one thread with Exact(version): each failed run
+** is retried, and a writer that fails 4 x runs tries gives up; its request
+** fails with "thread writer gave up: too many failed runs". The versions
+** stay exact (no violation) and the survivors' runs all finish. */
+static void test_writer_gives_up(void **st) {
+  size_t gave_up = 0;
+  (void)st;
+  fx_init(1, SIM_RANDOM);
+  writers(RT_THREAD_MAX_WRITERS, 1, 2, RT_THREAD_VERSIONED, 0);
+  run_to(S(600));
+  for (size_t i = 0; i < F.s.trace.n; i++)
+    if (R(i)->kind == RT_EV_REQUEST_FAIL &&
+        !strcmp(sim_trace_str(&F.s.trace, R(i)->s), "thread writer gave up: too many failed runs"))
+      gave_up++;
+  assert_true(gave_up > 0);
+  assert_int_equal(count(RT_EV_THREAD_RUN, RT_RUN_FINISHED) + gave_up, RT_THREAD_MAX_WRITERS);
+  assert_int_equal(chk_violation_count(F.c), 0);
+  fx_free();
+}
+
 /* "Final RunFinished checkpoint failure: emits error; terminal run-finish
 ** event may be suppressed, because final durability was not confirmed". */
 static void test_final_failure_suppresses_finish(void **st) {
@@ -404,6 +424,7 @@ int main(void) {
       cmocka_unit_test(test_concurrent_versioned),
       cmocka_unit_test(test_broken_lost_update),
       cmocka_unit_test(test_nonfinal_failure_fails_run),
+      cmocka_unit_test(test_writer_gives_up),
       cmocka_unit_test(test_final_failure_suppresses_finish),
       cmocka_unit_test(test_run_scope_cleanup),
       cmocka_unit_test(test_toolcall_scope_and_replay),

@@ -153,6 +153,46 @@ static void test_gated_wedges(void **st) {
 /* A run the user's onStart starts is not in the startup snapshot: the
 ** fixed reconciliation leaves it alone; the unsnapshotted variant
 ** finalizes it. */
+/* A parent with one open run to each of two children: the workload's abort
+** of child 2 aborts that run only (the run to child 1 runs on). Then nine
+** clients reconnect at once: one replay runs, seven queue behind it, the
+** ninth is refused ("too many reconnecting clients") and the eight queued
+** replays all end. */
+static void test_abort_by_child_and_replay_limit(void **st) {
+  (void)st;
+  world(RT_TOOLRUN_DEFERRED, 3);
+  int64_t r1 = rt_seed_stale_toolrun(w, 0, 1, RT_TR_RUNNING, RT_TR_RUNNING);
+  int64_t r2 = rt_seed_stale_toolrun(w, 0, 2, RT_TR_RUNNING, RT_TR_RUNNING);
+  assert_true(r1 > 0 && r2 > 0);
+  assert_int_equal(rt_toolrun_abort_at(w, 0, 2, S(1)), 0);
+  for (int i = 0; i < 9; i++) assert_int_equal(rt_toolrun_replay_at(w, 0, -1, S(5)), 0);
+  sim_run(&s, S(60), 0);
+  size_t aborts = 0;
+  for (size_t i = 0; i < s.trace.n; i++) {
+    const sim_rec *r = &s.trace.recs[i];
+    if (r->kind == RT_EV_TOOLRUN_ABORT) {
+      aborts++;
+      assert_int_equal(r->a, r2);
+      assert_int_equal(r->b, 2);
+    }
+  }
+  assert_int_equal(aborts, 1);
+  assert_int_equal(rt_toolrun_status_of(w, 0, r2), RT_TR_ABORTED);
+  assert_int_equal(count(RT_EV_TOOLRUN_REPLAY, 0), 8);
+  size_t refused = 0;
+  for (size_t i = 0; i < s.trace.n; i++) {
+    const sim_rec *r = &s.trace.recs[i];
+    if (r->kind == RT_EV_REQUEST_FAIL && r->actor == 0) {
+      assert_string_equal(sim_trace_str(&s.trace, r->s), "too many reconnecting clients");
+      assert_int_equal(r->t_us, S(5));
+      refused++;
+    }
+  }
+  assert_int_equal(refused, 1);
+  assert_int_equal(rt_toolrun_status_of(w, 5, r1), -1); /* no such parent */
+  done();
+}
+
 static void onstart_world(rt_toolrun_mode mode, int64_t *fresh_run) {
   world(mode, 3);
   rt_seed_stale_toolrun(w, 0, 1, RT_TR_RUNNING, RT_TR_COMPLETED);
@@ -336,6 +376,7 @@ int main(void) {
       cmocka_unit_test(test_single_flight),
       cmocka_unit_test(test_terminal_rows_never_rewritten),
       cmocka_unit_test(test_gated_wedges),
+      cmocka_unit_test(test_abort_by_child_and_replay_limit),
       cmocka_unit_test(test_onstart_run_survives_recovery),
       cmocka_unit_test(test_total_deadline),
       cmocka_unit_test(test_incident_many_seeds),

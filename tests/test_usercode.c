@@ -5,6 +5,8 @@
 ** work and charges an external effect; an onFiberRecovered that throws on
 ** its first call and runs the fiber again itself on the second; per-
 ** incarnation state that a death throws away. The Lua slot refuses clearly.
+** Methods and RPC: a script's self:call served by a coded table's on_call,
+** and a coded table calling a script (rt__user_call, call_reply).
 */
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +21,7 @@
 #include "runtime/rt_models.h"
 
 #define S(x) ((int64_t)(x) * 1000000)
+#define MS(x) ((int64_t)(x) * 1000)
 
 static sim SIM;
 static rt_world *W;
@@ -298,6 +301,198 @@ static void test_lua_table_falls_back(void **st) {
   assert_true(h[0] == h[1]);
 }
 
+/* ---- methods and RPC through the table (MSG_INVOKE, MSG_RPC, CALL_USER) -- */
+
+static int64_t reply_key;
+static int reply_ok = -1;
+static char reply_value[64];
+
+/* A coded callee: "echo" answers {"echo": args}, anything else throws. */
+static rt_uc_status c_on_call(void *st, rt_sdk_actor *self, const char *method,
+                              const char *args, rt_uc_frame *fr, rt_uc_out *out) {
+  (void)st;
+  (void)self;
+  (void)fr;
+  if (strcmp(method, "echo") != 0) {
+    snprintf(out->value, sizeof out->value, "no method %s", method);
+    return out->status = RT_UC_THREW;
+  }
+  snprintf(out->value, sizeof out->value, "{\"echo\":%s}", args ? args : "null");
+  return out->status = RT_UC_DONE;
+}
+
+/* A coded caller: its onStart calls "double"(7) on actor 1 (key 42); the
+** reply lands in call_reply. */
+static rt_uc_status c_call_on_start(void *st, rt_sdk_actor *self, rt_uc_frame *fr,
+                                    rt_uc_out *out) {
+  (void)st;
+  (void)fr;
+  assert_int_equal(rt__user_call(self->w, self->a, 1, "double", "[7]", 42), 0);
+  return out->status = RT_UC_DONE;
+}
+
+static void c_call_reply(void *st, rt_sdk_actor *self, int64_t key, int ok, const char *value) {
+  (void)st;
+  (void)self;
+  reply_key = key;
+  reply_ok = ok;
+  snprintf(reply_value, sizeof reply_value, "%s", value ? value : "(null)");
+}
+
+static const rt_usercode coded_callee = {.name = "coded-callee", .on_call = c_on_call};
+static const rt_usercode coded_caller = {
+    .name = "coded-caller", .on_start = c_call_on_start, .call_reply = c_call_reply};
+
+static uint32_t add_actor(const char *id) {
+  rt_actor_spec sp;
+  memset(&sp, 0, sizeof sp);
+  snprintf(sp.id, sizeof sp.id, "%s", id);
+  return rt_actor_add(W, &sp);
+}
+
+static const char *log_at(int k) {
+  for (size_t i = 0; i < SIM.trace.n; i++)
+    if (SIM.trace.recs[i].kind == RT_EV_USER_LOG && k-- == 0)
+      return sim_trace_str(&SIM.trace, SIM.trace.recs[i].s);
+  return NULL;
+}
+
+/* A script's self:call reaches a coded table's on_call (its answer and its
+** throw) and a plain actor's (null at once), all through rt_usercode.h. */
+static void test_script_calls_coded_table(void **st) {
+  static const char src[] =
+      "local A = {}\n"
+      "function A:go()\n"
+      "  local r = self:call('coded', 'echo', {1, 'x'})\n"
+      "  revenant.log('echo', r.echo[1], r.echo[2], #r.echo)\n"
+      "  local ok, e = pcall(function() return self:call('coded', 'nope') end)\n"
+      "  revenant.log('nope', ok, e)\n"
+      "  revenant.log('plain', self:call('plain', 'anything') == nil)\n"
+      "end\n"
+      "return A\n";
+  (void)st;
+  uint32_t a = world(0, &rt__uc_declarative); /* "shop": the script */
+  uint32_t coded_a = add_actor("coded");
+  add_actor("plain");
+  assert_int_equal(rt__usercode_set(W, coded_a, &coded_callee), 0);
+  assert_int_equal(rt_actor_script(W, a, "caller.lua", src, strlen(src), NULL), 0);
+  assert_int_equal(rt_invoke_at(W, a, "go", NULL, S(1)), 0);
+  sim_run(&SIM, S(30), 0);
+  assert_string_equal(rt_world_fatal(W), "");
+  assert_non_null(log_at(2));
+  assert_string_equal(log_at(0), "echo 1 x 2");
+  assert_non_null(strstr(log_at(1), "nope false"));
+  assert_non_null(strstr(log_at(1), "no method nope"));
+  assert_string_equal(log_at(2), "plain true");
+  assert_int_equal(count(RT_EV_REQUEST_OK, NULL), 1); /* go() answered */
+  done();
+}
+
+/* A coded table calls a script's method with rt__user_call; the reply
+** comes back through its call_reply with the caller's key. */
+static void test_coded_table_calls_script(void **st) {
+  static const char src[] =
+      "local A = {}\nfunction A:double(x) return x * 2 end\nreturn A\n";
+  (void)st;
+  uint32_t a = world(0, &coded_caller);
+  uint32_t callee = add_actor("doubler");
+  assert_int_equal(callee, 1);
+  assert_int_equal(rt_actor_script(W, callee, "doubler.lua", src, strlen(src), NULL), 0);
+  reply_ok = -1;
+  assert_int_equal(rt_request_at(W, a, RT_ENTRY_FETCH, S(1)), 0);
+  sim_run(&SIM, S(30), 0);
+  assert_string_equal(rt_world_fatal(W), "");
+  assert_int_equal(reply_ok, 1);
+  assert_int_equal(reply_key, 42);
+  assert_string_equal(reply_value, "14");
+  done();
+}
+
+/* require_field's scan: only a member of the top-level object counts, after
+** any number of members before it (with escaped quotes, arrays and nested
+** objects in their values); a key inside a nested object, a value that
+** spells the name, an array, an unterminated string or no snapshot do not. */
+static void test_snap_has_field(void **st) {
+  (void)st;
+  assert_int_equal(rt__snap_has_field("{\"pc\":3}", "pc"), 1);
+  assert_int_equal(rt__snap_has_field("{\"a\":\"x\\\"y\",\"b\":[1,{\"c\":2}],\"cursor\":4}", "cursor"), 1);
+  assert_int_equal(rt__snap_has_field("{\"a\":{\"cursor\":1}}", "cursor"), 0);
+  assert_int_equal(rt__snap_has_field("{\"a\":\"cursor\"}", "cursor"), 0);
+  assert_int_equal(rt__snap_has_field("{\"a\":[\"cursor\",2]}", "cursor"), 0);
+  assert_int_equal(rt__snap_has_field("[\"cursor\"]", "cursor"), 0);
+  assert_int_equal(rt__snap_has_field("{\"cursorx\":1,\"cur\":2}", "cursor"), 0);
+  assert_int_equal(rt__snap_has_field("{\"a\":1,\"curs", "cursor"), 0);
+  assert_int_equal(rt__snap_has_field("null", "cursor"), 0);
+  assert_int_equal(rt__snap_has_field(NULL, "cursor"), 0);
+}
+
+/* A run fiber's snapshot is a step position only when it is exactly
+** {"pc":N}: a value with more members, trailing text or no number is a
+** user value (-1), resumed by value instead. */
+static void test_snapshot_pc(void **st) {
+  char buf[32];
+  (void)st;
+  rt__snapshot_text(buf, sizeof buf, 7);
+  assert_int_equal(rt__snapshot_pc((const unsigned char *)buf), 7);
+  assert_int_equal(rt__snapshot_pc((const unsigned char *)"{\"pc\":3,\"x\":1}"), -1);
+  assert_int_equal(rt__snapshot_pc((const unsigned char *)"{\"pc\":3}x"), -1);
+  assert_int_equal(rt__snapshot_pc((const unsigned char *)"{\"pc\":x}"), -1);
+  assert_int_equal(rt__snapshot_pc((const unsigned char *)"null"), -1);
+  assert_int_equal(rt__snapshot_pc(NULL), -1);
+}
+
+/* A script's onStart ends through rt__onstart_finish: one that throws
+** fails the startup with its error (the request fails, nothing else runs);
+** under the onstart_throw fault a script's onStart that returns is made to
+** throw "onStart threw" once, and the next request starts cleanly. */
+static void script_world(const char *src) {
+  sim_config sc = {1, SIM_FIFO, 3, 1000};
+  rt_config c;
+  rt_actor_spec sp;
+  rt_config_default(&c);
+  assert_int_equal(sim_init(&SIM, &sc), 0);
+  W = rt_world_new(&SIM, &c);
+  assert_non_null(W);
+  memset(&sp, 0, sizeof sp);
+  snprintf(sp.id, sizeof sp.id, "agent");
+  assert_int_equal(rt_actor_add(W, &sp), 0);
+  assert_int_equal(rt_actor_script(W, 0, "agent.lua", src, strlen(src), NULL), 0);
+}
+
+static const sim_rec *kind_at(uint32_t kind, size_t k) {
+  for (size_t i = 0; i < SIM.trace.n; i++)
+    if (SIM.trace.recs[i].kind == kind && k-- == 0) return &SIM.trace.recs[i];
+  return NULL;
+}
+
+static void test_script_onstart_throws(void **st) {
+  (void)st;
+  script_world("return { onStart = function(self) error('boom') end,\n"
+               "  m = function(self) return 1 end }");
+  assert_int_equal(rt_invoke_at(W, 0, "m", NULL, MS(100)), 0);
+  sim_run(&SIM, S(5), 0);
+  const sim_rec *sf = kind_at(RT_EV_STARTUP_FAIL, 0);
+  assert_non_null(sf);
+  assert_non_null(strstr(sim_trace_str(&SIM.trace, sf->s), "boom"));
+  assert_non_null(kind_at(RT_EV_REQUEST_FAIL, 0));
+  assert_null(kind_at(RT_EV_REQUEST_OK, 0));
+  done();
+
+  script_world("return { onStart = function(self) end, m = function(self) return 1 end }");
+  rt_onstart_throws(W, 0, 1);
+  assert_int_equal(rt_invoke_at(W, 0, "m", NULL, MS(100)), 0);
+  assert_int_equal(rt_invoke_at(W, 0, "m", NULL, S(2)), 0);
+  sim_run(&SIM, S(5), 0);
+  sf = kind_at(RT_EV_STARTUP_FAIL, 0);
+  assert_non_null(sf);
+  assert_string_equal(sim_trace_str(&SIM.trace, sf->s), "onStart threw");
+  assert_null(kind_at(RT_EV_STARTUP_FAIL, 1));
+  const sim_rec *ok = kind_at(RT_EV_REQUEST_OK, 0);
+  assert_non_null(ok);
+  assert_true(ok->t_us >= S(2));
+  done();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fiber_body_through_table),
@@ -305,6 +500,11 @@ int main(void) {
       cmocka_unit_test(test_table_deterministic),
       cmocka_unit_test(test_child_tool_run_through_table),
       cmocka_unit_test(test_lua_table_falls_back),
+      cmocka_unit_test(test_script_calls_coded_table),
+      cmocka_unit_test(test_coded_table_calls_script),
+      cmocka_unit_test(test_snap_has_field),
+      cmocka_unit_test(test_snapshot_pc),
+      cmocka_unit_test(test_script_onstart_throws),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
