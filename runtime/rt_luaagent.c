@@ -245,7 +245,10 @@ static int64_t duration_arg(lua_State *L, int idx, int64_t unit_us) {
     }
     return (int64_t)(v * (lua_Number)unit_us);
   }
-  const char *s = luaL_checkstring(L, idx);
+  if (lua_type(L, idx) != LUA_TSTRING) /* the user called work or schedule, not "dur" */
+    luaL_error(L, "a duration must be a number or a string such as \"2s\", not %s",
+               luaL_typename(L, idx));
+  const char *s = lua_tostring(L, idx);
   char *end;
   double v = strtod(s, &end);
   int64_t mul = !strcmp(end, "ms") ? 1000 : !strcmp(end, "s") ? 1000000 : !strcmp(end, "m") ? 60000000
