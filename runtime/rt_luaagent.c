@@ -380,9 +380,17 @@ static int p_effect(lua_State *L) {
   rt_lagent *lg = lg_of(L);
   const char *name = luaL_checkstring(L, 1);
   char buf[256];
-  if (!lua_isnoneornil(L, 2))
+  int t = lua_type(L, 2);
+  if (t == LUA_TTABLE) { /* as JSON: tostring would put its address in the trace */
+    lua_settop(L, 2);
+    rt_lua_json_encode(L, 2);
+    snprintf(buf, sizeof buf, "%s:%s", name, lua_tostring(L, -1));
+  } else if (t == LUA_TSTRING || t == LUA_TNUMBER || t == LUA_TBOOLEAN) {
     snprintf(buf, sizeof buf, "%s:%s", name, luaL_tolstring(L, 2, NULL));
-  else
+  } else if (t != LUA_TNONE && t != LUA_TNIL) {
+    return luaL_error(L, "revenant.effect: the value must be a string, number, boolean or "
+                      "table, not %s", luaL_typename(L, 2));
+  } else
     snprintf(buf, sizeof buf, "%s", name);
   rt__emit(lg->w, RT_EV_EFFECT, lg->a, current_fiber(lg), 0, 0, buf);
   return 0;

@@ -133,6 +133,28 @@ static void test_schedule_bad_arguments(void **st) {
   }
 }
 
+/* revenant.effect's value: a table as JSON (tostring put its address in
+** the trace, so two runs differed), a function refused at file:line. */
+static void test_effect_values(void **st) {
+  world x;
+  (void)st;
+  make(&x, "local A = {}\n"
+           "function A:go()\n"
+           "  revenant.effect('mail', {to = 'ops', n = 2})\n"
+           "  revenant.effect('flag', true)\n"
+           "  return select(2, pcall(revenant.effect, 'bad', print))\n"
+           "end\n"
+           "return A\n");
+  assert_int_equal(rt_invoke_at(x.w, 0, "go", NULL, MS(100)), 0);
+  sim_run(&x.s, MS(1000), 0);
+  assert_string_equal(str_of(&x, RT_EV_EFFECT, 0), "mail:{\"n\":2,\"to\":\"ops\"}");
+  assert_string_equal(str_of(&x, RT_EV_EFFECT, 1), "flag:true");
+  assert_int_equal(count_kind(&x, RT_EV_EFFECT), 2);
+  assert_non_null(strstr(result_of(&x, 0), "revenant.effect: the value must be a string, number, "
+                                           "boolean or table, not function"));
+  done(&x);
+}
+
 /* A throwing callback is retried by tryN (schedule_retry), and its second
 ** attempt sees schedule.attempt 2; a callback that waits holds alarm():
 ** the row's deletion and alarm_done come after its work. */
@@ -394,6 +416,7 @@ int main(void) {
       cmocka_unit_test(test_schedule_payload_and_row),
       cmocka_unit_test(test_schedule_idempotent_options),
       cmocka_unit_test(test_schedule_bad_arguments),
+      cmocka_unit_test(test_effect_values),
       cmocka_unit_test(test_schedule_retry_and_wait),
       cmocka_unit_test(test_on_alarm),
       cmocka_unit_test(test_on_alarm_waits_or_throws),
