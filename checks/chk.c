@@ -42,9 +42,16 @@ static const char *const chk_names[CHK_INVARIANT_COUNT] = {
 /* User invariants (Lua scripts, chk_lua.c) by number: CHK_INVARIANT_COUNT
 ** + i. Append-only for the life of the process, so that a number means the
 ** same name in every run and every forked swarm worker; one run is one
-** thread, and names are interned while scenarios load. */
-static char chk_user_names[CHK_MAX_INVARIANTS - CHK_INVARIANT_COUNT][CHK_NAME_MAX];
-static int chk_n_user;
+** thread, and names are interned while scenarios load. No bound: masks of
+** invariants are per scenario (scenarios/scn.h scn_inv_bit), not numbers. */
+static char (*chk_user_names)[CHK_NAME_MAX];
+static int chk_n_user, chk_cap_user;
+
+static void chk_user_names_free(void) {
+  free(chk_user_names);
+  chk_user_names = NULL;
+  chk_n_user = chk_cap_user = 0;
+}
 
 const char *chk_invariant_name(chk_invariant inv) {
   if ((int)inv < 0 || (int)inv >= CHK_INVARIANT_COUNT + chk_n_user) return "?";
@@ -79,10 +86,17 @@ int chk_invariant_intern(const char *name, char *err, size_t errlen) {
     return -1;
   }
   if (id >= 0) return id;
-  if (CHK_INVARIANT_COUNT + chk_n_user >= CHK_MAX_INVARIANTS) {
-    snprintf(err, errlen, "too many user invariant names in one process (at most %d): \"%s\"",
-             CHK_MAX_INVARIANTS - CHK_INVARIANT_COUNT, name);
-    return -1;
+  if (chk_n_user == chk_cap_user) {
+    int nc = chk_cap_user ? chk_cap_user * 2 : 32;
+    char (*nn)[CHK_NAME_MAX] = realloc(chk_user_names, (size_t)nc * sizeof *nn);
+    if (!nn || nc > INT32_MAX / 2 - CHK_INVARIANT_COUNT) {
+      if (nn) chk_user_names = nn;
+      snprintf(err, errlen, "out of memory interning the invariant name \"%s\"", name);
+      return -1;
+    }
+    if (!chk_user_names) atexit(chk_user_names_free);
+    chk_user_names = nn;
+    chk_cap_user = nc;
   }
   memcpy(chk_user_names[chk_n_user], name, n + 1);
   return CHK_INVARIANT_COUNT + chk_n_user++;

@@ -40,9 +40,9 @@ typedef enum chk_invariant {
 #define CHK_MAX_CHAIN 16
 
 /* Invariant numbers 0..CHK_INVARIANT_COUNT-1 are the built-in ones; user
-** invariants (Lua scripts, chk_lua.h) get the numbers above, up to
-** CHK_MAX_INVARIANTS - 1 (masks of invariants are 32 bits). */
-#define CHK_MAX_INVARIANTS 32
+** invariants (Lua scripts, chk_lua.h) get the numbers above, as many as a
+** process interns (a scenario's masks give its own at most
+** CHK_LUA_MAX_INVARIANTS their bits: scenarios/scn.h scn_inv_bit). */
 #define CHK_NAME_MAX 48   /* bytes of an invariant name with its NUL */
 
 typedef struct chk_violation {
@@ -151,8 +151,8 @@ int chk_invariant_parse(const char *name);
 /* The number of user invariant name (a Lua invariant): the same number for
 ** the same name for the rest of the process (numbers are handed out in the
 ** order names are first interned, from CHK_INVARIANT_COUNT). -1 with a
-** message in err when the name is not 1..47 of [A-Za-z0-9_.-], is a
-** built-in invariant's, or CHK_MAX_INVARIANTS would be passed. */
+** message in err when the name is not 1..47 of [A-Za-z0-9_.-] or is a
+** built-in invariant's (or out of memory). No bound on the count. */
 int chk_invariant_intern(const char *name, char *err, size_t errlen);
 
 /* Built-in invariants plus the user ones interned so far: every valid

@@ -29,7 +29,7 @@
 #include "checks/chk.h"
 
 #define CHK_LUA_MAX_SCRIPTS 8
-#define CHK_LUA_MAX_INVARIANTS 15   /* per scenario (CHK_MAX_INVARIANTS - built-ins) */
+#define CHK_LUA_MAX_INVARIANTS 15   /* per scenario (its masks are 32 bits with the built-ins) */
 
 /* One script: its name in messages (the path as the scenario resolves it,
 ** e.g. "scenarios/examples/charged_once.lua") and its text. */

@@ -198,7 +198,10 @@ static int write_repro(const run_opts *o, run_record *rec) {
   cli_repro_path(path, sizeof path, o->repro_dir, "repro", rec->sc->file, rec->sc->name, rec->variant,
                  rec->res.seed, extra);
   if (cli_out_open(&out, path)) return -1;
-  if (rpt_repro_write(out.f, &rec->rr, rec->sc->source)) {
+  char *source = scn_source_now(rec->sc); /* with the modules its runs loaded */
+  int bad = !source || rpt_repro_write(out.f, &rec->rr, source);
+  free(source);
+  if (bad) {
     fprintf(stderr, "revenant: cannot write repro file %s\n", path);
     cli_out_abort(&out);
     return -1;

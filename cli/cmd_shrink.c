@@ -198,9 +198,7 @@ static int write_verify(const char *path, const scn_scenario *out, int inv) {
     return 1;
   }
   int ok = scn_run_case(back, 0, back->seed, back->strategy, &r) == 0;
-  uint32_t seen = 0;
-  for (size_t i = 0; ok && i < chk_violation_count(r.checks); i++) seen |= 1u << chk_violation_at(r.checks, i)->inv;
-  ok = ok && (seen & (1u << inv));
+  ok = ok && (scn_seen_mask(back, &r) & scn_inv_bit(back, inv));
   printf("  verified: %s %s %s (hash 0x%016" PRIx64 ", expectation %s)\n", path,
          ok ? "violates" : "does NOT violate", chk_invariant_name((chk_invariant)inv), r.trace_hash,
          r.passed ? "met" : "failed");

@@ -244,17 +244,24 @@ static void rpt_text_figures(FILE *f, const rpt_run *r) {
 static void rpt_text_header(FILE *f, const rpt_run *r, const rpt_colors *c) {
   char dur[32];
   int show_case = r->variant && *r->variant && strcmp(r->variant, "default") != 0;
-  uint64_t seen = 0;
   fprintf(f, "%s%s%s %s%s%s%s seed=0x%" PRIx64 " %s %" PRIu64 " events %s hash=0x%016" PRIx64,
           r->passed ? c->ok : c->bad, r->passed ? "PASS" : "FAIL", c->off,
           rpt_or(r->scenario_name, "(unnamed)"), show_case ? " [" : "",
           show_case ? r->variant : "", show_case ? "]" : "", r->seed, rpt_or(r->strategy, "-"),
           r->events, rpt__fmt_dur(dur, sizeof dur, r->end_us), r->trace_hash);
-  for (size_t i = 0; r->passed && r->violations && i < r->n_violations; i++)
-    if (r->violations[i].inv < 64) seen |= 1ull << r->violations[i].inv;
-  for (int inv = 0, n = 0; inv < 64 && seen; inv++)
-    if (seen & (1ull << inv)) fprintf(f, "%s%s", n++ ? ", " : " ", rpt__inv_name(inv));
-  fputs(seen ? " violated as expected\n" : "\n", f);
+  /* each violated invariant once, by number (user invariant numbers have no bound) */
+  int last = -1, n = 0;
+  for (;;) {
+    int next = -1;
+    for (size_t i = 0; r->passed && r->violations && i < r->n_violations; i++) {
+      int inv = (int)r->violations[i].inv;
+      if (inv > last && (next < 0 || inv < next)) next = inv;
+    }
+    if (next < 0) break;
+    fprintf(f, "%s%s", n++ ? ", " : " ", rpt__inv_name((chk_invariant)next));
+    last = next;
+  }
+  fputs(n ? " violated as expected\n" : "\n", f);
 }
 
 /* How many violations from i on repeat violation i's (invariant, actor),

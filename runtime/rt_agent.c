@@ -1394,7 +1394,7 @@ static void user_method(rt_world *w, uint32_t a, const rt_msg *m) {
   char *args = m->arg ? strdup(sim_trace_str(&w->s->trace, (uint32_t)m->arg)) : NULL;
   const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
   memset(&out, 0, sizeof out);
-  if (!mem || rt__push_serving(&mem->inc, m)) {
+  if (!mem || (m->arg && !args) || rt__push_serving(&mem->inc, m)) {
     free(args);
     user_answer(w, a, m, 0, "out of memory");
     return;

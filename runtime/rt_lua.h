@@ -151,6 +151,42 @@ const char *rt_lua_release(void);
 ** steps of the hook period, at most 1,000). */
 uint64_t rt_lua_instr_used(const rt_lua *x);
 
+/* ---- modules (rt_lua_modules.c) ----------------------------------------
+** The process keeps every module a state reads (require, dofile, loadfile)
+** by its state's script folder (a real path) and its relative path; a state
+** looks there before it reads the file, so all runs of the process load the
+** same text, and a repro file can embed what the runs loaded. A repro's
+** embedded copies are kept the same way (embedded = 1) under the folder of
+** the repro, so require finds them first. */
+
+#define RT_LUA_MODULE_MAX (1024 * 1024) /* bytes of one module */
+
+typedef struct rt_lua_module {
+  const char *dir;      /* the states' script folder (realpath) */
+  const char *rel;      /* the path below it, e.g. "lib/util.lua" */
+  const char *text;     /* NUL-terminated */
+  size_t len;
+  uint64_t hash;        /* rt_lua_text_hash of the text */
+  const char *origin;   /* the file it was read from ("" unknown) */
+  int embedded;         /* 1: a repro file's copy */
+} rt_lua_module;
+
+/* FNV-1a 64 of text[0..len): the hash repro files write for scripts. */
+uint64_t rt_lua_text_hash(const char *text, size_t len);
+
+/* The module kept for (dir, rel), the latest one; NULL if none. */
+const rt_lua_module *rt_lua_module_find(const char *dir, const char *rel);
+
+/* Keeps a copy of text as module (dir, rel); it replaces an earlier one
+** for the rest of the process. Returns it, or NULL with the reason in err
+** (larger than RT_LUA_MODULE_MAX, out of memory). */
+const rt_lua_module *rt_lua_module_keep(const char *dir, const char *rel, const char *text, size_t len,
+                                        const char *origin, int embedded, char *err, size_t errlen);
+
+/* Entries kept so far; entry i, or NULL when a later one replaced it. */
+int rt_lua_module_count(void);
+const rt_lua_module *rt_lua_module_at(int i);
+
 /* ---- JSON (rt_lua_json.c) ----------------------------------------------
 ** Encodes the value at idx and pushes the JSON text: keys sorted by bytes,
 ** tables with keys exactly 1..n as arrays, {} for an empty table. Raises a

@@ -16,7 +16,16 @@
 
 #define RT__LUA_ERR_MAX 8192
 
-/* Address -> creation serial of every live table, Lua function and thread
+/* Every block Lua holds is preceded by this many bytes: its creation
+** serial (tables, functions, threads) or 0 (rt_lua.c). */
+#define RT__LUA_HDR 8
+
+/* Small blocks (up to RT__LUA_BLK_STEP * RT__LUA_BLK_CLASSES bytes) are
+** kept on per-state free lists by size class when Lua frees them. */
+#define RT__LUA_BLK_STEP 16
+#define RT__LUA_BLK_CLASSES 16
+
+/* Address -> creation serial of light C functions, which have no block
 ** (an open-addressing map, looked up by exact address, never iterated). */
 typedef struct rt__lua_ids {
   uintptr_t *key;    /* 0 = empty slot */
@@ -46,6 +55,8 @@ struct rt_lua {
   char escape[512];        /* the first sandbox refusal ("" none) */
   int pool[32];            /* registry refs of finished coroutines to reuse */
   int npool;
+  void *blocks[RT__LUA_BLK_CLASSES]; /* freed small blocks by size class (rt_lua.c) */
+  size_t cached;           /* bytes in those lists */
 };
 
 /* The rt_lua that owns L (any of its threads). */

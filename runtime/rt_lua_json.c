@@ -38,25 +38,35 @@ static void jfree(void) {
   jcap = 0;
 }
 
-static void add(jb *b, const char *s, size_t n) {
-  if (jlen + n > jcap) {
-    static int registered;
-    size_t nc = jcap ? jcap : 256;
-    while (nc < jlen + n) nc *= 2;
-    char *nb = realloc(jbuf, nc);
-    if (!nb) luaL_error(b->L, "cannot convert to JSON: out of memory");
-    if (!registered) {
-      registered = atexit(jfree) == 0;
-      rt__inject_cold_hook(jfree);
-    }
-    jbuf = nb;
-    jcap = nc;
+/* Room for n more bytes (grows the buffer; raises on memory). */
+static void grow(jb *b, size_t n) {
+  static int registered;
+  size_t nc = jcap ? jcap : 256;
+  while (nc < jlen + n) nc *= 2;
+  char *nb = realloc(jbuf, nc);
+  if (!nb) luaL_error(b->L, "cannot convert to JSON: out of memory");
+  if (!registered) {
+    registered = atexit(jfree) == 0;
+    rt__inject_cold_hook(jfree);
   }
+  jbuf = nb;
+  jcap = nc;
+}
+
+/* Inline: most pieces are a few bytes of a constant (callgrind put a third
+** of a small stash's encoding in calls to add and memcpy). */
+static inline void add(jb *b, const char *s, size_t n) {
+  if (jlen + n > jcap) grow(b, n);
   memcpy(jbuf + jlen, s, n);
   jlen += n;
 }
 
-static void adds(jb *b, const char *s) { add(b, s, strlen(s)); }
+static inline void add1(jb *b, char c) {
+  if (jlen + 1 > jcap) grow(b, 1);
+  jbuf[jlen++] = c;
+}
+
+static inline void adds(jb *b, const char *s) { add(b, s, strlen(s)); }
 
 static void enc(jb *b, int idx, int depth);
 
@@ -94,6 +104,7 @@ static void enc_string(jb *out, const char *s, size_t n) {
 typedef struct skey {
   const char *s;
   size_t n;
+  int slot;                 /* the value's stack index (small tables), else 0 */
 } skey;
 
 static int skey_cmp(const void *pa, const void *pb) {
@@ -103,12 +114,99 @@ static int skey_cmp(const void *pa, const void *pb) {
   return c ? c : (a->n > b->n) - (a->n < b->n);
 }
 
+static void sort_keys(skey *keys, lua_Integer k) {
+  if (k > 8) {
+    qsort(keys, (size_t)k, sizeof *keys, skey_cmp);
+    return;
+  }
+  for (lua_Integer i = 1; i < k; i++) { /* a few keys: insertion sort */
+    skey t = keys[i];
+    lua_Integer j = i;
+    for (; j > 0 && skey_cmp(&keys[j - 1], &t) > 0; j--) keys[j] = keys[j - 1];
+    keys[j] = t;
+  }
+}
+
+static void mixed_error(lua_State *L) {
+  luaL_error(L, "cannot convert to JSON: a table mixes array items and fields, or has a "
+                "key that is not a string (JSON object keys are strings)");
+}
+
+/* An object of sorted keys; a key's value is at its slot, or read back raw. */
+static void enc_object(jb *b, int idx, int depth, skey *keys, lua_Integer k) {
+  lua_State *L = b->L;
+  sort_keys(keys, k);
+  add1(b, '{');
+  for (lua_Integer i = 0; i < k; i++) {
+    if (i) add1(b, ',');
+    enc_string(b, keys[i].s, keys[i].n);
+    add1(b, ':');
+    if (keys[i].slot) {
+      enc(b, keys[i].slot, depth + 1);
+      continue;
+    }
+    lua_pushlstring(L, keys[i].s, keys[i].n);
+    lua_rawget(L, idx);
+    enc(b, lua_gettop(L), depth + 1);
+    lua_pop(L, 1);
+  }
+  add1(b, '}');
+}
+
+static void enc_array(jb *b, int idx, int depth, lua_Integer n) {
+  lua_State *L = b->L;
+  add1(b, '[');
+  for (lua_Integer i = 1; i <= n; i++) {
+    if (i > 1) add1(b, ',');
+    lua_rawgeti(L, idx, i);
+    enc(b, lua_gettop(L), depth + 1);
+    lua_pop(L, 1);
+  }
+  add1(b, ']');
+}
+
+#define SMALL_KEYS 16
+
+/* A table of at most SMALL_KEYS string keys in one pass: each key and its
+** value stay on the stack (no lookup per key afterwards). Returns 0 when
+** done, -1 (stack as on entry) when the table has more keys. */
+static int enc_table_small(jb *b, int idx, int depth, lua_Integer n) {
+  lua_State *L = b->L;
+  int base = lua_gettop(L), other = 0;
+  lua_Integer nint = 0, k = 0;
+  skey keys[SMALL_KEYS];
+  luaL_checkstack(L, 2 * SMALL_KEYS + 4, "JSON nesting");
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    if (lua_type(L, -2) == LUA_TSTRING) {
+      if (k == SMALL_KEYS) {
+        lua_settop(L, base);
+        return -1;
+      }
+      keys[k].s = lua_tolstring(L, -2, &keys[k].n);
+      keys[k].slot = lua_gettop(L);
+      k++;
+      lua_pushvalue(L, -2); /* the pair stays; a copy of the key goes on */
+      continue;
+    }
+    if (lua_isinteger(L, -2) && lua_tointeger(L, -2) >= 1 && lua_tointeger(L, -2) <= n) nint++;
+    else other = 1;
+    lua_pop(L, 1);
+  }
+  if (!other && k == 0 && n > 0) enc_array(b, idx, depth, n); /* 1..n, holes as null */
+  else if (other || nint) mixed_error(L);
+  else enc_object(b, idx, depth, keys, k);
+  lua_settop(L, base);
+  return 0;
+}
+
 /* A table: an array when its keys are exactly 1..n (n > 0), else an object
-** whose keys (strings) are written sorted by bytes. One pass collects the
-** keys; values are read back raw. */
+** whose keys (strings) are written sorted by bytes. Past SMALL_KEYS keys,
+** one pass collects the keys and their values are read back raw. */
 static void enc_table(jb *b, int idx, int depth) {
   lua_State *L = b->L;
   lua_Integer n = (lua_Integer)lua_rawlen(L, idx), nint = 0, k = 0;
+  if (enc_table_small(b, idx, depth, n) == 0) return;
   skey small[16];
   skey *keys = small;
   int cap = 16, anchor = 0, other = 0;
@@ -130,6 +228,7 @@ static void enc_table(jb *b, int idx, int depth) {
         cap = nc;
       }
       keys[k].s = lua_tolstring(L, -1, &keys[k].n); /* anchored by the table itself */
+      keys[k].slot = 0;
       k++;
     } else if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1 && lua_tointeger(L, -1) <= n) {
       nint++;
@@ -137,33 +236,8 @@ static void enc_table(jb *b, int idx, int depth) {
       other = 1;
     }
   }
-  if (!other && k == 0 && n > 0) { /* 1..n with holes (nil) too: null there */
-    adds(b, "[");
-    for (lua_Integer i = 1; i <= n; i++) {
-      if (i > 1) adds(b, ",");
-      lua_rawgeti(L, idx, i);
-      enc(b, lua_gettop(L), depth + 1);
-      lua_pop(L, 1);
-    }
-    adds(b, "]");
-    if (anchor) lua_remove(L, anchor);
-    return;
-  }
-  if (other || nint)
-    luaL_error(L, "cannot convert to JSON: a table mixes array items and fields, or has a "
-                  "key that is not a string (JSON object keys are strings)");
-  if (k > 1) qsort(keys, (size_t)k, sizeof *keys, skey_cmp);
-  adds(b, "{");
-  for (lua_Integer i = 0; i < k; i++) {
-    if (i) adds(b, ",");
-    enc_string(b, keys[i].s, keys[i].n);
-    adds(b, ":");
-    lua_pushlstring(L, keys[i].s, keys[i].n);
-    lua_rawget(L, idx);
-    enc(b, lua_gettop(L), depth + 1);
-    lua_pop(L, 1);
-  }
-  adds(b, "}");
+  if (other || nint) mixed_error(L); /* more than SMALL_KEYS string keys: an object */
+  enc_object(b, idx, depth, keys, k);
   if (anchor) lua_remove(L, anchor);
 }
 

@@ -655,17 +655,32 @@ int rt__lua_loadfile(lua_State *L, const char *rel) {
     lua_pushfstring(L, "%s is refused (%s): only .lua files inside the scenario's folder", rel, why);
     return LUA_ERRFILE;
   }
-  char *buf = read_inside(L, x, rel, &len);
-  if (!buf) return LUA_ERRFILE;
-  if (len > 0 && buf[0] == LUA_SIGNATURE[0]) {
+  /* the process's copy first (a repro's embedded one, or the text an
+  ** earlier run read); else the file, kept for the next runs and repros */
+  const rt_lua_module *m = rt_lua_module_find(x->dir, rel);
+  if (!m) {
+    char *buf = read_inside(L, x, rel, &len), full[4200], reason[300];
+    if (!buf) return LUA_ERRFILE;
+    if (len > 0 && buf[0] == LUA_SIGNATURE[0]) {
+      lua_pop(L, 1);
+      lua_pushfstring(L, "%s is refused: binary chunks are not loaded (text only)", rel);
+      return LUA_ERRFILE;
+    }
+    snprintf(full, sizeof full, "%s/%s", x->dir, rel);
+    m = rt_lua_module_keep(x->dir, rel, buf, len, full, 0, reason, sizeof reason);
     lua_pop(L, 1);
+    if (!m) {
+      lua_pushstring(L, reason);
+      return LUA_ERRFILE;
+    }
+  }
+  if (m->len > 0 && m->text[0] == LUA_SIGNATURE[0]) {
     lua_pushfstring(L, "%s is refused: binary chunks are not loaded (text only)", rel);
     return LUA_ERRFILE;
   }
   lua_pushfstring(L, "@%s", rel);
-  int st = luaL_loadbufferx(L, buf, len, lua_tostring(L, -1), "t");
-  lua_replace(L, -3); /* the function (or message) replaces the buffer */
-  lua_pop(L, 1);
+  int st = luaL_loadbufferx(L, m->text, m->len, lua_tostring(L, -1), "t");
+  lua_remove(L, -2); /* the function (or message) stays */
   return st;
 }
 

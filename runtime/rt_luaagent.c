@@ -284,6 +284,15 @@ static int p_stash(lua_State *L) {
   return 0;
 }
 
+/* Fiber.stash(handle, value): fiber:stash in C, with no Lua frame between
+** (a stash is the commonest call of a fiber body). */
+static int p_fiber_stash(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_getfield(L, 1, "id");
+  lua_replace(L, 1);
+  return p_stash(L);
+}
+
 static int p_ka_acquire(lua_State *L) {
   rt_lagent *lg = lg_of(L);
   rt__keepalive_acquire(lg->w, lg->a);
@@ -584,10 +593,10 @@ static const char prelude[] =
     "local yield = coroutine.yield\n"
     "local Fiber = {}\n"
     "Fiber.__index = Fiber\n"
-    "function Fiber:stash(v) P.stash(self.id, v) end\n"
+    "Fiber.stash = P.fiber_stash\n"
     "function Fiber:await()\n"
     "  local ok, v\n"
-    "  if self._ended then\n"
+    "  if self._ok ~= nil then\n"
     "    ok, v = self._ok, self._value\n"
     "    if ok then v = P.unjson(v) end\n"
     "  else\n"
@@ -670,7 +679,7 @@ static const char prelude[] =
     "revenant.effect = P.effect\n";
 
 static const luaL_Reg prims[] = {
-    {"stash", p_stash},     {"ka_acquire", p_ka_acquire}, {"ka_release", p_ka_release},
+    {"stash", p_stash},     {"fiber_stash", p_fiber_stash}, {"ka_acquire", p_ka_acquire}, {"ka_release", p_ka_release},
     {"schedule", p_schedule}, {"cancel", p_cancel},       {"effect", p_effect},
     {"json", p_json},       {"unjson", p_unjson},         {"dur", p_dur},
     {"sql", p_sql},
@@ -962,13 +971,12 @@ static void finish(rt_lagent *lg, int ci, int ok, const char *err, uint32_t resu
     lua_State *L = rt_lua_L(lg->x);
     const char *v = ok ? (result ? sim_trace_str(&w->s->trace, result) : NULL) : err;
     lua_rawgeti(L, LUA_REGISTRYINDEX, c.ctx_ref);
-    lua_pushboolean(L, 1);
-    lua_setfield(L, -2, "_ended");
+    if (v) { /* set before _ok: a handle with _ok has ended */
+      lua_pushstring(L, v);
+      lua_setfield(L, -2, "_value");
+    }
     lua_pushboolean(L, ok);
     lua_setfield(L, -2, "_ok");
-    if (v) lua_pushstring(L, v);
-    else lua_pushnil(L);
-    lua_setfield(L, -2, "_value");
     lua_pop(L, 1);
   }
   co_drop(lg, ci);
@@ -1077,8 +1085,8 @@ static int cmd_run_fiber(rt_lagent *lg, int ci) {
   lua_pushvalue(co, -1); /* fn */
   lua_xmove(co, L, 1);
   lg->cos[bi].fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_createtable(L, 0, 5); /* the handle: {id, name} with the Fiber methods; room for
-                               ** the outcome its fiber leaves there (_ended, _ok, _value) */
+  lua_createtable(L, 0, 4); /* the handle: {id, name} with the Fiber methods; room for
+                               ** the outcome its fiber leaves there (_ok, _value) */
   lua_pushinteger(L, id);
   lua_setfield(L, -2, "id");
   lua_pushstring(L, name);

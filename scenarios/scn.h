@@ -288,6 +288,25 @@ void scn_result_free(scn_result *res);
 ** processes over file-backed storage, scn_sigkill.c), else 0. */
 int scn_has_sigkill(const scn_scenario *sc);
 
+/* Invariant masks (a case's hold_mask and violate_mask, and the sets of
+** invariants a run violated) are per scenario: bit inv for a built-in
+** invariant, bit CHK_INVARIANT_COUNT + k for the scenario's k-th Lua
+** invariant (sc->lua_inv[k]), whatever number the process gave its name
+** (chk_invariant_intern: per process, unbounded). scn_inv_bit: the bit of
+** invariant inv in sc's masks, 0 when sc has no such invariant.
+** scn_inv_of_bit: the invariant of bit k (0..31), -1 when unused. */
+uint32_t scn_inv_bit(const scn_scenario *sc, int inv);
+int scn_inv_of_bit(const scn_scenario *sc, int k);
+
+/* sc->source as a repro file should carry it now: with "modules" set to
+** the texts of every module the process loaded from (or embedded for) sc's
+** folder so far, so that the file replays from any folder. Malloc'd; NULL
+** on out of memory. */
+char *scn_source_now(const scn_scenario *sc);
+
+/* The bits of the invariants res violated, in sc's masks. */
+uint32_t scn_seen_mask(const scn_scenario *sc, const scn_result *res);
+
 
 /* ---- copy, write, swarm mix, signature, shrink ------------------------
 ** (scn_mutate.c, scn_write.c, scn_shrink.c; docs/swarm.md) */

@@ -30,7 +30,7 @@ void scn__compute_figures(scn_result *res);
 
 /* Sets res->passed and res->failure from the violations and the case's
 ** expectation (or o->check_mask). */
-void scn__judge(const scn_case *cs, const scn_run_opts *o, scn_result *res);
+void scn__judge(const scn_scenario *sc, int ci, const scn_run_opts *o, scn_result *res);
 
 /* scn_facts.c: makes res->facts, the engine of the facts of case ci (none
 ** when o->check_mask judges invariants only). 0, or -1 on OOM. */
@@ -80,6 +80,11 @@ void *scn__scripts_json(const scn_scenario *sc);
 ** from files, minified with "scripts" embedded as its first field; else a
 ** copy. Malloc'd (NULL on OOM). */
 char *scn__embed_scripts(const scn_scenario *sc, const char *text, size_t len);
+
+/* "modules" of a written file: a cJSON object of path -> {hash, text,
+** origin} of every module the process holds for sc's folder (the ones its
+** runs loaded, and a repro's embedded ones), by path; NULL when none. */
+void *scn__modules_json(const scn_scenario *sc);
 
 /* Attaches the scenario's Lua invariants to c (nothing without
 ** "invariants"). 0, or -1 with the reason in err. */

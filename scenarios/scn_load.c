@@ -303,7 +303,7 @@ int ld_get_program(ld *L, const cJSON *obj, const char *key, int *out) {
 static const char *const top_fields[] = {
     "name", "description", "seed", "duration", "strategy", "pct_depth", "profile",
     "runtime", "programs", "actors", "workload", "faults", "checks", "expect", "cases",
-    "invariants", "scripts", "swarm", NULL};
+    "invariants", "scripts", "modules", "swarm", NULL};
 
 /* "strategy" through sim_strategy_parse; default fifo. */
 static int load_strategy(ld *L) {

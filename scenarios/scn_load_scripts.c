@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <sys/stat.h>
 
+#include "runtime/rt_lua.h"
 #include "scenarios/scn_internal.h"
 #include "scenarios/scn_load_internal.h"
 
@@ -221,12 +222,181 @@ static int check_embeds(ld *L, const cJSON *embeds) {
   return 0;
 }
 
+/* ---- modules ("modules") ------------------------------------------------- */
+
+/* The real path of sc's folder (where its scripts' states read modules). */
+static int real_dir(const scn_scenario *sc, char *out) {
+  if (!sc->dir[0] || !realpath(sc->dir, out)) return -1;
+  return 0;
+}
+
+/* A module path as require makes it: relative, ".lua", no "..". */
+static const char *module_path_refusal(const char *p) {
+  size_t n = strlen(p);
+  if (n < 5 || n >= 256 || strcmp(p + n - 4, ".lua") != 0) return "a .lua path under 256 bytes";
+  if (p[0] == '/') return "a path relative to the scenario's folder";
+  for (const char *c = p; *c; c++)
+    if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./", *c))
+      return "letters, digits, '_', '-', '.' and '/'";
+  for (const char *c = p; (c = strstr(c, "..")) != NULL; c++)
+    if ((c == p || c[-1] == '/') && (c[2] == '/' || c[2] == '\0')) return "a path that stays in the folder";
+  return NULL;
+}
+
+/* One member of "modules": checked, and kept by the process (rt_lua.h) as
+** the copy require finds first in this scenario's folder. */
+static int one_module(ld *L, const cJSON *m, const char *rdir) {
+  static const char *const fields[] = {"hash", "text", "origin", NULL};
+  char q[96], err[400];
+  const char *why = module_path_refusal(m->string);
+  if (why) return ld_key_errf(L, m, "modules: \"%s\" must be %s", ld_quote(q, sizeof q, m->string), why);
+  if (!cJSON_IsObject(m)) return scn_errf(L->err, L->d, m, "modules \"%s\": expected {\"hash\", \"text\"}", m->string);
+  if (ld_obj_fields(L, m, "modules entry", fields) < 0) return -1;
+  const cJSON *h = ld_get(m, "hash"), *t = ld_get(m, "text"), *o = ld_get(m, "origin");
+  uint64_t want;
+  if (!cJSON_IsString(t) || !cJSON_IsString(h) || parse_hex64(h->valuestring, &want) != 0 ||
+      (o && !cJSON_IsString(o)))
+    return scn_errf(L->err, L->d, m, "modules \"%s\": needs \"text\" (a string), \"hash\" (a hex "
+                    "string) and optionally \"origin\" (a path)", m->string);
+  size_t len = strlen(t->valuestring);
+  uint64_t got = rt_lua_text_hash(t->valuestring, len);
+  if (got != want)
+    return scn_errf(L->err, L->d, h, "modules \"%s\": the text does not match its hash (0x%016" PRIx64
+                    " != 0x%016" PRIx64 "): it was edited after the file was written", m->string, got, want);
+  const char *origin = o ? o->valuestring : "";
+  if (!rt_lua_module_keep(rdir, m->string, t->valuestring, len, origin, 1, err, sizeof err))
+    return scn_errf(L->err, L->d, t, "modules: %s", err);
+  size_t flen = 0;
+  char *now = origin[0] ? read_all(origin, &flen) : NULL; /* did its file change since? */
+  size_t o_len = strlen(L->sc->note);
+  if (now && rt_lua_text_hash(now, flen) != got && o_len + 1 < sizeof L->sc->note) {
+    int w = snprintf(L->sc->note + o_len, sizeof L->sc->note - o_len,
+                     "%smodule %s changed since this file was written (hash 0x%016" PRIx64
+                     " there, 0x%016" PRIx64 " embedded); running the embedded copy",
+                     o_len ? "; " : "", origin, rt_lua_text_hash(now, flen), got);
+    (void)w; /* a long path may cut the note */
+  }
+  free(now);
+  return 0;
+}
+
+/* "modules": the module texts a repro file's runs loaded. Read before the
+** scripts run their main chunks (at load), so that require finds them. */
+static int load_modules(ld *L) {
+  const cJSON *mods = ld_get(L->root, "modules");
+  char rdir[PATH_MAX];
+  if (!mods) return 0;
+  if (!cJSON_IsObject(mods))
+    return scn_errf(L->err, L->d, mods, "modules: expected an object of module path -> {hash, text}");
+  if (real_dir(L->sc, rdir) != 0) return 0; /* no folder: require is refused anyway */
+  for (const cJSON *m = mods->child; m; m = m->next)
+    if (one_module(L, m, rdir)) return -1;
+  return 0;
+}
+
+void *scn__modules_json(const scn_scenario *sc) {
+  char rdir[PATH_MAX], h[24];
+  if (real_dir(sc, rdir) != 0) return NULL;
+  int n = rt_lua_module_count(), k = 0;
+  const rt_lua_module **v = n ? malloc((size_t)n * sizeof *v) : NULL;
+  for (int i = 0; v && i < n; i++) {
+    const rt_lua_module *m = rt_lua_module_at(i);
+    if (m && !strcmp(m->dir, rdir)) v[k++] = m;
+  }
+  cJSON *o = k ? cJSON_CreateObject() : NULL;
+  for (int i = 1; i < k; i++) /* by path: insertion sort, a handful of modules */
+    for (int j = i; j > 0 && strcmp(v[j - 1]->rel, v[j]->rel) > 0; j--) {
+      const rt_lua_module *t = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = t;
+    }
+  for (int i = 0; o && i < k; i++) {
+    cJSON *e = cJSON_AddObjectToObject(o, v[i]->rel);
+    snprintf(h, sizeof h, "0x%016" PRIx64, v[i]->hash);
+    if (!e || !cJSON_AddStringToObject(e, "hash", h) || !cJSON_AddStringToObject(e, "text", v[i]->text) ||
+        (v[i]->origin[0] && !cJSON_AddStringToObject(e, "origin", v[i]->origin))) {
+      cJSON_Delete(o);
+      o = NULL;
+    }
+  }
+  free(v);
+  return o;
+}
+
+/* The end of the JSON value (or key) at p in minified text; NULL if
+** malformed. */
+static const char *skip_value(const char *p) {
+  int depth = 0;
+  for (;;) {
+    if (*p == '"') {
+      for (p++; *p && *p != '"'; p++)
+        if (*p == '\\' && p[1]) p++;
+      if (!*p) return NULL;
+      p++;
+    } else if (*p == '{' || *p == '[') {
+      depth++;
+      p++;
+    } else if (*p == '}' || *p == ']') {
+      if (--depth < 0) return NULL;
+      p++;
+    } else if (depth > 0 && (*p == ',' || *p == ':')) {
+      p++;
+    } else { /* a number or a literal */
+      while (*p && !strchr(",:}]", *p)) p++;
+      if (!*p) return NULL;
+    }
+    if (depth == 0) return p;
+  }
+}
+
+/* Removes the top-level member `key` of minified object text s (in place). */
+static void drop_member(char *s, const char *key) {
+  size_t kl = strlen(key);
+  char *p = s + 1;
+  while (*p == '"') {
+    char *start = p;
+    const char *v = skip_value(p); /* the key */
+    if (!v || *v != ':') return;
+    const char *end = skip_value(v + 1);
+    if (!end) return;
+    int hit = (size_t)(v - start) == kl + 2 && !strncmp(start + 1, key, kl);
+    if (*end == ',') end++;
+    if (hit) {
+      if (*end == '}' && start[-1] == ',') start--; /* it was the last member */
+      memmove(start, end, strlen(end) + 1);
+      return;
+    }
+    p = (char *)end;
+  }
+}
+
+char *scn_source_now(const scn_scenario *sc) {
+  if (!sc->source) return NULL;
+  size_t n = strlen(sc->source);
+  char *min = malloc(n + 1);
+  if (!min) return NULL;
+  memcpy(min, sc->source, n + 1);
+  cJSON *o = scn__modules_json(sc);
+  if (!o) return min; /* no module was loaded: the file as it was */
+  cJSON_Minify(min);
+  drop_member(min, "modules");
+  char *js = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  size_t ml = strlen(min), jl = js ? strlen(js) : 0;
+  char *out = js && ml >= 2 && min[0] == '{' ? malloc(ml + jl + 16) : NULL;
+  if (out) snprintf(out, ml + jl + 16, "{\"modules\":%s%s%s", js, min[1] == '}' ? "" : ",", min + 1);
+  free(js);
+  free(min);
+  return out;
+}
+
 int ld_load_invariants(ld *L) {
   scn_scenario *sc = L->sc;
   const cJSON *inv = ld_get(L->root, "invariants"), *embeds = ld_get(L->root, "scripts");
   dir_of(sc->file, sc->dir, sizeof sc->dir);
   struct stat dst;
   if (stat(sc->dir, &dst) != 0 || !S_ISDIR(dst.st_mode)) sc->dir[0] = '\0'; /* require refused */
+  if (load_modules(L) < 0) return -1;
   if (!inv) {
     if (embeds) return scn_errf(L->err, L->d, embeds, "scripts: only with \"invariants\"");
     return 0;
@@ -257,6 +427,30 @@ int ld_load_invariants(ld *L) {
     sc->lua_inv[sc->n_lua_inv++] = id;
   }
   return 0;
+}
+
+/* ---- invariant bits ------------------------------------------------------- */
+
+_Static_assert(CHK_INVARIANT_COUNT + CHK_LUA_MAX_INVARIANTS <= 32, "invariant masks are 32 bits");
+
+uint32_t scn_inv_bit(const scn_scenario *sc, int inv) {
+  if (inv >= 0 && inv < CHK_INVARIANT_COUNT) return 1u << inv;
+  for (int k = 0; sc && k < sc->n_lua_inv; k++)
+    if (sc->lua_inv[k] == inv) return 1u << (CHK_INVARIANT_COUNT + k);
+  return 0;
+}
+
+int scn_inv_of_bit(const scn_scenario *sc, int k) {
+  if (k >= 0 && k < CHK_INVARIANT_COUNT) return k;
+  k -= CHK_INVARIANT_COUNT;
+  return sc && k >= 0 && k < sc->n_lua_inv ? sc->lua_inv[k] : -1;
+}
+
+uint32_t scn_seen_mask(const scn_scenario *sc, const scn_result *res) {
+  uint32_t seen = 0;
+  for (size_t i = 0; res->checks && i < chk_violation_count(res->checks); i++)
+    seen |= scn_inv_bit(sc, (int)chk_violation_at(res->checks, i)->inv);
+  return seen;
 }
 
 /* ---- writing -------------------------------------------------------------- */

@@ -626,13 +626,14 @@ static int one_invariant(ld *L, const cJSON *n, const char *key, uint32_t other,
                     ld_quote(q, sizeof q, n->valuestring), l.s,
                     L->sc->n_scripts ? "" : " (a Lua invariant needs its script in \"invariants\")");
   }
-  if (*mask & (1u << v))
+  uint32_t bit = scn_inv_bit(L->sc, v); /* the scenario's own bit (scn.h) */
+  if (*mask & bit)
     return scn_errf(L->err, L->d, n, "invariant \"%s\" is listed twice in \"%s\"",
                     n->valuestring, key);
-  if (other & (1u << v))
+  if (other & bit)
     return scn_errf(L->err, L->d, n, "invariant \"%s\" is in both \"hold\" and \"violate\"",
                     n->valuestring);
-  *mask |= 1u << v;
+  *mask |= bit;
   return 0;
 }
 

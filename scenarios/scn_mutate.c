@@ -359,15 +359,15 @@ char *scn_signature(const scn_scenario *sc, int ci, const scn_result *res, char 
   if (res->passed || cap == 0) return buf;
   for (size_t i = 0; i < nv; i++) {
     const chk_violation *v = chk_violation_at(res->checks, i);
-    seen |= 1u << v->inv;
-    if (!(cs->hold_mask & (1u << v->inv))) continue;
+    seen |= scn_inv_bit(sc, (int)v->inv);
+    if (!(cs->hold_mask & scn_inv_bit(sc, (int)v->inv))) continue;
     const char *cls = v->actor < sc->n_actors ? sc->actors[v->actor].cls : "-";
     sig_waits_text(res, v->at_index, v->t_us, waits, sizeof waits);
     snprintf(buf, cap, "%s/%s/%s", chk_invariant_name(v->inv), cls, waits);
     return buf;
   }
-  for (int inv = 0; inv < chk_invariant_count(); inv++)
-    if ((cs->violate_mask & ~seen) & (1u << inv)) {
+  for (int k = 0, inv; k < 32; k++)
+    if ((inv = scn_inv_of_bit(sc, k)) >= 0 && ((cs->violate_mask & ~seen) & (1u << k))) {
       snprintf(buf, cap, "missing:%s/-/-", chk_invariant_name((chk_invariant)inv));
       return buf;
     }

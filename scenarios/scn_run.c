@@ -226,16 +226,17 @@ void scn__compute_figures(scn_result *res) {
   add_figure(res, "first_request_ok_ms", f->first_ok < 0 ? -1 : f->first_ok / 1000, "ms");
 }
 
-void scn__judge(const scn_case *cs, const scn_run_opts *o, scn_result *res) {
-  uint32_t seen = 0;
+void scn__judge(const scn_scenario *sc, int ci, const scn_run_opts *o, scn_result *res) {
+  const scn_case *cs = &sc->cases[ci];
+  uint32_t seen = scn_seen_mask(sc, res);
   uint32_t hold = o->check_mask ? o->check_mask : cs->hold_mask;
   uint32_t violate = o->check_mask ? 0 : cs->violate_mask;
-  for (size_t i = 0; i < chk_violation_count(res->checks); i++)
-    seen |= 1u << chk_violation_at(res->checks, i)->inv;
   res->passed = 1;
-  for (int inv = 0; inv < chk_invariant_count(); inv++) {
-    uint32_t bit = 1u << inv;
+  for (int k = 0; k < 32; k++) {
+    int inv = scn_inv_of_bit(sc, k);
+    uint32_t bit = 1u << k;
     char msg[200];
+    if (inv < 0) continue;
     if ((hold & bit) && (seen & bit)) {
       snprintf(msg, sizeof msg, "expected %s to hold, but it was violated", chk_invariant_name(inv));
     } else if ((violate & bit) && !(seen & bit)) {
@@ -261,6 +262,7 @@ typedef struct decide_ctx {
   int64_t quiet_after;  /* no fault record after this time (INT64_MAX: unknown) */
   const rt_world *w;
   uint64_t after_write; /* a crash/restart right after this write (0: none) */
+  const scn_scenario *sc; /* whose masks (scn_inv_bit) */
 } decide_ctx;
 
 static void decide_check(decide_ctx *d) {
@@ -271,7 +273,7 @@ static void decide_check(decide_ctx *d) {
 
 static void decide_on_violation(void *ctx, const chk_violation *v) {
   decide_ctx *d = ctx;
-  d->seen |= 1u << v->inv;
+  d->seen |= scn_inv_bit(d->sc, (int)v->inv);
   decide_check(d);
 }
 
@@ -280,7 +282,7 @@ static int decide_on_certain(void *ctx, chk_invariant inv, int if_quiet) {
   if (if_quiet && (d->s->now_us <= d->quiet_after ||
                    (d->after_write && rt_write_count(d->w) < d->after_write)))
     return 0; /* a fault may still come */
-  d->certain |= 1u << inv;
+  d->certain |= scn_inv_bit(d->sc, (int)inv);
   decide_check(d);
   return 1;
 }
@@ -349,9 +351,8 @@ int scn_run_case_ex(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy 
   int rc = run_once(sc, ci, seed, strategy, o, res);
   if (rc || !o->lean || res->passed) return rc;
   if (o->waits_only_rerun) {
-    uint32_t hold = o->check_mask ? o->check_mask : sc->cases[ci].hold_mask, seen = 0;
-    for (size_t i = 0; i < chk_violation_count(res->checks); i++)
-      seen |= 1u << chk_violation_at(res->checks, i)->inv;
+    uint32_t hold = o->check_mask ? o->check_mask : sc->cases[ci].hold_mask;
+    uint32_t seen = scn_seen_mask(sc, res);
     if (!(hold & seen)) return rc; /* "missing:", a fact: no records needed */
   }
   /* A failure is explained from its trace: the same run once more, kept. */
@@ -389,7 +390,7 @@ static int run_once(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy 
   }
   /* with facts to judge, only a failed "hold" decides early: facts need the whole run */
   decide_ctx dc = {res->s, o->check_mask ? o->check_mask : cs->hold_mask,
-                   o->check_mask || chk_facts_count(res->facts) ? 0 : cs->violate_mask, 0, 0, 0, w, 0};
+                   o->check_mask || chk_facts_count(res->facts) ? 0 : cs->violate_mask, 0, 0, 0, w, 0, sc};
   if (o->stop_when_decided) {
     dc.quiet_after = quiet_after(sc, seed, o);
     dc.after_write = o->crash_after_write;
@@ -423,7 +424,7 @@ static int run_once(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy 
   res->events = res->s->trace.count;
   res->end_us = res->s->now_us;
   scn__compute_figures(res);
-  scn__judge(cs, o, res);
+  scn__judge(sc, ci, o, res);
   scn__facts_judge(res);
   if (scn__plan_failed()) {
     res->passed = 0;

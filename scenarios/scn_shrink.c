@@ -52,7 +52,7 @@ static int run_seen(shr *sh, const scn_scenario *s, uint32_t *seen, int64_t *t) 
   for (size_t i = 0; i < chk_violation_count(r.checks); i++) {
     const chk_violation *v = chk_violation_at(r.checks, i);
     if ((int)v->inv == sh->inv && *t < 0) *t = v->t_us;
-    *seen |= 1u << v->inv;
+    *seen |= scn_inv_bit(s, (int)v->inv);
   }
   scn_result_free(&r);
   return 0;
@@ -67,7 +67,7 @@ static int try_cand(shr *sh) {
     return 0;
   }
   if (run_seen(sh, sh->cand, &seen, &t) != 0) return 0;
-  if (!(seen & (1u << sh->inv)) || verdict(sh, seen) != sh->want_pass) return 0;
+  if (!(seen & scn_inv_bit(sh->cand, sh->inv)) || verdict(sh, seen) != sh->want_pass) return 0;
   scn_scenario *x = sh->cur;
   sh->cur = sh->cand;
   sh->cand = x;
@@ -327,26 +327,28 @@ static int pass_moves(shr *sh) {
 
 /* ---- entry point ------------------------------------------------------------- */
 
-/* Chooses the invariant to keep from the original run's violations. */
-static int choose_invariant(const scn_case *cs, uint32_t seen, int first_seen) {
-  for (int k = 0; k < chk_invariant_count(); k++)
-    if (seen & cs->hold_mask & (1u << k)) return k;
-  if (seen & cs->violate_mask & (1u << first_seen)) return first_seen;
-  for (int k = 0; k < chk_invariant_count(); k++)
-    if (seen & cs->violate_mask & (1u << k)) return k;
+/* Chooses the invariant to keep from the original run's violations (seen:
+** bits of sc's masks; first_seen: an invariant number). */
+static int choose_invariant(const scn_scenario *sc, const scn_case *cs, uint32_t seen, int first_seen) {
+  for (int k = 0; k < 32; k++)
+    if (seen & cs->hold_mask & (1u << k)) return scn_inv_of_bit(sc, k);
+  if (seen & cs->violate_mask & scn_inv_bit(sc, first_seen)) return first_seen;
+  for (int k = 0; k < 32; k++)
+    if (seen & cs->violate_mask & (1u << k)) return scn_inv_of_bit(sc, k);
   return first_seen;
 }
 
-static void expect_text(scn_case *c) {
+static void expect_text(const scn_scenario *sc, scn_case *c) {
   size_t o = 0, cap = sizeof c->expect_text;
   c->expect_text[0] = 0;
   for (int l = 0; l < 2; l++) {
     uint32_t m = l ? c->violate_mask : c->hold_mask;
     int first = 1;
-    for (int k = 0; k < chk_invariant_count() && o < cap; k++) {
-      if (!(m & (1u << k))) continue;
+    for (int k = 0; k < 32 && o < cap; k++) {
+      if (!(m & (1u << k)) || scn_inv_of_bit(sc, k) < 0) continue;
       o += (size_t)snprintf(c->expect_text + o, cap - o, "%s%s %s", first && o ? "; " : "",
-                            first ? (l ? "violate:" : "hold:") : ",", chk_invariant_name((chk_invariant)k));
+                            first ? (l ? "violate:" : "hold:") : ",",
+                            chk_invariant_name((chk_invariant)scn_inv_of_bit(sc, k)));
       first = 0;
     }
   }
@@ -357,7 +359,7 @@ static int shrink_setup(shr *sh, const scn_case *cs, int want_inv, char *err, si
   scn_result r;
   uint32_t seen = 0;
   int first = -1;
-  int64_t first_t[CHK_MAX_INVARIANTS];
+  int64_t first_t[32]; /* by bit of the scenario's masks */
   sh->stats->runs++;
   if (scn_run_case(sh->cur, 0, sh->seed, sh->st, &r) != 0) {
     snprintf(err, errlen, "cannot run case \"%s\": %s", cs->label, r.failure);
@@ -366,9 +368,11 @@ static int shrink_setup(shr *sh, const scn_case *cs, int want_inv, char *err, si
   }
   for (size_t i = 0; i < chk_violation_count(r.checks); i++) {
     const chk_violation *v = chk_violation_at(r.checks, i);
+    uint32_t bit = scn_inv_bit(sh->cur, (int)v->inv);
+    if (!bit) continue; /* (every invariant of a run is its scenario's) */
     if (first < 0) first = (int)v->inv;
-    if (!(seen & (1u << v->inv))) first_t[v->inv] = v->t_us;
-    seen |= 1u << v->inv;
+    if (!(seen & bit)) first_t[__builtin_ctz(bit)] = v->t_us;
+    seen |= bit;
   }
   scn_result_free(&r);
   if (!seen) {
@@ -376,16 +380,17 @@ static int shrink_setup(shr *sh, const scn_case *cs, int want_inv, char *err, si
              cs->label, sh->seed);
     return -1;
   }
-  sh->inv = want_inv >= 0 ? want_inv : choose_invariant(cs, seen, first);
-  if (!(seen & (1u << sh->inv))) {
+  sh->inv = want_inv >= 0 ? want_inv : choose_invariant(sh->cur, cs, seen, first);
+  uint32_t bit = scn_inv_bit(sh->cur, sh->inv);
+  if (!(seen & bit)) {
     snprintf(err, errlen, "case \"%s\" with seed 0x%" PRIx64 " does not violate %s", cs->label,
              sh->seed, chk_invariant_name((chk_invariant)sh->inv));
     return -1;
   }
   sh->hold = cs->hold_mask;
-  sh->violate = (cs->hold_mask & (1u << sh->inv)) ? 0 : 1u << sh->inv;
+  sh->violate = (cs->hold_mask & bit) ? 0 : bit;
   sh->want_pass = verdict(sh, seen);
-  sh->viol_t = first_t[sh->inv];
+  sh->viol_t = first_t[__builtin_ctz(bit)];
   return 0;
 }
 
@@ -407,7 +412,7 @@ static void shrink_finish(shr *sh, const scn_scenario *in, const scn_case *cs, s
   scn_case *c = &out->cases[0];
   c->hold_mask = sh->hold;
   c->violate_mask = sh->violate;
-  expect_text(c);
+  expect_text(out, c);
   char name[120], file[201];
   utf8_prefix(name, in->name, sizeof name - 1);
   utf8_prefix(file, in->file, sizeof file - 1);

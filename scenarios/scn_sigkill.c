@@ -331,7 +331,7 @@ int scn__run_sigkill(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy
   res->events = res->s->trace.count;
   res->end_us = res->s->now_us;
   scn__compute_figures(res);
-  scn__judge(&sc->cases[ci], o, res);
+  scn__judge(sc, ci, o, res);
   scn__facts_judge(res);
   return 0;
 }

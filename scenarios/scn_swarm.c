@@ -201,15 +201,10 @@ static int case_mode(const scn_swarm *s, const scn_case *c) {
 /* Whether run r of case c met its expected violations (*met), and its
 ** swarm verdict: with mode once or report, a run that held everything it
 ** must hold passes even if it missed them. */
-static int swarm_verdict(const scn_swarm *s, const scn_case *c, const scn_result *r, int *met) {
-  uint32_t seen = 0;
-  int held = 1;
-  size_t nv = r->checks ? chk_violation_count(r->checks) : 0;
-  for (size_t i = 0; i < nv; i++) {
-    const chk_violation *v = chk_violation_at(r->checks, i);
-    seen |= 1u << v->inv;
-    if (c->hold_mask & (1u << v->inv)) held = 0;
-  }
+static int swarm_verdict(const scn_swarm *s, const scn_scenario *sc, const scn_case *c,
+                         const scn_result *r, int *met) {
+  uint32_t seen = scn_seen_mask(sc, r);
+  int held = !(c->hold_mask & seen);
   for (int i = 0; i < chk_facts_count(r->facts); i++)
     if (!chk_facts_result(r->facts, i)->passed) held = 0;
   *met = (c->violate_mask & ~seen) == 0;
@@ -236,7 +231,7 @@ static void worker_job(const scn_swarm *s, uint64_t j, scn_scenario *m, FILE *ou
   } else {
     if (s->o.worker_extra) worker_extra_line(s, j, m, jb.ci, &r, out);
     int met = 0;
-    r.passed = swarm_verdict(s, &m->cases[jb.ci], &r, &met);
+    r.passed = swarm_verdict(s, m, &m->cases[jb.ci], &r, &met);
     size_t nv = r.passed ? 0 : chk_violation_count(r.checks);
     uint64_t reached = 0;
     for (int p = 0; p < RT_PROBE_COUNT; p++)
@@ -670,8 +665,10 @@ static void unit_groups(scn_swarm *s) {
     const scn_case *c = &s->sc[s->units[u].file]->cases[s->units[u].ci];
     const scn_swarm_tally *t = &s->tally[u];
     if (t->mode != SCN_SWARM_ONCE || t->runs == 0 || t->met > 0) continue;
-    int inv = 0;
-    while (inv < CHK_MAX_INVARIANTS - 1 && !(c->violate_mask & (1u << inv))) inv++;
+    const scn_scenario *sc = s->sc[s->units[u].file];
+    int k = 0;
+    while (k < 31 && !(c->violate_mask & (1u << k))) k++;
+    int inv = scn_inv_of_bit(sc, k);
     char sig[160], failure[400];
     scn_swarm_job jb;
     scn_swarm_job_info(s, u, &jb);

@@ -764,13 +764,28 @@ static void put_scripts(wobj *top, const scn_scenario *sc) {
   cJSON_Delete(o);
 }
 
-static void put_inv_list(wobj *o, const char *k, uint32_t mask) {
+/* "modules": the texts of the modules the process loaded for the
+** scenario's folder (scn__modules_json), so that the file replays from
+** any folder. */
+static void put_modules(wobj *top, const scn_scenario *sc) {
+  cJSON *o = scn__modules_json(sc);
+  char *js = o ? cJSON_PrintUnformatted(o) : NULL;
+  if (js) {
+    top_key(top, "modules");
+    fputs(js, top->f);
+  }
+  free(js);
+  cJSON_Delete(o);
+}
+
+static void put_inv_list(wobj *o, const scn_scenario *sc, const char *k, uint32_t mask) {
   if (!mask) return;
   key(o, k);
   fputc('[', o->f);
   wobj arr = {o->f, 0};
-  for (int i = 0; i < chk_invariant_count(); i++)
-    if (mask & (1u << i)) m_str(&arr, NULL, chk_invariant_name((chk_invariant)i));
+  for (int i = 0; i < 32; i++)
+    if ((mask & (1u << i)) && scn_inv_of_bit(sc, i) >= 0)
+      m_str(&arr, NULL, chk_invariant_name((chk_invariant)scn_inv_of_bit(sc, i)));
   fputc(']', o->f);
 }
 
@@ -814,8 +829,8 @@ static void expect_body(FILE *f, const scn_case *c, const scn_scenario *sc, uint
   wobj e = {f, 0};
   fputc('{', f);
   if (c) {
-    put_inv_list(&e, "hold", c->hold_mask);
-    put_inv_list(&e, "violate", c->violate_mask);
+    put_inv_list(&e, sc, "hold", c->hold_mask);
+    put_inv_list(&e, sc, "violate", c->violate_mask);
     put_reach(&e, c->reach_mask);
     if (c->violate_mask && c->swarm_mode != SCN_SWARM_EVERY) m_str(&e, "swarm", swarm_mode_names[c->swarm_mode]);
   }
@@ -943,6 +958,7 @@ int scn_write(FILE *f, const scn_scenario *sc) {
   put_checks(&top, sc);
   put_swarm(&top, sc);
   put_scripts(&top, sc);
+  put_modules(&top, sc);
   put_cases(&top, sc, &base);
   fputs("\n}\n", f);
   return ferror(f) ? -1 : 0;

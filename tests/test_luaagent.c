@@ -151,6 +151,23 @@ static void test_json(void **st) {
   assert_non_null(strstr(err, "mixes array items and fields"));
   assert_null(json_of(x, "{print}", err, sizeof err));
   assert_non_null(strstr(err, "a function value"));
+  /* up to 16 keys in one pass, more through the long path: the same text */
+  char want[256];
+  for (int n = 16; n <= 17; n++) {
+    char expr[200];
+    size_t o = 0;
+    snprintf(expr, sizeof expr, "(function() local t = {} for i = %d, 1, -1 do "
+             "t[string.format('k%%02d', i)] = {i} end return t end)()", n);
+    for (int i = 1; i <= n; i++) o += (size_t)snprintf(want + o, sizeof want - o, "%s\"k%02d\":[%d]", i > 1 ? "," : "{", i, i);
+    snprintf(want + o, sizeof want - o, "}");
+    assert_string_equal(json_of(x, expr, err, sizeof err), want);
+    snprintf(expr, sizeof expr, "(function() local t = {1} for i = 1, %d do "
+             "t[string.format('k%%02d', i)] = i end return t end)()", n);
+    assert_null(json_of(x, expr, err, sizeof err));
+    assert_non_null(strstr(err, "mixes array items and fields"));
+  }
+  assert_string_equal(json_of(x, "{ab = 1, b = 3, ['a\\0'] = 4, a = 2}", err, sizeof err),
+                      "{\"a\":2,\"a\\u0000\":4,\"ab\":1,\"b\":3}"); /* by bytes, shorter first */
   /* decode: back to a table, encoded again the same */
   lua_State *L = rt_lua_L(x);
   const char *j = "{\"a\":[1,2.5,\"s\"],\"b\":{\"c\":true,\"d\":null}}";
