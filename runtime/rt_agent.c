@@ -198,11 +198,13 @@ int rt__keepalive_lease(rt_world *w, uint32_t a, uint32_t lease, int acquire) {
   for (i = 0; i < m->n_leases && m->leases[i].lease != lease; i++)
     ;
   if (acquire) {
-    if (i == m->n_leases && m->n_leases < 16) m->n_leases++;
-    if (i < 16) {
-      m->leases[i].lease = lease;
-      m->leases[i].disposed = 0;
-    }
+    int cap = (int)(sizeof m->leases / sizeof m->leases[0]);
+    if (i == m->n_leases && m->n_leases < cap) m->n_leases++;
+    for (int k = 0; i == cap && k < cap; k++) /* full: reuse a disposed slot */
+      if (m->leases[k].disposed) i = k;
+    if (i == cap) return -2; /* every slot holds a live lease */
+    m->leases[i].lease = lease;
+    m->leases[i].disposed = 0;
     rt__keepalive_acquire(w, a);
   } else {
     int live = i < m->n_leases && !m->leases[i].disposed;
@@ -217,8 +219,9 @@ int rt__keepalive_lease(rt_world *w, uint32_t a, uint32_t lease, int acquire) {
 
 static void keepalive_lease_request(rt_world *w, uint32_t a, const rt_msg *msg) {
   rt_mem *m = RT_MEM(w, a);
-  rt__keepalive_lease(w, a, msg->str, msg->kind == MSG_KEEPALIVE_ACQUIRE);
-  if (RT_MEM(w, a) == m) rt__request_done(w, a, msg, 1, NULL);
+  int rc = rt__keepalive_lease(w, a, msg->str, msg->kind == MSG_KEEPALIVE_ACQUIRE);
+  if (RT_MEM(w, a) == m)
+    rt__request_done(w, a, msg, rc != -2, rc == -2 ? RT_KEEPALIVE_FULL_MSG : NULL);
 }
 
 /* ---- fibers (A.6) ----------------------------------------------------- */

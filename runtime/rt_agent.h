@@ -350,8 +350,11 @@ void rt__keepalive_release(rt_world *w, uint32_t a);
 void rt__schedule_next_alarm(rt_world *w, uint32_t a);
 /* keepAlive() whose disposer is kept under trace string `lease`
 ** (acquire 1), or a call of that disposer (acquire 0: a second call is a
-** no-op, RT_EV_KEEPALIVE_DISPOSE released 0). 0, or -1 if a is dead. */
+** no-op, RT_EV_KEEPALIVE_DISPOSE released 0). A disposed lease's slot is
+** reused. 0, -1 if a is dead, or -2 (nothing acquired) when every one of
+** the incarnation's 16 slots holds a live lease: RT_KEEPALIVE_FULL_MSG. */
 int rt__keepalive_lease(rt_world *w, uint32_t a, uint32_t lease, int acquire);
+#define RT_KEEPALIVE_FULL_MSG "keepAlive: 16 named leases are live at once (the model's limit)"
 /* schedule (interval_us 0: at now + delay_us) or scheduleEvery (idempotent
 ** on the callback), then _scheduleNextAlarm. Returns the schedule id. */
 int64_t rt__schedule_add(rt_world *w, uint32_t a, const char *cb, int64_t delay_us,

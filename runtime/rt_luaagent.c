@@ -588,9 +588,14 @@ static int p_tool_open(lua_State *L) {
 
 /* ---- the prelude: the SDK's names over the primitives ------------------- */
 
+/* The prelude yields this light userdata before each command, so the host
+** can tell its commands from a script's bare coroutine.yield (Lua code
+** cannot make a light userdata, nor reach P where the prelude keeps it). */
+static const char yield_token = 0;
+
 static const char prelude[] =
     "local P, H = ...\n"
-    "local yield = coroutine.yield\n"
+    "local yield0, TK = coroutine.yield, P.token; local function yield(...) return yield0(TK, ...) end\n"
     "local Fiber = {}\n"
     "Fiber.__index = Fiber\n"
     "Fiber.stash = P.fiber_stash\n"
@@ -752,6 +757,8 @@ static rt_lagent *lg_make(rt_world *w, uint32_t a) {
   luaL_newlibtable(L, prims);
   lua_pushlightuserdata(L, lg);
   luaL_setfuncs(L, prims, 1);
+  lua_pushlightuserdata(L, (void *)&yield_token); /* marks the prelude's yields */
+  lua_setfield(L, -2, "token");
   lua_newtable(L);
   lua_pushstring(L, w->actors[a].spec.id);
   lua_setfield(L, -2, "name");
@@ -1296,17 +1303,20 @@ static void drive(rt_lagent *lg, int ci, int rc) {
       return;
     }
     lua_State *co = c->co.L, *L = rt_lua_L(lg->x);
-    const char *cmd = c->co.nres > 0 ? lua_tostring(co, -c->co.nres) : NULL;
-    if (cmd && !strcmp(cmd, "work") && c->co.nres == 2) {
+    int n = c->co.nres - 1; /* the command and its arguments, after the token */
+    int ours = n >= 1 && lua_islightuserdata(co, -c->co.nres) &&
+               lua_touserdata(co, -c->co.nres) == (void *)&yield_token;
+    const char *cmd = ours ? lua_tostring(co, -n) : NULL;
+    if (cmd && !strcmp(cmd, "work") && n == 2) {
       int64_t d = lua_tointeger(co, -1);
       sim_after(w->s, d, RT_MEM(w, lg->a)->inc.dom, wake, w, ((uint64_t)lg->a << 40) | (uint64_t)c->seq);
       return;
     }
-    if (cmd && !strcmp(cmd, "runFiber") && c->co.nres == 3) {
+    if (cmd && !strcmp(cmd, "runFiber") && n == 3) {
       rc = cmd_run_fiber(lg, ci);
       continue;
     }
-    if (cmd && !strcmp(cmd, "await") && c->co.nres == 2) {
+    if (cmd && !strcmp(cmd, "await") && n == 2) {
       int64_t id = lua_tointeger(co, -1);
       if (live_fiber(lg, id)) {
         c->await = id;
@@ -1319,11 +1329,11 @@ static void drive(rt_lagent *lg, int ci, int rc) {
       rc = run(lg, ci, 0, 2);
       continue;
     }
-    if (cmd && !strcmp(cmd, "call") && c->co.nres == 4) {
+    if (cmd && !strcmp(cmd, "call") && n == 4) {
       rc = cmd_call(lg, ci);
       continue;
     }
-    if (cmd && !strcmp(cmd, "runAgentTool") && c->co.nres == 5) {
+    if (cmd && !strcmp(cmd, "runAgentTool") && n == 5) {
       rc = cmd_run_agent_tool(lg, ci);
       continue;
     }

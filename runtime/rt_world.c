@@ -209,9 +209,12 @@ void rt__touch(rt_world *w, uint32_t a) {
   if (m) m->last_activity = w->s->now_us;
 }
 
+/* An actor is busy (not idle) while an event is in flight: the startup gate,
+** a waitUntil, waiters, a request being served, a startup, or an alarm
+** handler still running (an alarm invocation is an event like a request). */
 static int busy(const rt_inc *m) {
   return m->gate_held || m->waituntil > 0 || m->n_waiters > 0 || m->n_serving > 0 ||
-         m->status == 1;
+         m->status == 1 || m->alarm_active;
 }
 
 static void idle_check(sim *s, void *ctx, uint64_t arg) {

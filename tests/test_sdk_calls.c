@@ -40,6 +40,8 @@ static struct {
   int dispose1, dispose2;
   int64_t sched_neg, sched_noname, sched_ok, every_zero, every_ok;
   int cancel_none, cancel_every;
+  int ka_cycle_fails, ka_live_fails, ka_refs_after_cycles, ka_refs_live; /* mode 7 */
+  int64_t ka_17th;
 } R;
 
 /* What the fiber body saw. */
@@ -53,7 +55,8 @@ static struct {
 /* 0: the SDK tour; 1: the handler yields 1..3 s of work; 2: onStart yields
 ** 1..2 s of work; 3: onStart yields a command it cannot wait for; 4: the
 ** handler does; 5: the fiber body does; 6: the handler starts a fiber that
-** stashes and works 5 s (recovered without onFiberRecovered) */
+** stashes and works 5 s (recovered without onFiberRecovered); 7: keepAlive
+** leases past the 16 slots */
 static int mode;
 static const rt_usercode *table_seen;
 static char resumed_from[128];
@@ -72,6 +75,19 @@ static rt_uc_status p_on_request(void *st, rt_sdk_actor *self, const char *metho
     out->cmd.min_us = S(1);
     out->cmd.max_us = S(3);
     return out->status;
+  }
+  if (mode == 7) { /* 40 keepAlive()/dispose pairs, then 16 live and a 17th */
+    int64_t live[16];
+    for (int i = 0; i < 40; i++) {
+      int64_t l = rt_sdk_keepalive(self);
+      R.ka_cycle_fails += l < 0 || rt_sdk_keepalive_dispose(self, l) != 0;
+    }
+    R.ka_refs_after_cycles = rt_keepalive_refs(self->w, self->a);
+    for (int i = 0; i < 16; i++) R.ka_live_fails += (live[i] = rt_sdk_keepalive(self)) < 0;
+    R.ka_17th = rt_sdk_keepalive(self);
+    R.ka_refs_live = rt_keepalive_refs(self->w, self->a);
+    for (int i = 0; i < 16; i++) rt_sdk_keepalive_dispose(self, live[i]);
+    return out->status = RT_UC_DONE;
   }
   if (mode == 5 || mode == 6) { /* the second request of mode 6 only wakes the actor */
     if (R.calls == 1) R.fiber_id = rt_sdk_run_fiber(self, "job", NULL);
@@ -366,6 +382,26 @@ static void test_fibers_stash_snapshot(void **st) {
   done();
 }
 
+/* Disposed leases free their slots: 40 keepAlive()/dispose pairs leave no
+** ref (a disposer whose lease found no slot was lost, and its ref with it);
+** with 16 live leases a 17th is refused, not taken without a disposer. */
+static void test_keepalive_lease_slots(void **st) {
+  (void)st;
+  world(3);
+  mode = 7;
+  uint32_t a = add("shop", "Probe");
+  assert_int_equal(rt_request_at(W, a, RT_ENTRY_FETCH, S(1)), 0);
+  sim_run(&SIM, S(3), 0);
+  assert_int_equal(R.ka_cycle_fails, 0);
+  assert_int_equal(R.ka_refs_after_cycles, 0);
+  assert_int_equal(R.ka_live_fails, 0);
+  assert_int_equal(R.ka_17th, -1);
+  assert_int_equal(R.ka_refs_live, 16);
+  assert_int_equal(rt_keepalive_refs(W, a), 0);
+  mode = 0;
+  done();
+}
+
 /* keepAlive takes a ref and names its disposer; the first dispose releases
 ** it, the second does nothing (released 0). Schedules refuse a negative
 ** delay, an empty callback and a zero interval; cancel deletes the row it
@@ -587,6 +623,7 @@ int main(void) {
       cmocka_unit_test(test_identity_and_random),
       cmocka_unit_test(test_fibers_stash_snapshot),
       cmocka_unit_test(test_keepalive_and_schedules),
+      cmocka_unit_test(test_keepalive_lease_slots),
       cmocka_unit_test(test_request_yields_work),
       cmocka_unit_test(test_hook_names),
       cmocka_unit_test(test_onstart_yields_work),
