@@ -155,8 +155,9 @@ static int tr_known(const tr_ctx *c, const tr_term *tm) {
       ok = 1;
     }
     if (!ok && !star) {
-      fprintf(stderr, "revenant trace: --filter: unknown %s \"%s\"%s (docs/trace.md lists them)\n",
-              tm->key, v, tr_hint(c, tm->key, v, hint, sizeof hint));
+      fprintf(stderr, "revenant trace: --filter: unknown %s \"%s\"%s (%s)\n", tm->key, v,
+              tr_hint(c, tm->key, v, hint, sizeof hint),
+              strcmp(tm->key, "actor") ? "docs/trace.md lists them" : "the scenario's actors");
       return -1;
     }
   }

@@ -225,21 +225,38 @@ static rt_lagent *lg_of(lua_State *L) {
 
 /* ---- durations ---------------------------------------------------------- */
 
-/* A duration: a number of `unit_us` (ms for work/sleep, s for schedules),
-** or a string "250ms", "2s", "1.5m", "1h". */
+/* The longest duration a script may name: 1e16 us, about 317 years
+** (1e13 ms), so that a conversion to microseconds cannot overflow. */
+#define LG_DUR_MAX_US 1e16
+
+/* A duration in microseconds: a number of `unit_us` (ms for work/sleep, s
+** for schedules), or a string "250ms", "2s", "1.5m", "1h"; negative, NaN
+** or beyond LG_DUR_MAX_US is a Lua error. */
 static int64_t duration_arg(lua_State *L, int idx, int64_t unit_us) {
   if (lua_type(L, idx) == LUA_TNUMBER) {
     lua_Number v = lua_tonumber(L, idx);
-    if (!(v >= 0) || v > 1e13) luaL_error(L, "a duration must be a number >= 0 (got %f)", v);
+    if (!(v >= 0) || v * (lua_Number)unit_us > LG_DUR_MAX_US) {
+      char m[120]; /* lua_pushfstring has no %g */
+      char got[32] = "NaN"; /* printf's NaN sign differs between platforms */
+      if (v == v) snprintf(got, sizeof got, "%g", v);
+      snprintf(m, sizeof m, "a duration must be a number from 0 to %.0f %s (got %s)",
+               LG_DUR_MAX_US / (double)unit_us, unit_us == 1000 ? "ms" : "s", got);
+      luaL_error(L, "%s", m);
+    }
     return (int64_t)(v * (lua_Number)unit_us);
   }
-  const char *s = luaL_checkstring(L, idx);
+  if (lua_type(L, idx) != LUA_TSTRING) /* the user called work or schedule, not "dur" */
+    luaL_error(L, "a duration must be a number or a string such as \"2s\", not %s",
+               luaL_typename(L, idx));
+  const char *s = lua_tostring(L, idx);
   char *end;
   double v = strtod(s, &end);
   int64_t mul = !strcmp(end, "ms") ? 1000 : !strcmp(end, "s") ? 1000000 : !strcmp(end, "m") ? 60000000
                 : !strcmp(end, "h") ? 3600000000LL : !strcmp(end, "us") ? 1 : 0;
   if (end == s || !mul || !(v >= 0))
     luaL_error(L, "bad duration '%s' (a number, or \"250ms\", \"2s\", \"1.5m\", \"1h\")", s);
+  if (v * (double)mul > LG_DUR_MAX_US)
+    luaL_error(L, "bad duration '%s': at most about 317 years", s);
   return (int64_t)(v * (double)mul);
 }
 
@@ -372,9 +389,17 @@ static int p_effect(lua_State *L) {
   rt_lagent *lg = lg_of(L);
   const char *name = luaL_checkstring(L, 1);
   char buf[256];
-  if (!lua_isnoneornil(L, 2))
+  int t = lua_type(L, 2);
+  if (t == LUA_TTABLE) { /* as JSON: tostring would put its address in the trace */
+    lua_settop(L, 2);
+    rt_lua_json_encode(L, 2);
+    snprintf(buf, sizeof buf, "%s:%s", name, lua_tostring(L, -1));
+  } else if (t == LUA_TSTRING || t == LUA_TNUMBER || t == LUA_TBOOLEAN) {
     snprintf(buf, sizeof buf, "%s:%s", name, luaL_tolstring(L, 2, NULL));
-  else
+  } else if (t != LUA_TNONE && t != LUA_TNIL) {
+    return luaL_error(L, "revenant.effect: the value must be a string, number, boolean or "
+                      "table, not %s", luaL_typename(L, 2));
+  } else
     snprintf(buf, sizeof buf, "%s", name);
   rt__emit(lg->w, RT_EV_EFFECT, lg->a, current_fiber(lg), 0, 0, buf);
   return 0;
@@ -606,11 +631,11 @@ static const char prelude[] =
     "  return r\n"
     "end\n"
     "function Agent:schedule(when, cb, payload, opts)\n"
-    "  local id = H.at_caller(P.schedule, when, cb, payload, opts, false)\n"
+    "  H.check_options('schedule', opts, 'sched') local id = H.at_caller(P.schedule, when, cb, payload, opts, false)\n"
     "  return id\n"
     "end\n"
     "function Agent:scheduleEvery(every, cb, payload, opts)\n"
-    "  local id = H.at_caller(P.schedule, every, cb, payload, opts, true)\n"
+    "  H.check_options('scheduleEvery', opts, 'sched') local id = H.at_caller(P.schedule, every, cb, payload, opts, true)\n"
     "  return id\n"
     "end\n"
     "function Agent:cancelSchedule(x) return P.cancel(x) end\n"
@@ -625,9 +650,9 @@ static const char prelude[] =
     "function Agent:runAgentTool(child, input, opts)\n"
     "  if type(child) ~= 'string' then error('runAgentTool: the child must be an actor id or a class name (a string)', 2) end\n"
     "  if opts ~= nil and type(opts) ~= 'table' then error('runAgentTool: opts must be a table', 2) end\n"
-    "  opts = opts or {}\n"
+    "  opts = opts or {} H.check_options('runAgentTool', opts, 'tool')\n"
     "  local id = opts.runId\n"
-    "  if id ~= nil and (math.type(id) ~= 'integer' or id <= 0) then error('runAgentTool: opts.runId must be a positive integer', 2) end\n"
+    "  if id ~= nil and (math.type(id) ~= 'integer' or id <= 0 or id > 1000000000) then error('runAgentTool: opts.runId must be a positive integer up to 1000000000 (as a workload run_id)', 2) end\n"
     "  local okw, work = pcall(P.dur, opts.work or 1000)\n"
     "  if not okw then error('runAgentTool: opts.work: ' .. tostring(work), 2) end\n"
     "  local okj, js = pcall(P.json, input)\n"
@@ -649,7 +674,11 @@ static const char prelude[] =
     "  return {id = id, name = name, snapshot = P.unjson(snap), createdAt = created}\n"
     "end\n"
     "H.json, H.unjson = P.json, P.unjson\n"
-    "revenant.work = function(d) yield('work', P.dur(d)) end\n"
+    "revenant.work = function(d)\n"
+    "  local ok, us = pcall(P.dur, d)\n"
+    "  if not ok then error(us, 2) end\n" /* at the script's line */
+    "  yield('work', us)\n"
+    "end\n"
     "revenant.sleep = revenant.work\n"
     "revenant.case = H.case\n"
     "revenant.effect = P.effect\n";
@@ -988,12 +1017,19 @@ static void finish(rt_lagent *lg, int ci, int ok, const char *err, uint32_t resu
 
 /* ---- commands a coroutine yields ---------------------------------------- */
 
-static void wake(sim *s, void *ctx, uint64_t arg) {
-  rt_world *w = ctx;
+/* The coroutine a timer's arg names (actor << 40 | coroutine seq): its
+** agent state and *ci, or NULL / -1 when the actor or coroutine is gone. */
+static rt_lagent *lg_of_timer(rt_world *w, uint64_t arg, int *ci) {
   uint32_t a = (uint32_t)(arg >> 40);
-  (void)s;
   rt_lagent *lg = RT_MEM(w, a) ? LG_OF_MEM(RT_MEM(w, a)) : NULL;
-  int ci = lg ? co_by_seq(lg, (int64_t)(arg & ((1ULL << 40) - 1))) : -1;
+  *ci = lg ? co_by_seq(lg, (int64_t)(arg & ((1ULL << 40) - 1))) : -1;
+  return lg;
+}
+
+static void wake(sim *s, void *ctx, uint64_t arg) {
+  int ci;
+  rt_lagent *lg = lg_of_timer(ctx, arg, &ci);
+  (void)s;
   if (ci >= 0) drive(lg, ci, run(lg, ci, 0, 0));
 }
 
@@ -1163,11 +1199,9 @@ static int cmd_run_agent_tool(rt_lagent *lg, int ci) {
 
 /* A run the coroutine awaited ended: it resumes with the result. */
 static void wake_tool(sim *s, void *ctx, uint64_t arg) {
-  rt_world *w = ctx;
-  uint32_t a = (uint32_t)(arg >> 40);
+  int ci;
+  rt_lagent *lg = lg_of_timer(ctx, arg, &ci);
   (void)s;
-  rt_lagent *lg = RT_MEM(w, a) ? LG_OF_MEM(RT_MEM(w, a)) : NULL;
-  int ci = lg ? co_by_seq(lg, (int64_t)(arg & ((1ULL << 40) - 1))) : -1;
   if (ci < 0 || !lg->cos[ci].tool) return;
   int64_t run_id = lg->cos[ci].tool;
   lg->cos[ci].tool = 0;
@@ -1469,6 +1503,23 @@ static const char prelude_chat[] =
     "    if type(v) ~= 'boolean' then error('onChatRecovery: option ' .. k .. ' must be a boolean, not ' .. type(v), 0) end\n"
     "  end\n"
     "  return o.persist ~= false, o.continue ~= false\n"
+    "end\n"
+    /* Below the rest: the prelude's line numbers show in tracebacks that
+    ** traces record, so what is added goes last. */
+    "-- the first key of options table o that `known` lacks (the sandbox's\n"
+    "-- pairs: in its defined order), as text, or nil\n"
+    "function H.unknown_option(o, known)\n"
+    "  for k in pairs(o) do\n"
+    "    if not known[k] then return type(k) == 'string' and k or '[' .. type(k) .. ']' end\n"
+    "  end\n"
+    "end\n"
+    "local opts_known = {sched = {idempotent = true}, tool = {runId = true, work = true}}\n"
+    "local opts_hint = {sched = '(idempotent is the one modelled)', tool = 'in opts (runId, work)'}\n"
+    "-- fn's options table o (a table or not: fn checks its type) has only known keys;\n"
+    "-- else an error at the script's line (fn must be called by the script)\n"
+    "function H.check_options(fn, o, set)\n"
+    "  local bad = type(o) == 'table' and H.unknown_option(o, opts_known[set])\n"
+    "  if bad then error(fn .. \": unknown option '\" .. bad .. \"' \" .. opts_hint[set], 3) end\n"
     "end\n";
 
 /* P.continue_last_turn() -> "started" | "skipped" (continueLastTurn()) */

@@ -211,7 +211,8 @@ int64_t rt_sdk_run_agent_tool(rt_sdk_actor *self, uint32_t child, const rt_sdk_t
   if (!status) status = &dummy;
   *status = -1;
   if (!live(self) || !opts || child >= self->w->n_actors || child == self->a ||
-      opts->run_id < 0 || opts->work_us < 0 || !rt__model_calls.run_tool)
+      opts->run_id < 0 || opts->run_id > RT_SDK_MAX_RUN_ID || opts->work_us < 0 ||
+      !rt__model_calls.run_tool)
     return -1;
   return rt__model_calls.run_tool(self->w, self->a, child, opts->work_us, opts->run_id, status);
 }

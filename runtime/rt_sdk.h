@@ -199,9 +199,13 @@ int rt_sdk_abort_agent_tool(rt_sdk_actor *self, int64_t run);
 ** cap into out). Returns how many there are, or -1. */
 int rt_sdk_open_agent_tools(rt_sdk_actor *self, int64_t *out, int cap);
 
+/* The largest runId user code may name (as a workload's run_id): run ids
+** RT_TR_USER_BASE + runId stay far from overflow. */
+#define RT_SDK_MAX_RUN_ID 1000000000
+
 /* What runAgentTool takes besides the child (reference A.11). */
 typedef struct rt_sdk_tool_opts {
-  int64_t run_id;           /* runId: > 0 names run RT_TR_USER_BASE + run_id
+  int64_t run_id;           /* runId: 1..RT_SDK_MAX_RUN_ID names run RT_TR_USER_BASE + run_id
                                (2000000000000 + run_id); 0: a fresh id */
   int64_t work_us;          /* how long the child works (the model's stand-in
                                for the child's own code) */

@@ -50,18 +50,17 @@ int scn__probes_begin(scn_result *res);
 /* Registers o->observer on res's trace (and fills o->trace_out). 0 or -1. */
 int scn__observe(const scn_run_opts *o, scn_result *res);
 
-/* 1 if the scenario has a sigkill fault (it then runs in worker
-** processes over file-backed storage). */
 /* Makes dir = "$TMPDIR/revenant-KIND-PID-XXXXXX" (without TMPDIR under
 ** /dev/shm when it is a writable directory, else /tmp; /tmp also when that
-** fails), after
-** removing such directories left by processes that no longer exist (a
-** SIGKILLed run cannot remove its own). 0, or -1 with dir "". */
+** fails), after removing such directories left by processes that no
+** longer exist (a SIGKILLed run cannot remove its own). 0, or -1 with dir "". */
 int scn__tmpdir_make(char *dir, size_t cap, const char *kind);
 
 /* Removes directory dir and everything under it (nothing if dir is ""). */
 void scn__tmpdir_remove(const char *dir);
 
+/* 1 if the scenario has a sigkill fault (it then runs in worker
+** processes over file-backed storage). */
 int scn__has_sigkill(const scn_scenario *sc);
 
 /* Runs a case whose faults include sigkill: see scn_sigkill.c. */

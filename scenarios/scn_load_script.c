@@ -56,6 +56,45 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* Checks the callbacks of the script's table (at index t of T): SDK names
+** it misspells or that scripts cannot define yet, a called one that is not
+** a function; fills s->fns with its function names, sorted. 0 or an error. */
+static int check_callbacks(ld *L, const cJSON *node, scn_actor_script *s, lua_State *T, int t) {
+  const char *names[256];
+  int n = 0;
+  lua_pushnil(T);
+  while (lua_next(T, t) && n < 256) { /* lua_next order: sorted below */
+    if (lua_type(T, -2) == LUA_TSTRING && lua_isfunction(T, -1)) names[n++] = lua_tostring(T, -2);
+    lua_pop(T, 1);
+  }
+  qsort(names, (size_t)n, sizeof names[0], cmp_str);
+  for (int i = 0; wired[i]; i++) { /* a callback that is not a function would be skipped */
+    int ty = lua_getfield(T, t, wired[i]);
+    lua_pop(T, 1);
+    if (ty != LUA_TNIL && ty != LUA_TFUNCTION)
+      return scn_errf(L->err, L->d, node, "script %s: callback \"%s\" must be a function, not %s",
+                      s->name, wired[i], lua_typename(T, ty));
+  }
+  for (int i = 0; i < n; i++) {
+    const char *k = names[i];
+    int looks = k[0] == 'o' && k[1] == 'n' && k[2] >= 'A' && k[2] <= 'Z';
+    const char *best = scn_suggest(k, sdk_callbacks);
+    if ((looks || best) && !in_list(k, sdk_callbacks))
+      return best ? scn_errf(L->err, L->d, node, "script %s: unknown callback \"%s\"; did you "
+                             "mean \"%s\"?", s->name, k, best)
+                  : scn_errf(L->err, L->d, node, "script %s: unknown callback \"%s\" (SDK "
+                             "callbacks scripts may define: onStart, onFiberRecovered, onAlarm, "
+                             "onChatRecovery, onAgentToolFinish)", s->name, k);
+    if (in_list(k, sdk_callbacks) && !in_list(k, wired))
+      return scn_errf(L->err, L->d, node, "script %s: callback \"%s\" is not called for scripts "
+                      "yet (scripts may define onStart, onFiberRecovered, onAlarm, onChatRecovery, "
+                      "onAgentToolFinish, methods and schedule callbacks)", s->name, k);
+    if (s->n_fns < SCN_MAX_SCRIPT_FNS && strlen(k) < sizeof s->fns[0])
+      snprintf(s->fns[s->n_fns++], sizeof s->fns[0], "%s", k);
+  }
+  return 0;
+}
+
 /* Compiles and runs the chunk of s in a throwaway state; fills s->fns. */
 static int check_script(ld *L, const cJSON *node, scn_actor_script *s) {
   char err[512];
@@ -83,39 +122,9 @@ static int check_script(ld *L, const cJSON *node, scn_actor_script *s) {
   }
   lua_State *T = co.L;
   int t = lua_gettop(T) - co.nres + 1;
-  const char *names[256];
-  int n = 0;
-  lua_pushnil(T);
-  while (lua_next(T, t) && n < 256) { /* lua_next order: sorted below */
-    if (lua_type(T, -2) == LUA_TSTRING && lua_isfunction(T, -1)) names[n++] = lua_tostring(T, -2);
-    lua_pop(T, 1);
-  }
-  qsort(names, (size_t)n, sizeof names[0], cmp_str);
-  for (int i = 0; i < n; i++) {
-    const char *k = names[i];
-    int looks = k[0] == 'o' && k[1] == 'n' && k[2] >= 'A' && k[2] <= 'Z';
-    const char *best = scn_suggest(k, sdk_callbacks);
-    if ((looks || best) && !in_list(k, sdk_callbacks)) {
-      int r = best ? scn_errf(L->err, L->d, node, "script %s: unknown callback \"%s\"; did you "
-                              "mean \"%s\"?", s->name, k, best)
-                   : scn_errf(L->err, L->d, node, "script %s: unknown callback \"%s\" (SDK "
-                              "callbacks scripts may define: onStart, onFiberRecovered, onAlarm, "
-                              "onChatRecovery, onAgentToolFinish)", s->name, k);
-      rt_lua_free(x);
-      return r;
-    }
-    if (in_list(k, sdk_callbacks) && !in_list(k, wired)) {
-      int r = scn_errf(L->err, L->d, node, "script %s: callback \"%s\" is not called for scripts "
-                       "yet (scripts may define onStart, onFiberRecovered, onAlarm, onChatRecovery, "
-                       "onAgentToolFinish, methods and schedule callbacks)", s->name, k);
-      rt_lua_free(x);
-      return r;
-    }
-    if (s->n_fns < SCN_MAX_SCRIPT_FNS && strlen(k) < sizeof s->fns[0])
-      snprintf(s->fns[s->n_fns++], sizeof s->fns[0], "%s", k);
-  }
+  int r = check_callbacks(L, node, s, T, t);
   rt_lua_free(x);
-  return 0;
+  return r;
 }
 
 static void dir_of(const char *file, char *out, size_t n) {

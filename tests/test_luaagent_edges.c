@@ -168,9 +168,10 @@ static void test_durations(void **st) {
                       " or \\\"250ms\\\", \\\"2s\\\", \\\"1.5m\\\", \\\"1h\\\")\",\"bad duration '' (a "
                       "number, or \\\"250ms\\\", \\\"2s\\\", \\\"1.5m\\\", \\\"1h\\\")\",\"bad duration"
                       " 'ms' (a number, or \\\"250ms\\\", \\\"2s\\\", \\\"1.5m\\\", \\\"1h\\\")\",\"a d"
-                      "uration must be a number >= 0 (got -1.0)\",\"a duration must be a number >= 0 (g"
-                      "ot 1e+14)\",\"bad duration '-2s' (a number, or \\\"250ms\\\", \\\"2s\\\", \\\"1."
-                      "5m\\\", \\\"1h\\\")\",\"bad argument #1 to 'dur' (string expected, got table)\"]");
+                      "uration must be a number from 0 to 10000000000000 ms (got -1)\",\"a duration must"
+                      " be a number from 0 to 10000000000000 ms (got 1e+14)\",\"bad duration '-2s' (a "
+                      "number, or \\\"250ms\\\", \\\"2s\\\", \\\"1.5m\\\", \\\"1h\\\")\",\"a duration"
+                      " must be a number or a string such as \\\"2s\\\", not table\"]");
 }
 
 /* sql:exec: bindings of every type, column types back, statement checks.

@@ -7,7 +7,7 @@
 ** options, a throwing, badly answering or waiting onChatRecovery; the chat
 ** calls continueLastTurn, saveMessages and cancelChat; bad arguments give
 ** a clear error at the script's file:line. Cross-process hashes of the
-** scripted scenarios are in tests/sh_lua_agents.sh.
+** chat-recovery and digest scenarios are in tests/sh_lua_chat.sh.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,52 +18,13 @@
 
 #include <cmocka.h>
 
-#include "runtime/rt.h"
-#include "sim/sim.h"
+#include "tests/lua_world.h"
 
-#define MS(x) ((int64_t)(x) * 1000)
-
-typedef struct world {
-  sim s;
-  rt_world *w;
-} world;
-
+/* A world with one actor "agent" running script src. */
 static void make(world *x, const char *src) {
-  sim_config sc = {1, SIM_FIFO, 3, 1000};
-  rt_config c;
-  rt_actor_spec sp;
-  rt_config_default(&c);
-  assert_int_equal(sim_init(&x->s, &sc), 0);
-  x->s.trace.keep = 1;
-  x->w = rt_world_new(&x->s, &c);
-  assert_non_null(x->w);
-  memset(&sp, 0, sizeof sp);
-  snprintf(sp.id, sizeof sp.id, "agent");
-  assert_int_equal(rt_actor_add(x->w, &sp), 0);
-  assert_int_equal(rt_actor_script(x->w, 0, "agent.lua", src, strlen(src), NULL), 0);
-}
-
-static void done(world *x) {
-  rt_world_free(x->w);
-  sim_free(&x->s);
-}
-
-/* The second string of the k-th record of `kind` (0-based), or NULL. */
-static const char *str2_of(world *x, uint32_t kind, int k) {
-  for (size_t i = 0; i < x->s.trace.n; i++) {
-    const sim_rec *r = &x->s.trace.recs[i];
-    if (r->kind == kind && k-- == 0) return sim_trace_str(&x->s.trace, r->s2);
-  }
-  return NULL;
-}
-
-/* The string `s` of the k-th record of `kind` (0-based), or NULL. */
-static const char *str_of(world *x, uint32_t kind, int k) {
-  for (size_t i = 0; i < x->s.trace.n; i++) {
-    const sim_rec *r = &x->s.trace.recs[i];
-    if (r->kind == kind && k-- == 0) return sim_trace_str(&x->s.trace, r->s);
-  }
-  return NULL;
+  world_start(x);
+  world_actor(x, "agent", NULL, 0);
+  world_script(x, src);
 }
 
 /* The index of the first record of `kind` whose s is `text` (NULL: any), or -1. */
@@ -74,12 +35,6 @@ static long index_of(world *x, uint32_t kind, const char *text) {
       return (long)i;
   }
   return -1;
-}
-
-static int count_kind(world *x, uint32_t kind) {
-  int n = 0;
-  for (size_t i = 0; i < x->s.trace.n; i++) n += x->s.trace.recs[i].kind == kind;
-  return n;
 }
 
 /* The result of the k-th request_ok record (0-based), or NULL. */
@@ -146,6 +101,20 @@ static void test_schedule_bad_arguments(void **st) {
       {"self:schedule(5, 'cb', {f = print})", "agent.lua:2:"},
       {"self:schedule(5, 'cb', string.rep('x', 300))", "agent.lua:2: schedule: the payload is 302 bytes"},
       {"self:saveMessages('')", "agent.lua:2: saveMessages: the user message must be a non-empty string"},
+      {"self:saveMessages()", "agent.lua:2: saveMessages: the user message must be a non-empty string, not nil"},
+      {"self:schedule('5 * * *', 'cb')", "agent.lua:2: schedule: Invalid cron expression: expected 5 or 6"},
+      {"self:schedule('*/0 * * * *', 'cb')", "agent.lua:2: schedule: Failed to parse step"},
+      {"self:schedule(nil, 'cb')", "agent.lua:2: schedule: when must be seconds"},
+      {"self:schedule(-5, 'cb')", "agent.lua:2: a duration must be a number from 0 to 10000000000 s (got -5)"},
+      {"self:schedule(1e300, 'cb')", "agent.lua:2: a duration must be a number from 0 to 10000000000 s (got 1e+300)"},
+      {"self:schedule(0/0, 'cb')", "agent.lua:2: a duration must be a number from 0 to 10000000000 s (got NaN)"},
+      {"self:schedule('1e300s', 'cb')", "agent.lua:2: bad duration '1e300s': at most about 317 years"},
+      {"self:scheduleEvery('-1s', 'cb')", "agent.lua:2: bad duration '-1s'"},
+      {"self:scheduleEvery(5)", "agent.lua:2: scheduleEvery: the callback must be a function's name"},
+      {"self:schedule(5, 'cb', nil, {idempotent = true, retry = {}})",
+       "agent.lua:2: schedule: unknown option 'retry' (idempotent is the one modelled)"},
+      {"self:scheduleEvery(5, 'cb', nil, {zz = 1, aa = 2})", "agent.lua:2: scheduleEvery: unknown option 'aa'"},
+      {"revenant.work(-1)", "agent.lua:2: a duration must be a number from 0 to 10000000000000 ms (got -1)"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     world x;
@@ -162,6 +131,28 @@ static void test_schedule_bad_arguments(void **st) {
     assert_int_equal(count_kind(&x, RT_EV_SCHEDULE_SET), 0); /* nothing was written */
     done(&x);
   }
+}
+
+/* revenant.effect's value: a table as JSON (tostring put its address in
+** the trace, so two runs differed), a function refused at file:line. */
+static void test_effect_values(void **st) {
+  world x;
+  (void)st;
+  make(&x, "local A = {}\n"
+           "function A:go()\n"
+           "  revenant.effect('mail', {to = 'ops', n = 2})\n"
+           "  revenant.effect('flag', true)\n"
+           "  return select(2, pcall(revenant.effect, 'bad', print))\n"
+           "end\n"
+           "return A\n");
+  assert_int_equal(rt_invoke_at(x.w, 0, "go", NULL, MS(100)), 0);
+  sim_run(&x.s, MS(1000), 0);
+  assert_string_equal(str_of(&x, RT_EV_EFFECT, 0), "mail:{\"n\":2,\"to\":\"ops\"}");
+  assert_string_equal(str_of(&x, RT_EV_EFFECT, 1), "flag:true");
+  assert_int_equal(count_kind(&x, RT_EV_EFFECT), 2);
+  assert_non_null(strstr(result_of(&x, 0), "revenant.effect: the value must be a string, number, "
+                                           "boolean or table, not function"));
+  done(&x);
 }
 
 /* A throwing callback is retried by tryN (schedule_retry), and its second
@@ -315,6 +306,8 @@ static void test_chat_recovery_failures(void **st) {
       {"error('no provider')", "agent.lua:3: no provider"},
       {"return {contine = false}", "unknown option 'contine'"},
       {"return {persist = 'no'}", "option persist must be a boolean"},
+      {"return {persist = 'no', continue = 1}", "option continue must be a boolean"}, /* sorted */
+      {"return {zz = 1, contine = false, persist = true}", "unknown option 'contine'"}, /* sorted */
       {"return 'continue'", "must return nil or a table of options"},
       {"revenant.work(100) error('late')", "agent.lua:3: late"},
   };
@@ -423,6 +416,7 @@ int main(void) {
       cmocka_unit_test(test_schedule_payload_and_row),
       cmocka_unit_test(test_schedule_idempotent_options),
       cmocka_unit_test(test_schedule_bad_arguments),
+      cmocka_unit_test(test_effect_values),
       cmocka_unit_test(test_schedule_retry_and_wait),
       cmocka_unit_test(test_on_alarm),
       cmocka_unit_test(test_on_alarm_waits_or_throws),

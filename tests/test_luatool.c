@@ -17,59 +17,15 @@
 
 #include <cmocka.h>
 
-#include "runtime/rt.h"
-#include "sim/sim.h"
-
-#define MS(x) ((int64_t)(x) * 1000)
-
-typedef struct world {
-  sim s;
-  rt_world *w;
-} world;
+#include "tests/lua_world.h"
 
 /* A parent "agent" with script src and a declarative child "researcher"
 ** of class Researcher. */
 static void make(world *x, const char *src) {
-  sim_config sc = {1, SIM_FIFO, 3, 1000};
-  rt_config c;
-  rt_actor_spec sp;
-  rt_config_default(&c);
-  assert_int_equal(sim_init(&x->s, &sc), 0);
-  x->s.trace.keep = 1;
-  x->w = rt_world_new(&x->s, &c);
-  assert_non_null(x->w);
-  memset(&sp, 0, sizeof sp);
-  snprintf(sp.id, sizeof sp.id, "agent");
-  snprintf(sp.cls, sizeof sp.cls, "Parent");
-  assert_int_equal(rt_actor_add(x->w, &sp), 0);
-  memset(&sp, 0, sizeof sp);
-  snprintf(sp.id, sizeof sp.id, "researcher");
-  snprintf(sp.cls, sizeof sp.cls, "Researcher");
-  assert_int_equal(rt_actor_add(x->w, &sp), 1);
-  assert_int_equal(rt_actor_script(x->w, 0, "agent.lua", src, strlen(src), NULL), 0);
-}
-
-static void done(world *x) {
-  rt_world_free(x->w);
-  sim_free(&x->s);
-}
-
-/* The k-th record (0-based) of kind, or NULL. */
-static const sim_rec *nth(world *x, uint32_t kind, int k) {
-  for (size_t i = 0; i < x->s.trace.n; i++)
-    if (x->s.trace.recs[i].kind == kind && k-- == 0) return &x->s.trace.recs[i];
-  return NULL;
-}
-
-static const char *str_of(world *x, uint32_t kind, int k) {
-  const sim_rec *r = nth(x, kind, k);
-  return r ? sim_trace_str(&x->s.trace, r->s) : NULL;
-}
-
-static int count_kind(world *x, uint32_t kind) {
-  int n = 0;
-  for (size_t i = 0; i < x->s.trace.n; i++) n += x->s.trace.recs[i].kind == kind;
-  return n;
+  world_start(x);
+  world_actor(x, "agent", "Parent", 0);
+  world_actor(x, "researcher", "Researcher", 1);
+  world_script(x, src);
 }
 
 /* How many rpc_send records name `method`. */
@@ -139,6 +95,11 @@ static void test_bad_arguments(void **st) {
       {"[\"researcher\", 1.5, 10]", "agent.lua:3: runAgentTool: opts.runId must be a positive integer"},
       {"[\"researcher\", 1, \"soon\"]", "agent.lua:3: runAgentTool: opts.work: bad duration 'soon'"},
       {"[3, 1, 10]", "agent.lua:3: runAgentTool: the child must be an actor id or a class name"},
+      {"[\"researcher\", 1000000001, 10]", "agent.lua:3: runAgentTool: opts.runId must be a positive integer up to"},
+      {"[\"researcher\", 9223372036854775807, 10]", "agent.lua:3: runAgentTool: opts.runId must be a positive integer up to"},
+      {"[\"researcher\", 1e300, 10]", "agent.lua:3: runAgentTool: opts.runId must be a positive integer"},
+      {"[\"researcher\", 1, -5]", "agent.lua:3: runAgentTool: opts.work: a duration must be a number from 0"},
+      {"[\"researcher\", 1, \"1e300s\"]", "agent.lua:3: runAgentTool: opts.work: bad duration '1e300s': at most"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     world x;
@@ -158,6 +119,25 @@ static void test_bad_arguments(void **st) {
 /* abortAgentTool: the open run ends aborted, the child is cancelled, the
 ** fiber awaiting it resumes with "aborted"; a second abort finds nothing
 ** open; openAgentTools lists the run while it is open. */
+/* A misspelt option (runid) is an error, not a run without its id; the
+** first unknown key in sorted order is named, whatever pairs' order. */
+static void test_unknown_option(void **st) {
+  world x;
+  (void)st;
+  make(&x, "local A = {}\n"
+           "function A:go()\n"
+           "  local r = self:runAgentTool('researcher', {}, {zz = 1, runid = 1, work = 10})\n"
+           "  return r\n"
+           "end\n"
+           "return A\n");
+  assert_int_equal(rt_invoke_at(x.w, 0, "go", NULL, MS(100)), 0);
+  sim_run(&x.s, MS(1000), 0);
+  assert_string_equal(str_of(&x, RT_EV_REQUEST_FAIL, 0),
+                      "agent.lua:3: runAgentTool: unknown option 'runid' in opts (runId, work)");
+  assert_int_equal(count_kind(&x, RT_EV_TOOLRUN_INSERT), 0);
+  done(&x);
+}
+
 static void test_abort_and_open(void **st) {
   world x;
   (void)st;
@@ -255,6 +235,7 @@ int main(void) {
       cmocka_unit_test(test_await_result),
       cmocka_unit_test(test_run_id_reuse_and_class),
       cmocka_unit_test(test_bad_arguments),
+      cmocka_unit_test(test_unknown_option),
       cmocka_unit_test(test_abort_and_open),
       cmocka_unit_test(test_finish_hook_throws_or_waits),
       cmocka_unit_test(test_nested_hook_keeps_budget),

@@ -150,7 +150,7 @@ static void test_trace_errors(void **st) {
   assert_non_null(strstr(out, "unknown actor \"nobody\""));
   assert_null(strstr(out, "did you mean"));
   assert_int_equal(rv("trace scenarios/examples/alarm-wake.json --filter 'actor=agnet'"), 2);
-  assert_non_null(strstr(out, "unknown actor \"agnet\"; did you mean \"agent\"?"));
+  assert_non_null(strstr(out, "unknown actor \"agnet\"; did you mean \"agent\"? (the scenario's actors)"));
   assert_int_equal(rv("trace scenarios/examples/alarm-wake.json --filter 'colour=red'"), 2);
   assert_non_null(strstr(out, "no record kind has a field \"colour\""));
   assert_int_equal(rv("trace scenarios/examples/alarm-wake.json --filter 'snapshto=x'"), 2);
