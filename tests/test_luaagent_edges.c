@@ -223,7 +223,7 @@ static void test_misc(void **st) {
 ** a tool run to no actor. A statement with only blanks after its ';' runs. */
 static void test_misuse(void **st) {
   (void)st;
-  assert_string_equal(answer("misuse"), 
+  assert_string_equal(answer("misuse"),
                       "{\"cancel_empty\":false,\"idem\":\"schedule: options.idempotent must be a boolean\",\"sql_tail\":\"ok\",\"sql_tail2\":\"sql: one statement per exec\",\"tool_child\":\"runAgentTool: no other actor or class 'nobody' in the scenario\",\"when\":\"schedule: when must be seconds (a number or \\\"2s\\\") or a cron string (\\\"*/5 * * * *\\\"), not table\"}");
 }
 
