@@ -101,7 +101,9 @@ asan:
 	  BIN=build-asan/revenant REVENANT=build-asan/revenant test
 
 # coverage: `make test` built with gcov in build-cov (counters reset first),
-# then gcovr's summary over runtime/ as `name: value %` (docs/bench.md).
+# then test_inject's sweep over the whole library (every allocation and
+# SQLite call site failed in turn), then gcovr's summary over runtime/ as
+# `name: value %` (docs/bench.md).
 # gcovr comes from Debian like the other dependencies.
 coverage:
 	@command -v gcovr >/dev/null || { \
@@ -112,6 +114,9 @@ coverage:
 	@mkdir -p build-cov && find build-cov -name '*.gcda' -delete
 	$(MAKE) --no-print-directory BUILD=build-cov OPT="-O0 -g --coverage -DREVENANT_COVERAGE" LDFLAGS=--coverage \
 	  BIN=build-cov/revenant REVENANT=build-cov/revenant test
+	@echo "test_inject: the failure-injection sweep over the whole library (REVENANT_INJECT_ALL=1)"
+	@REVENANT_INJECT_ALL=1 build-cov/tests/test_inject > build-cov/inject-all.log 2>&1 || \
+	  { tail -20 build-cov/inject-all.log; echo "revenant: the library injection sweep failed"; exit 1; }
 	@gcovr -r . --object-directory build-cov --filter 'runtime/' --exclude-unreachable-branches \
 	  --print-summary -o build-cov/coverage.txt > build-cov/summary.txt
 	@sed -n 's/^lines: *\([0-9.]*\)%.*/runtime_line_coverage: \1 %/p; s/^branches: *\([0-9.]*\)%.*/runtime_branch_coverage: \1 %/p' build-cov/summary.txt
