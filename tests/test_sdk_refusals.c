@@ -178,6 +178,17 @@ static rt_uc_status on_request_edges(void *st, rt_sdk_actor *self, const char *m
   REFUSED2(rt_sdk_open_agent_tools(self, ids, -1));
   REFUSED2(rt_sdk_schedule_with(self, "cb", &neg, NULL, -1, NULL, buf, 0));
   assert_int_equal(buf[0], 'x');
+  /* no model registered its calls: each call refuses */
+  rt_model_calls saved = rt__model_calls;
+  memset(&rt__model_calls, 0, sizeof rt__model_calls);
+  REFUSED2(rt_sdk_continue_last_turn(self));
+  REFUSED2(rt_sdk_save_messages(self, "[]"));
+  REFUSED2(rt_sdk_chat_cancel(self));
+  REFUSED2(rt_sdk_abort_agent_tool(self, 1));
+  REFUSED2(rt_sdk_open_agent_tools(self, ids, 2));
+  REFUSED2(rt_sdk_run_agent_tool(self, child_b, &ok, &status));
+  REFUSED2(rt_sdk_agent_tool_status(self, 1, buf, sizeof buf));
+  rt__model_calls = saved;
   rt_sdk_effect(self, "e", "");
   rt_sdk_effect(self, "e", NULL);
   rt_sdk_effect(self, "e", "k");
@@ -206,7 +217,7 @@ static void test_edges(void **st) {
   assert_int_equal(rt_request_at(W, a, RT_ENTRY_FETCH, S(1)), 0);
   sim_after(&SIM, S(5), 0, evict, W, a);
   sim_run(&SIM, S(10), 0);
-  assert_int_equal(checks2, 10);
+  assert_int_equal(checks2, 17);
   assert_int_equal(refusals2, checks2);
   size_t effects = 0, toolruns = 0;
   for (size_t i = 0; i < SIM.trace.n; i++) {
@@ -230,6 +241,9 @@ static void test_edges(void **st) {
   assert_false(rt_sdk_alive(&none));
   assert_int_equal(rt_sdk_keepalive(&none), -1);
   assert_false(rt_sdk_alive(NULL));
+  /* actors out of range */
+  assert_int_equal(rt_alarm_preset(W, W->n_actors, S(20)), -1);
+  assert_int_equal(rt_request_at(W, W->n_actors, RT_ENTRY_FETCH, S(20)), -1);
   rt_world_free(W);
   sim_free(&SIM);
 }
