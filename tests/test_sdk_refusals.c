@@ -189,6 +189,18 @@ static rt_uc_status on_request_edges(void *st, rt_sdk_actor *self, const char *m
   REFUSED2(rt_sdk_run_agent_tool(self, child_b, &ok, &status));
   REFUSED2(rt_sdk_agent_tool_status(self, 1, buf, sizeof buf));
   rt__model_calls = saved;
+  /* storage broken (a commit failed): every write of the agent store refuses */
+  rt_sched_row row;
+  memset(&row, 0, sizeof row);
+  row.id = 99;
+  self->w->actors[self->a].mem->storage_broken = 1;
+  REFUSED2(rt__w_stash(self->w, self->a, 1, 2));
+  REFUSED2(rt__w_stash_value(self->w, self->a, 1, "{}", 1));
+  REFUSED2(rt__w_schedule_put(self->w, self->a, &row));
+  REFUSED2(rt__w_schedule_delete(self->w, self->a, 99, "cb"));
+  REFUSED2(rt__w_schedule_time(self->w, self->a, 99, 5, 0, "cb"));
+  REFUSED2(rt__w_schedule_running(self->w, self->a, 99, 1, 5, "cb"));
+  self->w->actors[self->a].mem->storage_broken = 0;
   rt_sdk_effect(self, "e", "");
   rt_sdk_effect(self, "e", NULL);
   rt_sdk_effect(self, "e", "k");
@@ -217,7 +229,7 @@ static void test_edges(void **st) {
   assert_int_equal(rt_request_at(W, a, RT_ENTRY_FETCH, S(1)), 0);
   sim_after(&SIM, S(5), 0, evict, W, a);
   sim_run(&SIM, S(10), 0);
-  assert_int_equal(checks2, 17);
+  assert_int_equal(checks2, 23);
   assert_int_equal(refusals2, checks2);
   size_t effects = 0, toolruns = 0;
   for (size_t i = 0; i < SIM.trace.n; i++) {
