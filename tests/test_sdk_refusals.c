@@ -178,6 +178,8 @@ static rt_uc_status on_request_edges(void *st, rt_sdk_actor *self, const char *m
   REFUSED2(rt_sdk_open_agent_tools(self, ids, -1));
   REFUSED2(rt_sdk_schedule_with(self, "cb", &neg, NULL, -1, NULL, buf, 0));
   assert_int_equal(buf[0], 'x');
+  REFUSED2(rt_sdk_schedule_cron(self, "", "cb", NULL, buf, 0));
+  assert_int_equal(buf[0], 'x');
   /* no model registered its calls: each call refuses */
   rt_model_calls saved = rt__model_calls;
   memset(&rt__model_calls, 0, sizeof rt__model_calls);
@@ -229,7 +231,7 @@ static void test_edges(void **st) {
   assert_int_equal(rt_request_at(W, a, RT_ENTRY_FETCH, S(1)), 0);
   sim_after(&SIM, S(5), 0, evict, W, a);
   sim_run(&SIM, S(10), 0);
-  assert_int_equal(checks2, 23);
+  assert_int_equal(checks2, 24);
   assert_int_equal(refusals2, checks2);
   size_t effects = 0, toolruns = 0;
   for (size_t i = 0; i < SIM.trace.n; i++) {
