@@ -178,6 +178,67 @@ static void test_error_objects(void **st) {
   rt_lua_free(x);
 }
 
+/* Corners of the sandbox's replacements: string.format's '%%' and flags
+** before %p, %p of nil/boolean/number, too few arguments; math.random's
+** empty interval; table.sort of an empty table; load from a reader that
+** ends with an empty string or returns a table. */
+static void test_sandbox_corners(void **st) {
+  char err[256];
+  (void)st;
+  rt_lua *x = mk(NULL, 0, err, sizeof err);
+  assert_non_null(x);
+  assert_int_equal(run(x, "assert(string.format('100%% %5.1f', 2.25) == '100%   2.2' or\n"
+                          "       string.format('100%% %5.1f', 2.25) == '100%   2.3')\n"
+                          "assert(string.format('%p %p %p', nil, true, 3) == '(null) (null) (null)')\n"
+                          "assert(string.format('%-8p|', nil) == '(null)  |')\n"
+                          "local ok, m = pcall(string.format, '%d %d', 1)\n"
+                          "assert(not ok and m:find('bad argument #3'), m)\n"
+                          "local ok2, m2 = pcall(math.random, 5, 1)\n"
+                          "assert(not ok2 and m2:find('interval is empty'), m2)\n"
+                          "local e = {} table.sort(e) assert(#e == 0)\n"
+                          "local parts, i = {'return ', '7', ''}, 0\n"
+                          "local f = assert(load(function() i = i + 1 return parts[i] end))\n"
+                          "assert(f() == 7)\n"
+                          "local ok3, m3 = pcall(load, function() return {} end)\n"
+                          "assert(not ok3 and m3:find('reader function must return a string'), tostring(m3))\n"),
+                   RT_LUA_DONE);
+  rt_lua_free(x);
+}
+
+static int throw_nothing(lua_State *L) {
+  lua_pushnil(L);
+  return lua_error(L); /* error(nil) from C: the error object is nil */
+}
+
+/* The C API refuses what it cannot do: a resume of a callback that ended or
+** was never started, a binary chunk; an error whose object is nil says so. */
+static void test_api_refusals(void **st) {
+  char err[256];
+  rt_lua_co co;
+  (void)st;
+  rt_lua *x = mk(NULL, 0, err, sizeof err);
+  assert_non_null(x);
+  assert_int_equal(rt_lua_load(x, "b.lua", "\x1bLuaT", 6), RT_LUA_ERR_SYNTAX);
+  assert_non_null(strstr(rt_lua_error(x), "b.lua: binary chunks are refused"));
+  assert_int_equal(rt_lua_load(x, "t.lua", "return 1", 8), RT_LUA_DONE);
+  assert_int_equal(rt_lua_start(x, 0, &co), RT_LUA_DONE);
+  assert_int_equal(rt_lua_resume(x, &co, 0), RT_LUA_ERR_USAGE); /* it ended */
+  assert_non_null(strstr(rt_lua_error(x), "not suspended"));
+  rt_lua_co_release(x, &co);
+  assert_int_equal(rt_lua_resume(x, &co, 0), RT_LUA_ERR_USAGE); /* released */
+  assert_int_equal(rt_lua_load(x, "y.lua", "coroutine.yield(1)", 18), RT_LUA_DONE);
+  assert_int_equal(rt_lua_start(x, 0, &co), RT_LUA_YIELDED);
+  assert_int_equal(rt_lua_resume(x, &co, 3), RT_LUA_ERR_USAGE); /* 3 values not pushed */
+  assert_int_equal(rt_lua_resume(x, &co, -1), RT_LUA_ERR_USAGE);
+  assert_int_equal(rt_lua_resume(x, &co, 0), RT_LUA_DONE);
+  rt_lua_co_release(x, &co);
+  lua_pushcfunction(rt_lua_L(x), throw_nothing);
+  assert_int_equal(rt_lua_start(x, 0, &co), RT_LUA_ERR_RUN);
+  assert_non_null(strstr(rt_lua_error(x), "(error object is a nil value)"));
+  rt_lua_co_release(x, &co);
+  rt_lua_free(x);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_xpcall_and_load),
@@ -185,6 +246,8 @@ int main(void) {
       cmocka_unit_test(test_files),
       cmocka_unit_test(test_bad_folder_and_usage),
       cmocka_unit_test(test_error_objects),
+      cmocka_unit_test(test_sandbox_corners),
+      cmocka_unit_test(test_api_refusals),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

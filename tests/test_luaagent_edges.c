@@ -82,6 +82,16 @@ static const char script[] =
     "  r.ka_err = try(self.keepAliveWhile, self, function() error('inner', 0) end)\n"
     "  return r\n"
     "end\n"
+    "function A:misuse()\n"
+    "  local r = {}\n"
+    "  r.when = try(self.schedule, self, {}, 'tick')\n"
+    "  r.idem = try(self.schedule, self, 5, 'tick', nil, {idempotent = 'yes'})\n"
+    "  r.cancel_empty = self:cancelSchedule('')\n"
+    "  r.sql_tail = try(self.sql.exec, self.sql, 'SELECT 1 ;  ')\n"
+    "  r.sql_tail2 = try(self.sql.exec, self.sql, 'SELECT 1 ; x')\n"
+    "  r.tool_child = try(self.runAgentTool, self, 'nobody', {})\n"
+    "  return r\n"
+    "end\n"
     "function A:commands()\n"
     "  local r = {}\n"
     "  r.ghost = try(self.call, self, 'ghost', 'm')\n"
@@ -206,6 +216,15 @@ static void test_misc(void **st) {
                       "call: the method must be a string\",\"fiber_fn\":\"runFiber: fn must be a functi"
                       "on\",\"fiber_name\":\"runFiber: the name must be a non-empty string\",\"ka\":\"h"
                       "eld\",\"ka_err\":\"inner\",\"stash\":\"stash() called outside a fiber\"}");
+}
+
+/* Misuse the checks refuse at the call: a `when` of the wrong type, a
+** non-boolean idempotent, an empty cancel, trailing text after a statement,
+** a tool run to no actor. A statement with only blanks after its ';' runs. */
+static void test_misuse(void **st) {
+  (void)st;
+  assert_string_equal(answer("misuse"),
+                      "{\"cancel_empty\":false,\"idem\":\"schedule: options.idempotent must be a boolean\",\"sql_tail\":\"ok\",\"sql_tail2\":\"sql: one statement per exec\",\"tool_child\":\"runAgentTool: no other actor or class 'nobody' in the scenario\",\"when\":\"schedule: when must be seconds (a number or \\\"2s\\\") or a cron string (\\\"*/5 * * * *\\\"), not table\"}");
 }
 
 /* A call to an actor the scenario lacks fails in the caller; a bare
@@ -369,6 +388,7 @@ int main(void) {
       cmocka_unit_test(test_misc),
       cmocka_unit_test(test_bad_scripts),
       cmocka_unit_test(test_commands),
+      cmocka_unit_test(test_misuse),
       cmocka_unit_test(test_fibers),
       cmocka_unit_test(test_invoke_args),
       cmocka_unit_test(test_more_commands),
