@@ -10,11 +10,12 @@
 ** (a later entry for the same folder and path wins: an embedded copy
 ** replaces what was read), and freed when the process exits. One thread.
 */
+#include "runtime/rt_inject.h" /* first: wraps allocation calls */
+#include "runtime/rt_lua.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "runtime/rt_lua.h"
 
 static rt_lua_module **mods;
 static int n_mods, cap_mods;

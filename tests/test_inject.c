@@ -237,6 +237,56 @@ static void test_sweep_file_storage(void **st) {
   rmdir(dir);
 }
 
+/* The line of runtime/rt_storage.c that prepares an SDK statement (found
+** in the source, so that the test follows the file), or -1. */
+static int prepare_line(void) {
+  FILE *f = fopen("runtime/rt_storage.c", "r");
+  char line[512];
+  int n = 0, at = -1;
+  assert_non_null(f);
+  while (at < 0 && fgets(line, sizeof line, f)) {
+    n++;
+    if (strstr(line, "sqlite3_prepare_v3(d->db, m->sql[k]")) at = n;
+  }
+  fclose(f);
+  return at;
+}
+
+/* Every call of the statement prepare site fails once in turn (each
+** statement of the agent store is prepared once per database, so every
+** statement's refusal path runs): each run ends by itself, fires, and
+** repeats its hash. Returns the calls swept. */
+static int sweep_prepare(const char *file) {
+  char err[512];
+  int line = prepare_line(), fired = 0;
+  assert_true(line > 0);
+  if (scn_load(file, &SC, err, sizeof err) != 0) fail_msg("%s", err);
+  rt_inject_count();
+  run_case(0);
+  rt_inject_off();
+  const rt_inject_site *view, *site = NULL;
+  int n = rt_inject_sites(&view);
+  for (int i = 0; i < n; i++)
+    if (!strcmp(view[i].file, "runtime/rt_storage.c") && (view[i].line == line || view[i].line == line + 1))
+      site = &view[i];
+  assert_non_null(site);
+  rt_inject_site s = *site;
+  assert_true(s.calls > 3);
+  for (uint64_t nth = 1; nth <= s.calls; nth++) fail_once(file, 0, &s, nth, &fired);
+  assert_int_equal((uint64_t)fired, s.calls);
+  scn_free(&SC);
+  return (int)s.calls;
+}
+
+static void test_sweep_every_prepare(void **st) {
+  (void)st;
+  int n = sweep_prepare("scenarios/examples/fiber-crash-recover.json");
+  n += sweep_prepare("scenarios/examples/schedules-keepalive.json");
+  n += sweep_prepare("scenarios/conformance/schedule-cron.json");
+  n += sweep_prepare("scenarios/examples/toolrun-onstart.json");
+  print_message("prepare calls failed one by one: %d\n", n);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sites_counted_in_order),
@@ -247,6 +297,7 @@ int main(void) {
       cmocka_unit_test(test_sweep_toolrun),
       cmocka_unit_test(test_sweep_executor_thread),
       cmocka_unit_test(test_sweep_file_storage),
+      cmocka_unit_test(test_sweep_every_prepare),
   };
   const struct CMUnitTest library[] = {cmocka_unit_test(test_sweep_library)};
   const char *all = getenv("REVENANT_INJECT_ALL");

@@ -142,9 +142,130 @@ static void test_refusals(void **st) {
   sim_free(&SIM);
 }
 
+
+/* ---- tool runs, effects and handle edges (issue #16) ------------------- */
+
+static int checks2, refusals2;
+static uint32_t child_b;
+#define REFUSED2(expr) (checks2++, ((expr) == -1 ? refusals2++ : printf("# not refused: %s\n", #expr)))
+
+/* A live handler: runAgentTool with each bad argument (status set to -1),
+** tool status and open runs without room, a schedule refused without an
+** error buffer, and three effects (key empty, missing, given). */
+static rt_uc_status on_request_edges(void *st, rt_sdk_actor *self, const char *method,
+                                     const char *args, rt_uc_frame *fr, rt_uc_out *out) {
+  (void)st, (void)method, (void)args, (void)fr;
+  int status = 5;
+  char buf[64];
+  int64_t ids[2];
+  rt_sdk_tool_opts ok = {1, S(1)}, neg_run = {-1, S(1)}, big_run = {RT_SDK_MAX_RUN_ID + 1, S(1)},
+                   neg_work = {1, -1};
+  rt_sdk_when neg = {-1, 0, NULL};
+  stale = *self;
+  REFUSED2(rt_sdk_run_agent_tool(self, child_b, NULL, NULL));
+  REFUSED2(rt_sdk_run_agent_tool(self, self->w->n_actors, &ok, &status));
+  assert_int_equal(status, -1);
+  status = 5;
+  REFUSED2(rt_sdk_run_agent_tool(self, self->a, &ok, &status));
+  assert_int_equal(status, -1);
+  REFUSED2(rt_sdk_run_agent_tool(self, child_b, &neg_run, &status));
+  REFUSED2(rt_sdk_run_agent_tool(self, child_b, &big_run, &status));
+  REFUSED2(rt_sdk_run_agent_tool(self, child_b, &neg_work, &status));
+  REFUSED2(rt_sdk_agent_tool_status(self, 1, NULL, 8));
+  buf[0] = 'x';
+  REFUSED2(rt_sdk_agent_tool_status(self, 1, buf, 0));
+  assert_int_equal(buf[0], 'x'); /* no room: untouched */
+  REFUSED2(rt_sdk_open_agent_tools(self, ids, -1));
+  REFUSED2(rt_sdk_schedule_with(self, "cb", &neg, NULL, -1, NULL, buf, 0));
+  assert_int_equal(buf[0], 'x');
+  REFUSED2(rt_sdk_schedule_cron(self, "", "cb", NULL, buf, 0));
+  assert_int_equal(buf[0], 'x');
+  /* no model registered its calls: each call refuses */
+  rt_model_calls saved = rt__model_calls;
+  memset(&rt__model_calls, 0, sizeof rt__model_calls);
+  REFUSED2(rt_sdk_continue_last_turn(self));
+  REFUSED2(rt_sdk_save_messages(self, "[]"));
+  REFUSED2(rt_sdk_chat_cancel(self));
+  REFUSED2(rt_sdk_abort_agent_tool(self, 1));
+  REFUSED2(rt_sdk_open_agent_tools(self, ids, 2));
+  REFUSED2(rt_sdk_run_agent_tool(self, child_b, &ok, &status));
+  REFUSED2(rt_sdk_agent_tool_status(self, 1, buf, sizeof buf));
+  rt__model_calls = saved;
+  /* storage broken (a commit failed): every write of the agent store refuses */
+  rt_sched_row row;
+  memset(&row, 0, sizeof row);
+  row.id = 99;
+  self->w->actors[self->a].mem->storage_broken = 1;
+  REFUSED2(rt__w_stash(self->w, self->a, 1, 2));
+  REFUSED2(rt__w_stash_value(self->w, self->a, 1, "{}", 1));
+  REFUSED2(rt__w_schedule_put(self->w, self->a, &row));
+  REFUSED2(rt__w_schedule_delete(self->w, self->a, 99, "cb"));
+  REFUSED2(rt__w_schedule_time(self->w, self->a, 99, 5, 0, "cb"));
+  REFUSED2(rt__w_schedule_running(self->w, self->a, 99, 1, 5, "cb"));
+  self->w->actors[self->a].mem->storage_broken = 0;
+  rt_sdk_effect(self, "e", "");
+  rt_sdk_effect(self, "e", NULL);
+  rt_sdk_effect(self, "e", "k");
+  return out->status = RT_UC_DONE;
+}
+
+static const rt_usercode edges_uc = {.name = "sdk-edges", .on_request = on_request_edges};
+
+static void test_edges(void **st) {
+  (void)st;
+  sim_config sc = {1, SIM_FIFO, 3, 1000};
+  rt_config c;
+  assert_int_equal(sim_init(&SIM, &sc), 0);
+  SIM.trace.keep = 1;
+  rt_config_default(&c);
+  W = rt_world_new(&SIM, &c);
+  assert_non_null(W);
+  rt_actor_spec sp;
+  memset(&sp, 0, sizeof sp);
+  snprintf(sp.id, sizeof sp.id, "a");
+  snprintf(sp.cls, sizeof sp.cls, "Agent");
+  uint32_t a = rt_actor_add(W, &sp);
+  snprintf(sp.id, sizeof sp.id, "b");
+  child_b = rt_actor_add(W, &sp);
+  assert_int_equal(rt__usercode_set(W, a, &edges_uc), 0);
+  assert_int_equal(rt_request_at(W, a, RT_ENTRY_FETCH, S(1)), 0);
+  sim_after(&SIM, S(5), 0, evict, W, a);
+  sim_run(&SIM, S(10), 0);
+  assert_int_equal(checks2, 24);
+  assert_int_equal(refusals2, checks2);
+  size_t effects = 0, toolruns = 0;
+  for (size_t i = 0; i < SIM.trace.n; i++) {
+    effects += SIM.trace.recs[i].kind == RT_EV_EFFECT;
+    toolruns += SIM.trace.recs[i].kind == RT_EV_TOOLRUN_INSERT;
+  }
+  assert_int_equal(effects, 3);
+  assert_int_equal(toolruns, 0);
+  /* the dead incarnation's handle, a handle with no incarnation, none */
+  rt_sdk_tool_opts ok = {1, S(1)};
+  int status = 5;
+  char err[32] = "x";
+  assert_int_equal(rt_sdk_chat_cancel(&stale), -1);
+  assert_int_equal(rt_sdk_run_agent_tool(&stale, child_b, &ok, &status), -1);
+  assert_int_equal(status, -1);
+  assert_int_equal(rt_sdk_agent_tool_status(&stale, 1, err, sizeof err), -1);
+  assert_string_equal(err, "");
+  assert_int_equal(rt_sdk_schedule_every(&stale, S(1), "cb", NULL), -1);
+  rt_sdk_actor none = stale;
+  none.m = NULL;
+  assert_false(rt_sdk_alive(&none));
+  assert_int_equal(rt_sdk_keepalive(&none), -1);
+  assert_false(rt_sdk_alive(NULL));
+  /* actors out of range */
+  assert_int_equal(rt_alarm_preset(W, W->n_actors, S(20)), -1);
+  assert_int_equal(rt_request_at(W, W->n_actors, RT_ENTRY_FETCH, S(20)), -1);
+  rt_world_free(W);
+  sim_free(&SIM);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_refusals),
+      cmocka_unit_test(test_edges),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
