@@ -88,9 +88,9 @@ int chk_invariant_intern(const char *name, char *err, size_t errlen) {
   if (id >= 0) return id;
   if (chk_n_user == chk_cap_user) {
     int nc = chk_cap_user ? chk_cap_user * 2 : 32;
-    char (*nn)[CHK_NAME_MAX] = realloc(chk_user_names, (size_t)nc * sizeof *nn);
-    if (!nn || nc > INT32_MAX / 2 - CHK_INVARIANT_COUNT) {
-      if (nn) chk_user_names = nn;
+    char (*nn)[CHK_NAME_MAX] =
+        nc < INT32_MAX / 2 - CHK_INVARIANT_COUNT ? realloc(chk_user_names, (size_t)nc * sizeof *nn) : NULL;
+    if (!nn) {
       snprintf(err, errlen, "out of memory interning the invariant name \"%s\"", name);
       return -1;
     }
