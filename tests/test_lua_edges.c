@@ -178,29 +178,21 @@ static void test_error_objects(void **st) {
   rt_lua_free(x);
 }
 
-/* Corners of the sandbox's replacements: string.format's '%%' and flags
-** before %p, %p of nil/boolean/number, too few arguments; math.random's
-** empty interval; table.sort of an empty table; load from a reader that
-** ends with an empty string or returns a table. */
+/* Corners of the sandbox's replacements that test_lua_lib_edges does not
+** reach: '%%' and flags before %p, %p of nil/boolean/number; table.sort of
+** an empty table; load from a reader that ends with an empty string. */
 static void test_sandbox_corners(void **st) {
   char err[256];
   (void)st;
   rt_lua *x = mk(NULL, 0, err, sizeof err);
   assert_non_null(x);
-  assert_int_equal(run(x, "assert(string.format('100%% %5.1f', 2.25) == '100%   2.2' or\n"
-                          "       string.format('100%% %5.1f', 2.25) == '100%   2.3')\n"
+  assert_int_equal(run(x, "assert(string.format('100%% %5.1f', 2.5) == '100%   2.5')\n"
                           "assert(string.format('%p %p %p', nil, true, 3) == '(null) (null) (null)')\n"
                           "assert(string.format('%-8p|', nil) == '(null)  |')\n"
-                          "local ok, m = pcall(string.format, '%d %d', 1)\n"
-                          "assert(not ok and m:find('bad argument #3'), m)\n"
-                          "local ok2, m2 = pcall(math.random, 5, 1)\n"
-                          "assert(not ok2 and m2:find('interval is empty'), m2)\n"
                           "local e = {} table.sort(e) assert(#e == 0)\n"
                           "local parts, i = {'return ', '7', ''}, 0\n"
                           "local f = assert(load(function() i = i + 1 return parts[i] end))\n"
-                          "assert(f() == 7)\n"
-                          "local ok3, m3 = pcall(load, function() return {} end)\n"
-                          "assert(not ok3 and m3:find('reader function must return a string'), tostring(m3))\n"),
+                          "assert(f() == 7)\n"),
                    RT_LUA_DONE);
   rt_lua_free(x);
 }
