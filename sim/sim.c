@@ -111,18 +111,27 @@ static void pct_after_dispatch(sim *s) {
 sim_stop_reason sim_run(sim *s, int64_t end_us, uint64_t max_events) {
   uint64_t ran = 0;
   s->stop_requested = 0;
+  /* The budget is checked before the pop, and only a pending event at or
+  ** before end_us makes it the stop reason; the last iteration looks at
+  ** the top without popping. */
+  const uint64_t budget = max_events ? max_events : UINT64_MAX;
   for (;;) {
     if (s->stop_requested) return SIM_STOP_REQUESTED;
-    const sim_qentry *top = sim_queue_peek(&s->queue);
-    if (!top) return SIM_STOP_QUIESCENT;
-    if (top->time_us > end_us) {
+    int64_t t;
+    sim_payload p;
+    int got;
+    if (ran < budget) {
+      got = sim_queue_pop_until(&s->queue, end_us, &t, &p);
+    } else {
+      const sim_qentry *top = sim_queue_peek(&s->queue);
+      got = !top ? 0 : top->time_us > end_us ? -1 : 2;
+    }
+    if (got == 0) return SIM_STOP_QUIESCENT;
+    if (got < 0) {
       if (s->now_us < end_us) s->now_us = end_us;
       return SIM_STOP_END_TIME;
     }
-    if (max_events && ran >= max_events) return SIM_STOP_MAX_EVENTS;
-    int64_t t;
-    sim_payload p;
-    sim_queue_pop_peeked(&s->queue, &t, &p);
+    if (got == 2) return SIM_STOP_MAX_EVENTS;
     if (p.domain_gen != s->domain_gen[p.domain]) {
       s->dropped++;
       continue;

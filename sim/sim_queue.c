@@ -179,8 +179,11 @@ static void release_slot(sim_queue *q, uint32_t slot) {
 
 /* ---- push, cancel, pop ------------------------------------------------- */
 
-sim_handle sim_queue_push(sim_queue *q, int64_t time_us, uint64_t key,
-                          const sim_payload *p) {
+/* sim_queue_push in full: any time, and growing the bucket or the slot
+** pool when they are full. Kept out of line so that the common case below
+** stays small (fewer registers saved per push). */
+static __attribute__((noinline)) sim_handle
+push_slow(sim_queue *q, int64_t time_us, uint64_t key, const sim_payload *p) {
   const uint64_t u = ubias(time_us), last = q->last;
   unsigned bi = 0;
   sim_qvec *v;
@@ -207,6 +210,33 @@ sim_handle sim_queue_push(sim_queue *q, int64_t time_us, uint64_t key,
   } else {
     heap_sift_up(v, vn);
   }
+  q->n++;
+  return ((uint64_t)gen << 32) | slot;
+}
+
+sim_handle sim_queue_push(sim_queue *q, int64_t time_us, uint64_t key,
+                          const sim_payload *p) {
+  /* The common case: a future time, a bucket with room, a free slot. */
+  const uint64_t u = ubias(time_us), last = q->last;
+  if (u <= last || q->n_free == 0) return push_slow(q, time_us, key, p);
+  const unsigned bi = bucket_of(u, last);
+  sim_qvec *v = &q->bucket[bi];
+  const size_t vn = v->n;
+  if (vn == v->cap) return push_slow(q, time_us, key, p);
+  const uint32_t slot = q->free_slots[--q->n_free];
+  sim_qslot *s = &q->slots[slot];
+  const uint32_t gen = s->gen;
+  s->p = *p;
+  s->state = SIM_QSLOT_LIVE;
+  sim_qentry *e = &v->v[vn];
+  e->time_us = time_us;
+  e->key = key;
+  e->seq = q->next_seq++;
+  e->slot = slot;
+  e->pad = gen;
+  v->n = vn + 1;
+  mark_filled(q, bi);
+  if (time_us < q->bmin[bi]) q->bmin[bi] = time_us;
   q->n++;
   return ((uint64_t)gen << 32) | slot;
 }
@@ -412,10 +442,57 @@ void sim_queue_pop_peeked(sim_queue *q, int64_t *out_time, sim_payload *out_p) {
   vec_pop_top(h, q);
 }
 
-int sim_queue_pop(sim_queue *q, int64_t *out_time, sim_payload *out_p) {
-  if (!sim_queue_peek(q)) return 0;
-  sim_queue_pop_peeked(q, out_time, out_p);
+/* sim_queue_pop_until in full: every vector, dead entries, refills. */
+static __attribute__((noinline)) int
+pop_until_slow(sim_queue *q, int64_t end_us, int64_t *out_time,
+               sim_payload *out_p) {
+  for (;;) {
+    sim_qvec *h = top_vec(q);
+    if (!h) {
+      if (q->n == 0) {
+        if (q->n_dead) sweep_dead(q);   /* only dead entries remain */
+        return 0;
+      }
+      refill(q);
+      continue;
+    }
+    const sim_qentry *top = vec_top(h, q);
+    sim_qslot *s = &q->slots[top->slot];
+    if (s->gen != top->pad) {           /* cancelled: drop it */
+      vec_pop_top(h, q);
+      q->n_dead--;
+      continue;
+    }
+    if (top->time_us > end_us) return -1;
+    *out_time = top->time_us;
+    *out_p = s->p;
+    release_slot(q, top->slot);
+    q->n--;
+    vec_pop_top(h, q);
+    return 1;
+  }
+}
+
+int sim_queue_pop_until(sim_queue *q, int64_t end_us, int64_t *out_time,
+                        sim_payload *out_p) {
+  /* The common case: the run's last entry, live, nothing late. */
+  const size_t rn = q->run.n;
+  if (rn == 0 || q->late.n) return pop_until_slow(q, end_us, out_time, out_p);
+  const sim_qentry *top = &q->run.v[rn - 1];
+  const uint32_t slot = top->slot;
+  sim_qslot *s = &q->slots[slot];
+  if (s->gen != top->pad || top->time_us > end_us)
+    return pop_until_slow(q, end_us, out_time, out_p);
+  *out_time = top->time_us;
+  *out_p = s->p;
+  release_slot(q, slot);
+  q->n--;
+  q->run.n = rn - 1;
   return 1;
+}
+
+int sim_queue_pop(sim_queue *q, int64_t *out_time, sim_payload *out_p) {
+  return sim_queue_pop_until(q, INT64_MAX, out_time, out_p) > 0;
 }
 
 /* ---- checking ----------------------------------------------------------- */

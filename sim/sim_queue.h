@@ -115,6 +115,13 @@ int sim_queue_pop(sim_queue *q, int64_t *out_time, sim_payload *out_p);
 ** push, pop or cancel in between): pops that entry without looking again. */
 void sim_queue_pop_peeked(sim_queue *q, int64_t *out_time, sim_payload *out_p);
 
+/* Pops the smallest event into *out_time, *out_p if its time is at most
+** end_us: returns 1. Returns 0 when the queue is empty, and -1 (nothing
+** popped) when the smallest lies beyond end_us. One look at the top where
+** peek then pop_peeked take two: the kernel's run loop. */
+int sim_queue_pop_until(sim_queue *q, int64_t end_us, int64_t *out_time,
+                        sim_payload *out_p);
+
 /* Checks the layout (heap properties, bucket membership) and the slot
 ** pool; returns 1 if sound. For tests and asserts. */
 int sim_queue_check(const sim_queue *q);

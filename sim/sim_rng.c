@@ -30,32 +30,6 @@ void sim_rng_stream(sim_rng *r, uint64_t seed, const char *name) {
   sim_rng_seed(r, sim_splitmix64(&st));
 }
 
-static inline uint64_t rotl(uint64_t x, int k) {
-  return (x << k) | (x >> (64 - k));
-}
-
-uint64_t sim_rng_next(sim_rng *r) {
-  uint64_t *s = r->s;
-  uint64_t result = rotl(s[1] * 5, 7) * 9;
-  uint64_t t = s[1] << 17;
-  s[2] ^= s[0];
-  s[3] ^= s[1];
-  s[1] ^= s[2];
-  s[0] ^= s[3];
-  s[2] ^= t;
-  s[3] = rotl(s[3], 45);
-  return result;
-}
-
-uint64_t sim_rng_below(sim_rng *r, uint64_t n) {
-  uint64_t limit = UINT64_MAX - (UINT64_MAX % n);
-  uint64_t x;
-  do {
-    x = sim_rng_next(r);
-  } while (x >= limit);
-  return x % n;
-}
-
 int64_t sim_rng_range(sim_rng *r, int64_t lo, int64_t hi) {
   uint64_t span = (uint64_t)hi - (uint64_t)lo;
   if (span == UINT64_MAX) return (int64_t)sim_rng_next(r);
