@@ -283,9 +283,9 @@ int sim_queue_cancel(sim_queue *q, sim_handle h) {
 ** bucket's entries again, each into a lower bucket or into cur. Returns 0
 ** when no live entry is left. */
 /* A bucket this small is not spread over lower buckets (each entry would
-** move a few times more): `last` jumps to its largest time, the entries at
-** that time go to cur and the others, sorted, to the run, which keeps the
-** full order. Every other bucket is above all of them, and keeps its index
+** move a few times more): `last` jumps to its largest time and the entries,
+** sorted, go to the run, which keeps the full order (an event pushed later
+** at that time goes to cur, and the smaller top pops first). Every other bucket is above all of them, and keeps its index
 ** relative to the new `last` (it shares the bits above this bucket's). */
 #define NEAR_MAX 16
 
@@ -301,24 +301,18 @@ static void run_insert(sim_qvec *v, const sim_qentry *e) {
 
 static void refill_near(sim_queue *q, int i) {
   sim_qvec *b = &q->bucket[i];
-  int64_t mx = INT64_MIN;
-  for (size_t j = 0; j < b->n; j++)
-    if (b->v[j].time_us > mx) mx = b->v[j].time_us;
-  if (vec_reserve(&q->run, b->n) || vec_reserve(&q->cur, b->n)) {
+  if (vec_reserve(&q->run, b->n)) {
     fprintf(stderr, "revenant: out of memory in the event queue\n");
     abort();
   }
-  q->last = ubias(mx);
   for (size_t j = 0; j < b->n; j++) {
-    const sim_qentry *e = &b->v[j];
-    if (e->time_us == mx) q->cur.v[q->cur.n++] = *e;
-    else run_insert(&q->run, e);
-    __builtin_prefetch(&q->slots[e->slot]);
+    run_insert(&q->run, &b->v[j]);
+    __builtin_prefetch(&q->slots[b->v[j].slot]);
   }
+  q->last = ubias(q->run.v[0].time_us);   /* the largest */
   b->n = 0;
   q->bmin[i] = INT64_MAX;
   mark_empty(q, (unsigned)i);
-  if (q->cur.n > 1) heapify(&q->cur);
 }
 
 static int refill(sim_queue *q) {
@@ -394,14 +388,21 @@ static int refill(sim_queue *q) {
 }
 
 /* The vector whose top pops next among late, run and cur, or NULL when
-** all three are empty. Late and run hold times below last, cur at last. */
+** all three are empty. Late holds times below last, run times up to last
+** and cur times at last: each may hold the smallest. */
 static inline sim_qvec *top_vec(sim_queue *q) {
+  sim_qvec *h = NULL;
+  const sim_qentry *best = NULL;
   if (q->run.n) {
-    if (q->late.n && entry_less(&q->late.v[0], &q->run.v[q->run.n - 1]))
-      return &q->late;
-    return &q->run;
+    h = &q->run;
+    best = &q->run.v[q->run.n - 1];
   }
-  return q->late.n ? &q->late : q->cur.n ? &q->cur : NULL;
+  if (q->late.n && (!best || entry_less(&q->late.v[0], best))) {
+    h = &q->late;
+    best = &q->late.v[0];
+  }
+  if (q->cur.n && (!best || entry_less(&q->cur.v[0], best))) h = &q->cur;
+  return h;
 }
 
 static inline sim_qentry *vec_top(sim_qvec *h, const sim_queue *q) {
@@ -475,9 +476,11 @@ pop_until_slow(sim_queue *q, int64_t end_us, int64_t *out_time,
 
 int sim_queue_pop_until(sim_queue *q, int64_t end_us, int64_t *out_time,
                         sim_payload *out_p) {
-  /* The common case: the run's last entry, live, nothing late. */
+  /* The common case: the run's last entry, live, nothing late or at the
+  ** current instant to compare it with. */
   const size_t rn = q->run.n;
-  if (rn == 0 || q->late.n) return pop_until_slow(q, end_us, out_time, out_p);
+  if (rn == 0 || q->late.n || q->cur.n)
+    return pop_until_slow(q, end_us, out_time, out_p);
   const sim_qentry *top = &q->run.v[rn - 1];
   const uint32_t slot = top->slot;
   sim_qslot *s = &q->slots[slot];
@@ -528,7 +531,7 @@ int sim_queue_check(const sim_queue *q) {
       if (e->slot >= q->n_slots || e->pad == 0) return 0;
       if (a == 0 && !(u < q->last)) return 0;
       if (a == 1 && u != q->last) return 0;
-      if (a == SIM_QUEUE_BUCKETS + 2 && !(u < q->last)) return 0;
+      if (a == SIM_QUEUE_BUCKETS + 2 && !(u <= q->last)) return 0;
       if (a >= 2 && a < SIM_QUEUE_BUCKETS + 2 && (u <= q->last || bucket_of(u, q->last) != (unsigned)(a - 2)))
         return 0;
       if (entry_live(q, e)) {
