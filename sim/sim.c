@@ -78,12 +78,19 @@ static uint64_t tie_key(sim *s, uint32_t d) {
   }
 }
 
+/* Pushes fn(ctx, arg) at time_us (>= now) in domain d. */
+static inline sim_handle schedule(sim *s, int64_t time_us, uint32_t d,
+                                  sim_fn fn, void *ctx, uint64_t arg) {
+  if (d >= s->n_domains) d = 0;
+  const sim_payload p = {fn, ctx, arg, d, s->domain_gen[d]};
+  const uint64_t key = s->strategy == SIM_FIFO ? 0 : tie_key(s, d);
+  return sim_queue_push(&s->queue, time_us, key, &p);
+}
+
 sim_handle sim_at(sim *s, int64_t time_us, uint32_t d, sim_fn fn, void *ctx,
                   uint64_t arg) {
   if (time_us < s->now_us) time_us = s->now_us;
-  if (d >= s->n_domains) d = 0;
-  sim_payload p = {fn, ctx, arg, d, s->domain_gen[d]};
-  return sim_queue_push(&s->queue, time_us, tie_key(s, d), &p);
+  return schedule(s, time_us, d, fn, ctx, arg);
 }
 
 sim_handle sim_after(sim *s, int64_t delay_us, uint32_t d, sim_fn fn,
@@ -91,7 +98,7 @@ sim_handle sim_after(sim *s, int64_t delay_us, uint32_t d, sim_fn fn,
   if (delay_us < 0) delay_us = 0;
   /* Saturate: now + a huge delay must not wrap around into the past. */
   int64_t t = delay_us > INT64_MAX - s->now_us ? INT64_MAX : s->now_us + delay_us;
-  return sim_at(s, t, d, fn, ctx, arg);
+  return schedule(s, t, d, fn, ctx, arg);
 }
 
 int sim_cancel(sim *s, sim_handle h) { return sim_queue_cancel(&s->queue, h); }

@@ -16,14 +16,15 @@ static inline uint64_t ubias(int64_t t) {
   return (uint64_t)t ^ 0x8000000000000000ULL;
 }
 
-/* The bucket of u relative to last (u > last): 16 * L + d, where L is the
+/* The bucket of u relative to last (u > last): VALUES * L + d, where L is the
 ** top digit (SIM_QUEUE_DIGIT bits) in which they differ and d is u's value
 ** of that digit. Buckets in index order hold ever larger times, and an
-** entry refiled from bucket 16 * L + d lands below level L: a move drops
+** entry refiled from bucket VALUES * L + d lands below level L: a move drops
 ** at least one digit, where a binary radix heap drops one bit. */
 static inline unsigned bucket_of(uint64_t u, uint64_t last) {
   unsigned L = (63u - (unsigned)__builtin_clzll(u ^ last)) / SIM_QUEUE_DIGIT;
-  return L * 16u + (unsigned)((u >> (L * SIM_QUEUE_DIGIT)) & 15u);
+  return L * SIM_QUEUE_VALUES +
+         (unsigned)((u >> (L * SIM_QUEUE_DIGIT)) & (SIM_QUEUE_VALUES - 1));
 }
 
 static inline void mark_filled(sim_queue *q, unsigned i) {
@@ -40,7 +41,7 @@ static inline int is_filled(const sim_queue *q, unsigned i) {
 
 /* The lowest bucket holding entries, or -1. */
 static inline int lowest_filled(const sim_queue *q) {
-  for (int w = 0; w < SIM_QUEUE_BUCKETS / 64; w++)
+  for (int w = 0; w < SIM_QUEUE_WORDS; w++)
     if (q->filled[w]) return w * 64 + __builtin_ctzll(q->filled[w]);
   return -1;
 }
@@ -55,7 +56,7 @@ int sim_queue_init(sim_queue *q) {
     q->bmin[i] = INT64_MAX;
   }
   q->last = 0;
-  for (int w = 0; w < SIM_QUEUE_BUCKETS / 64; w++) q->filled[w] = 0;
+  for (int w = 0; w < SIM_QUEUE_WORDS; w++) q->filled[w] = 0;
   q->n = q->n_dead = 0;
   q->slots = NULL;
   q->free_slots = NULL;
@@ -285,18 +286,38 @@ int sim_queue_cancel(sim_queue *q, sim_handle h) {
 /* A bucket this small is not spread over lower buckets (each entry would
 ** move a few times more): `last` jumps to its largest time and the entries,
 ** sorted, go to the run, which keeps the full order (an event pushed later
-** at that time goes to cur, and the smaller top pops first). Every other bucket is above all of them, and keeps its index
-** relative to the new `last` (it shares the bits above this bucket's). */
+** at that time goes to cur, and the smaller top pops first). Every other
+** bucket is above all of them, and keeps its index relative to the new
+** `last` (it shares the bits above this bucket's). */
 #define NEAR_MAX 16
 
-/* Inserts e into the run v (sorted largest first), which has room. */
-static void run_insert(sim_qvec *v, const sim_qentry *e) {
-  size_t i = v->n++;
-  while (i > 0 && entry_less(&v->v[i - 1], e)) {
-    v->v[i] = v->v[i - 1];
-    i--;
+/* Sorts the k (<= NEAR_MAX) entries of src into dst, largest first. Each
+** entry goes straight to its rank by time (how many entries are later, an
+** equal time counting as later when it sits earlier in src), counted
+** without branches: the comparisons of a small sort are coin flips, and a
+** mispredicted branch costs more than the few extra instructions. Equal
+** times are then put in (key, seq) order by an insertion pass, which costs
+** one comparison per entry when there are none. */
+static void sort_near(sim_qentry *dst, const sim_qentry *src, size_t k) {
+  int64_t t[NEAR_MAX];
+  for (size_t a = 0; a < k; a++) t[a] = src[a].time_us;
+  for (size_t a = 0; a < k; a++) {
+    const int64_t ta = t[a];
+    size_t r = 0;
+    for (size_t c = 0; c < a; c++) r += t[c] >= ta;
+    for (size_t c = a + 1; c < k; c++) r += t[c] > ta;
+    dst[r] = src[a];
   }
-  v->v[i] = *e;
+  for (size_t j = 1; j < k; j++) {
+    if (dst[j].time_us != dst[j - 1].time_us) continue;
+    const sim_qentry e = dst[j];
+    size_t i = j;
+    while (i > 0 && entry_less(&dst[i - 1], &e)) {
+      dst[i] = dst[i - 1];
+      i--;
+    }
+    dst[i] = e;
+  }
 }
 
 static void refill_near(sim_queue *q, int i) {
@@ -305,10 +326,11 @@ static void refill_near(sim_queue *q, int i) {
     fprintf(stderr, "revenant: out of memory in the event queue\n");
     abort();
   }
-  for (size_t j = 0; j < b->n; j++) {
-    run_insert(&q->run, &b->v[j]);
+  /* Here late, run and cur are empty: the run is the sorted bucket. */
+  sort_near(q->run.v, b->v, b->n);
+  q->run.n = b->n;
+  for (size_t j = 0; j < b->n; j++)
     __builtin_prefetch(&q->slots[b->v[j].slot]);
-  }
   q->last = ubias(q->run.v[0].time_us);   /* the largest */
   b->n = 0;
   q->bmin[i] = INT64_MAX;
@@ -348,8 +370,8 @@ static int refill(sim_queue *q) {
     ** reloaded per entry. */
     const sim_qentry *src = b->v;
     const size_t bn = b->n;
-    uint64_t filled[SIM_QUEUE_BUCKETS / 64];
-    for (int w = 0; w < SIM_QUEUE_BUCKETS / 64; w++) filled[w] = q->filled[w];
+    uint64_t filled[SIM_QUEUE_WORDS];
+    for (int w = 0; w < SIM_QUEUE_WORDS; w++) filled[w] = q->filled[w];
     for (size_t j = 0; j < bn; j++) {
       const sim_qentry e = src[j];
       sim_qvec *t;
@@ -375,9 +397,9 @@ static int refill(sim_queue *q) {
       t->n = tn + 1;
       /* Entries filed this low pop within the next few refills: start
       ** loading their slots now (a large pending set is cache-cold). */
-      if (to < 16) __builtin_prefetch(&q->slots[e.slot]);
+      if (to < SIM_QUEUE_VALUES) __builtin_prefetch(&q->slots[e.slot]);
     }
-    for (int w = 0; w < SIM_QUEUE_BUCKETS / 64; w++) q->filled[w] = filled[w];
+    for (int w = 0; w < SIM_QUEUE_WORDS; w++) q->filled[w] = filled[w];
     b->n = 0;
     q->bmin[i] = INT64_MAX;
     mark_empty(q, (unsigned)i);

@@ -65,19 +65,22 @@ typedef struct sim_qvec {         /* a growable array of entries */
 } sim_qvec;
 
 #define SIM_QUEUE_DIGIT 4         /* bits per radix digit */
-#define SIM_QUEUE_BUCKETS 256     /* 16 digit positions x 16 digit values */
+#define SIM_QUEUE_VALUES (1 << SIM_QUEUE_DIGIT)      /* values of a digit */
+#define SIM_QUEUE_LEVELS ((64 + SIM_QUEUE_DIGIT - 1) / SIM_QUEUE_DIGIT)
+#define SIM_QUEUE_BUCKETS (SIM_QUEUE_LEVELS * SIM_QUEUE_VALUES)
+#define SIM_QUEUE_WORDS ((SIM_QUEUE_BUCKETS + 63) / 64) /* of the filled mask */
 
 typedef struct sim_queue {
   sim_qvec late;                  /* heap (time, key, seq): time < last */
   sim_qvec run;                   /* sorted, largest first (time, key, seq):
                                      a small bucket's entries, time < last */
   sim_qvec cur;                   /* heap (key, seq): time == last */
-  sim_qvec bucket[SIM_QUEUE_BUCKETS]; /* [16 * L + d]: the top digit in which
+  sim_qvec bucket[SIM_QUEUE_BUCKETS]; /* [VALUES * L + d]: the top digit in which
                                       time and last differ is digit L, and
                                       time's digit L is d */
   int64_t bmin[SIM_QUEUE_BUCKETS]; /* smallest time filed in bucket[i], dead
                                       entries included (INT64_MAX: empty) */
-  uint64_t filled[SIM_QUEUE_BUCKETS / 64]; /* bit i: bucket[i] holds entries */
+  uint64_t filled[SIM_QUEUE_WORDS]; /* bit i: bucket[i] holds entries */
   uint64_t last;                  /* the current instant, biased unsigned */
   size_t n;                       /* live (pending) events */
   size_t n_dead;                  /* cancelled entries still filed */
