@@ -121,6 +121,32 @@ static void do_pop(sim_queue *q, ref_q *r) {
   r->n--;
 }
 
+/* A pop through sim_queue_pop_until with an end at, after or before the
+** time of the smallest pending event: beyond the end nothing pops. */
+static void do_pop_until(sim_queue *q, ref_q *r, sim_rng *g) {
+  int64_t t = 12345;
+  sim_payload p;
+  if (r->n == 0) {
+    assert_int_equal(sim_queue_pop_until(q, INT64_MAX, &t, &p), 0);
+    return;
+  }
+  uint32_t want = r->sorted[r->n - 1];
+  const int64_t wt = r->ev[want].time;
+  const uint64_t x = sim_rng_below(g, 3);
+  const int64_t end = x == 0 ? wt : x == 1 ? wt + 1 : wt - 1;
+  if (end < wt) {
+    assert_int_equal(sim_queue_pop_until(q, end, &t, &p), -1);
+    assert_int_equal(t, 12345);                   /* nothing written */
+    assert_int_equal(sim_queue_len(q), r->n);
+    return;
+  }
+  assert_int_equal(sim_queue_pop_until(q, end, &t, &p), 1);
+  assert_int_equal(p.arg, want);
+  assert_int_equal(t, wt);
+  r->ev[want].state = 0;
+  r->n--;
+}
+
 static void do_cancel(sim_queue *q, ref_q *r, sim_rng *g) {
   if (r->n_ev == 0) {
     assert_int_equal(sim_queue_cancel(q, 0), 0);
@@ -166,7 +192,8 @@ static void test_random_ops_against_reference(void **state) {
       do_push(&q, &r, &g, &seq, base);
       pushes++;
     } else if (x < push_ppm + (1000000 - push_ppm) * 6 / 10) {
-      do_pop(&q, &r);
+      if (x & 1) do_pop(&q, &r);
+      else do_pop_until(&q, &r, &g);
       pops++;
       if (r.n) base = r.ev[r.sorted[r.n - 1]].time;  /* time moves forward */
     } else {

@@ -257,6 +257,46 @@ static void test_below_unbiased_large_n(void **state) {
   assert_in_range(low, draws * 47 / 100, draws * 53 / 100);
 }
 
+/* The rejection rule as first written (one division for the limit on
+** every call): sim_rng_below skips that division when the draw is clearly
+** below the limit, and must give the same values from the same draws. */
+static uint64_t limit_rule_draws;    /* draws below_by_limit has made */
+
+static uint64_t below_by_limit(sim_rng *r, uint64_t n) {
+  uint64_t limit = UINT64_MAX - (UINT64_MAX % n);
+  uint64_t x;
+  do {
+    x = sim_rng_next(r);
+    limit_rule_draws++;
+  } while (x >= limit);
+  return x % n;
+}
+
+static void test_below_same_values_as_limit_rule(void **state) {
+  (void)state;
+  /* Small and constant bounds, powers of two, and bounds above 2^63
+  ** where about half the draws are rejected. */
+  static const uint64_t ns[] = {1, 2, 3, 7, 1000, 1000000, 1ull << 32,
+                                (1ull << 63) - 1, 1ull << 63, (1ull << 63) + 1,
+                                0xc000000000000000ull, UINT64_MAX - 1,
+                                UINT64_MAX};
+  sim_rng a, b;
+  sim_rng_stream(&a, 7, "below");
+  sim_rng_stream(&b, 7, "below");
+  for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+    limit_rule_draws = 0;
+    for (int k = 0; k < 20000; k++) {
+      assert_int_equal(sim_rng_below(&a, ns[i]), below_by_limit(&b, ns[i]));
+      assert_memory_equal(a.s, b.s, sizeof a.s);   /* as many draws */
+    }
+    /* above 2^63 the rejection loop really ran */
+    if (ns[i] == (1ull << 63) + 1) assert_true(limit_rule_draws > 30000);
+  }
+  /* A constant bound, as the inline version folds it. */
+  for (int k = 0; k < 100000; k++)
+    assert_int_equal(sim_rng_below(&a, 1000000), below_by_limit(&b, 1000000));
+}
+
 static void test_range_inclusive(void **state) {
   (void)state;
   sim_rng r;
@@ -335,6 +375,7 @@ int main(void) {
       cmocka_unit_test(test_below_in_range),
       cmocka_unit_test(test_below_chi_square),
       cmocka_unit_test(test_below_unbiased_large_n),
+      cmocka_unit_test(test_below_same_values_as_limit_rule),
       cmocka_unit_test(test_range_inclusive),
       cmocka_unit_test(test_chance_ppm),
   };
