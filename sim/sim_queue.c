@@ -279,10 +279,6 @@ int sim_queue_cancel(sim_queue *q, sim_handle h) {
   return 1;
 }
 
-/* The current instant is exhausted (late, run and cur empty): moves `last` to
-** the smallest live time of the lowest non-empty bucket and files that
-** bucket's entries again, each into a lower bucket or into cur. Returns 0
-** when no live entry is left. */
 /* A bucket this small is not spread over lower buckets (each entry would
 ** move a few times more): `last` jumps to its largest time and the entries,
 ** sorted, go to the run, which keeps the full order (an event pushed later
@@ -337,6 +333,11 @@ static void refill_near(sim_queue *q, int i) {
   mark_empty(q, (unsigned)i);
 }
 
+/* The current instant is exhausted (late, run and cur empty): moves `last` to
+** the smallest live time of the lowest non-empty bucket and files that
+** bucket's entries again, each into a lower bucket or into cur (a small
+** bucket goes whole into the run). Returns 0
+** when no live entry is left. */
 static int refill(sim_queue *q) {
   for (int i; (i = lowest_filled(q)) >= 0;) {
     sim_qvec *b = &q->bucket[i];

@@ -17,13 +17,16 @@
 ** the events of the current instant sit in a heap (ordered by key, then
 ** sequence). An event pushed before the current instant (possible for a
 ** direct user of the queue, and when the kernel looked past its end time)
-** goes to a `late` heap with the full order, which pops first: everything
-** in it is earlier than everything else. A bucket of at most 16 entries is
-** not spread further: `last` jumps to its largest time and the earlier
-** entries are sorted into `run`, popped from its end (the smaller of the
-** tops of `late` and `run` pops first). A pending set of a million events
-** thus costs a few sequential passes per event instead of a walk down a
-** cold heap. Cancellation marks the slot; the entry is dropped when it is
+** goes to a `late` heap with the full order. A bucket of at most 16
+** entries is not spread further: `last` jumps to its largest time and the
+** entries are sorted into `run` (by rank, without branches on the
+** comparisons), popped from its end. Late, run and cur may each hold the
+** smallest entry (late times below last, run times up to last, cur times
+** at last): the least of their three tops pops first, and the common case
+** (only the run holding entries) pops without comparing. Buckets are per
+** 4-bit digit (SIM_QUEUE_DIGIT), not per bit. A pending set of a million
+** events thus costs a few sequential passes per event instead of a walk
+** down a cold heap. Cancellation marks the slot; the entry is dropped when it is
 ** reached, or when the dead entries outnumber the live ones.
 */
 #ifndef SIM_QUEUE_H
@@ -73,7 +76,7 @@ typedef struct sim_qvec {         /* a growable array of entries */
 typedef struct sim_queue {
   sim_qvec late;                  /* heap (time, key, seq): time < last */
   sim_qvec run;                   /* sorted, largest first (time, key, seq):
-                                     a small bucket's entries, time < last */
+                                     a small bucket's entries, time <= last */
   sim_qvec cur;                   /* heap (key, seq): time == last */
   sim_qvec bucket[SIM_QUEUE_BUCKETS]; /* [VALUES * L + d]: the top digit in which
                                       time and last differ is digit L, and
