@@ -491,6 +491,35 @@ static void test_stop_max_events(void **state) {
   sim_free(&s);
 }
 
+/* A budget spent exactly: the stop reason is what the next pending event
+** would have been stopped by (nothing pending, beyond the end, or only the
+** budget), and nothing more is dispatched or dropped. */
+static void test_stop_budget_spent_exactly(void **state) {
+  (void)state;
+  sim s;
+  ev_log *l = log_new();
+  init_sim(&s, 1, SIM_FIFO);
+  sim_at(&s, 10, 0, log_ev, l, 1);
+  sim_at(&s, 20, 0, log_ev, l, 2);
+  sim_at(&s, 90, 0, log_ev, l, 3);
+  /* the next event (20) is due: the budget stops the run */
+  assert_int_equal(sim_run(&s, 50, 1), SIM_STOP_MAX_EVENTS);
+  assert_int_equal(l->n, 1);
+  assert_int_equal(s.now_us, 10);
+  /* the next event (90) lies beyond the end: the end time, clock moved */
+  assert_int_equal(sim_run(&s, 50, 1), SIM_STOP_END_TIME);
+  assert_int_equal(l->n, 2);
+  assert_int_equal(s.now_us, 50);
+  assert_int_equal(sim_pending(&s), 1);
+  /* nothing left after the last one: quiescent, not the budget */
+  assert_int_equal(sim_run(&s, INT64_MAX, 1), SIM_STOP_QUIESCENT);
+  assert_int_equal(l->n, 3);
+  assert_int_equal(l->t[2], 90);
+  assert_int_equal(s.dispatched, 3);
+  sim_free(&s);
+  free(l);
+}
+
 static void stop_at_7(sim *s, void *ctx, uint64_t arg) {
   uint64_t *n = ctx;
   (*n)++;
@@ -605,6 +634,7 @@ int main(void) {
       cmocka_unit_test(test_cancel),
       cmocka_unit_test(test_stop_end_time_and_resume),
       cmocka_unit_test(test_stop_max_events),
+      cmocka_unit_test(test_stop_budget_spent_exactly),
       cmocka_unit_test(test_stop_requested),
       cmocka_unit_test(test_quiescent_with_only_dead_events),
       cmocka_unit_test(test_emit_stamps_time),
