@@ -126,7 +126,8 @@ sim_stop_reason sim_run(sim *s, int64_t end_us, uint64_t max_events) {
     if (s->stop_requested) return SIM_STOP_REQUESTED;
     int64_t t;
     sim_payload p;
-    int got;
+    int got;                    /* 1 popped, 0 empty, -1 beyond end_us,
+                                   2 due but the budget is spent */
     if (ran < budget) {
       got = sim_queue_pop_until(&s->queue, end_us, &t, &p);
     } else {

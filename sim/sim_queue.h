@@ -26,8 +26,8 @@
 ** (only the run holding entries) pops without comparing. Buckets are per
 ** 4-bit digit (SIM_QUEUE_DIGIT), not per bit. A pending set of a million
 ** events thus costs a few sequential passes per event instead of a walk
-** down a cold heap. Cancellation marks the slot; the entry is dropped when it is
-** reached, or when the dead entries outnumber the live ones.
+** down a cold heap. Cancellation marks the slot; the entry is dropped when
+** it is reached, or when the dead entries outnumber the live ones.
 */
 #ifndef SIM_QUEUE_H
 #define SIM_QUEUE_H
