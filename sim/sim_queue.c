@@ -16,11 +16,11 @@ static inline uint64_t ubias(int64_t t) {
   return (uint64_t)t ^ 0x8000000000000000ULL;
 }
 
-/* The bucket of u relative to last (u > last): VALUES * L + d, where L is the
-** top digit (SIM_QUEUE_DIGIT bits) in which they differ and d is u's value
+/* The bucket of u relative to last (u > last): VALUES * L + d, where L is
+** the top digit (SIM_QUEUE_DIGIT bits) in which they differ and d is u's value
 ** of that digit. Buckets in index order hold ever larger times, and an
-** entry refiled from bucket VALUES * L + d lands below level L: a move drops
-** at least one digit, where a binary radix heap drops one bit. */
+** entry refiled from bucket VALUES * L + d lands below level L: a move
+** drops at least one digit, where a binary radix heap drops one bit. */
 static inline unsigned bucket_of(uint64_t u, uint64_t last) {
   unsigned L = (63u - (unsigned)__builtin_clzll(u ^ last)) / SIM_QUEUE_DIGIT;
   return L * SIM_QUEUE_VALUES +
@@ -336,8 +336,7 @@ static void refill_near(sim_queue *q, int i) {
 /* The current instant is exhausted (late, run and cur empty): moves `last` to
 ** the smallest live time of the lowest non-empty bucket and files that
 ** bucket's entries again, each into a lower bucket or into cur (a small
-** bucket goes whole into the run). Returns 0
-** when no live entry is left. */
+** bucket goes whole into the run). Returns 0 when no live entry is left. */
 static int refill(sim_queue *q) {
   for (int i; (i = lowest_filled(q)) >= 0;) {
     sim_qvec *b = &q->bucket[i];

@@ -78,9 +78,9 @@ typedef struct sim_queue {
   sim_qvec run;                   /* sorted, largest first (time, key, seq):
                                      a small bucket's entries, time <= last */
   sim_qvec cur;                   /* heap (key, seq): time == last */
-  sim_qvec bucket[SIM_QUEUE_BUCKETS]; /* [VALUES * L + d]: the top digit in which
-                                      time and last differ is digit L, and
-                                      time's digit L is d */
+  sim_qvec bucket[SIM_QUEUE_BUCKETS]; /* [VALUES * L + d]: the top digit in
+                                      which time and last differ is digit L,
+                                      and time's digit L is d */
   int64_t bmin[SIM_QUEUE_BUCKETS]; /* smallest time filed in bucket[i], dead
                                       entries included (INT64_MAX: empty) */
   uint64_t filled[SIM_QUEUE_WORDS]; /* bit i: bucket[i] holds entries */
