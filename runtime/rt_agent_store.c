@@ -158,21 +158,29 @@ int rt__snapshot_pc(const unsigned char *snap) {
   return pc;
 }
 
+/* The snapshot is read when a recovery hook starts and again when it ends;
+** with no write between, the second read is the kept first one (an
+** interned string: the same id the read would intern again). */
 uint32_t rt__orphan_snapshot(rt_world *w, uint32_t a, int64_t id) {
+  uint32_t s = 0;
+  int n = 0;
+  if (rt__scan_cached(w, a, RT_SCAN_ORPHAN_SNAP, id, &s, sizeof s, 1, &n))
+    return s ? s : rt__str(w, "null");
   sqlite3_stmt *st = stmt(w, a, ST_RUN_SNAP); /* kept prepared (issue #18: 9 % of a
                                                 kill/recover cycle was preparing it) */
-  uint32_t s = 0;
   if (!st) return rt__str(w, "null");
   sqlite3_bind_int64(st, 1, id);
   if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_TEXT)
     s = rt__str(w, (const char *)sqlite3_column_text(st, 0));
   sqlite3_reset(st);
+  rt__scan_store(w, a, RT_SCAN_ORPHAN_SNAP, id, &s, sizeof s, 1, 1);
   return s ? s : rt__str(w, "null");
 }
 
 int rt__load_orphans(rt_world *w, uint32_t a, rt_orphan *out, int cap) {
   int n = 0;
   if (rt__scan_cached(w, a, RT_SCAN_ORPHANS, 0, out, sizeof *out, cap, &n)) return n;
+  if (rt__table_empty(w, a, "cf_agents_runs")) return 0;
   sqlite3_stmt *st = stmt(w, a, ST_RUN_SELECT);
   if (!st) return 0;
   while (n < cap && sqlite3_step(st) == SQLITE_ROW) {
@@ -269,6 +277,7 @@ int rt__w_schedule_time(rt_world *w, uint32_t a, int64_t id, int64_t time_s, int
 }
 
 int64_t rt__next_schedule_time(rt_world *w, uint32_t a, int64_t now_s, int64_t hung_s) {
+  if (rt__table_empty(w, a, "cf_agents_schedules")) return -1; /* min() of no row */
   sqlite3_stmt *st = stmt(w, a, ST_SCH_MIN);
   if (!st) return -1;
   sqlite3_bind_int64(st, 1, now_s - hung_s);

@@ -162,12 +162,18 @@ static int n_tables = -1;
 static uint32_t always_wipe; /* tables no update hook reports: WITHOUT ROWID */
 static int seq_table = -1;   /* sqlite_sequence's index, if the template has it */
 
-static void pool_off(void) { n_tables = -1; }
+static int ti_n; /* entries of the table index cache (below) */
+
+static void pool_off(void) {
+  n_tables = -1;
+  ti_n = 0;
+}
 
 /* The template's tables in name order, and which of them to always wipe. */
 static int list_tables(sqlite3 *db) {
   sqlite3_stmt *st;
   n_tables = 0;
+  ti_n = 0;
   if (sqlite3_prepare_v2(db, "SELECT name, upper(sql) LIKE '%WITHOUT%ROWID%' FROM sqlite_master"
                          " WHERE type='table' ORDER BY name",
                          -1, &st, NULL))
@@ -263,7 +269,7 @@ static void pool_drain(void) {
 ** database is opened as by a fresh process (a failure-injection arming). */
 static void store_cold(void) {
   pool_drain();
-  n_tables = -1;
+  pool_off();
 }
 
 /* Keeps d's connection for a later fresh database. 1 if it was taken. */
@@ -622,6 +628,42 @@ int rt__w_alarm(rt_world *w, uint32_t a, int64_t at_us) {
 static int scan_cache_off;
 
 void rt_scan_cache_set(int on) { scan_cache_off = !on; }
+
+/* ---- tables known to be empty --------------------------------------------
+** A poolable connection starts as the template or freshly wiped: every
+** table empty. Its update hook marks each table a row is written to
+** (rt_db_written), and nothing but a written row puts a row in a table, so
+** a table with no mark still holds no row, and a scan of it reads none
+** (issue #18: seven of a kill/recover cycle's statements were such scans).
+** Conservative: a rollback or a deleted row keeps the mark; WITHOUT ROWID
+** tables (the hook does not see them) and an unknown table's write (every
+** mark set) are never known empty. The index of a name is kept by the
+** name's pointer (callers pass literals): 8 entries, then strcmp. */
+#define TI_CACHE 8
+static const char *ti_ptr[TI_CACHE];
+static int ti_idx[TI_CACHE];
+
+static int table_index(const char *table) {
+  for (int k = 0; k < ti_n; k++)
+    if (ti_ptr[k] == table) return ti_idx[k];
+  int i = 0;
+  while (i < n_tables && strcmp(table, table_names[i])) i++;
+  if (i == n_tables) return -1;
+  if (ti_n < TI_CACHE) {
+    ti_ptr[ti_n] = table;
+    ti_idx[ti_n++] = i;
+  }
+  return i;
+}
+
+int rt__table_empty(rt_world *w, uint32_t a, const char *table) {
+  rt_db *d = &w->actors[a].store;
+  if (scan_cache_off || w->cfg.storage_files || d->img) return 0;
+  if (!d->db && rt__db_open(w, a)) return 0;
+  if (!d->written || n_tables < 0) return 0;
+  int i = table_index(table);
+  return i >= 0 && !((d->written->tables | always_wipe) & (1u << i));
+}
 
 int rt__scan_cached(rt_world *w, uint32_t a, int k, int64_t param, void *out,
                     size_t row_size, int cap, int *n) {
