@@ -212,7 +212,8 @@ static void written_hook(void *arg, int op, const char *dbname, const char *tabl
   wr->tables |= 1u << wr->last_i;
 }
 
-/* Runs statement q of d, kept in d->wipe[i] (prepared on first use). */
+/* Runs statement q of d, kept in d->wipe[i] (prepared on first use; q is
+** only read then). */
 static int wipe_step(rt_db *d, int i, const char *q) {
   if (!d->wipe[i] && sqlite3_prepare_v3(d->db, q, -1, SQLITE_PREPARE_PERSISTENT, &d->wipe[i], NULL))
     return -1;
@@ -231,9 +232,9 @@ static int wipe(rt_db *d) {
   todo |= always_wipe;
   if (wipe_step(d, MAX_TABLES, "BEGIN")) return -1;
   for (int i = 0; i < n_tables; i++) {
-    char q[96];
+    char q[96] = "";
     if (!(todo & (1u << i))) continue;
-    snprintf(q, sizeof q, "DELETE FROM \"%.63s\"", table_names[i]);
+    if (!d->wipe[i]) snprintf(q, sizeof q, "DELETE FROM \"%.63s\"", table_names[i]);
     if (wipe_step(d, i, q)) {
       sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
       return -1;
