@@ -90,10 +90,16 @@ static int exec_schema(sqlite3 *db) {
   return rc;
 }
 
-/* An empty database with the schema, serialized once per process: a new
+/* An empty database with the schema, made once per process: a new
 ** in-memory actor database is a copy of it (about 10x cheaper than running
 ** the schema, which matters when every crash cycle starts fresh). Small
-** pages keep an idle actor's database small. */
+** pages keep an idle actor's database small. It is kept open (template_db:
+** copied into a new plain ":memory:" connection by the backup API) and
+** serialized (template_img: a new database file). A plain in-memory
+** database keeps its pages in its cache alone; a deserialized one also
+** copies each committed page into its buffer (issue #18: 4 % of a
+** kill/recover cycle, 0.7 k instructions per transaction). */
+static sqlite3 *template_db;
 static sqlite3_int64 template_sz;
 static int template_build(void);
 static int list_tables(sqlite3 *db);
@@ -110,8 +116,12 @@ static int template_build(void) {
            exec_schema(db);
   if (!rc && list_tables(db)) pool_off(); /* no pool: wipe refuses */
   if (!rc) template_img = sqlite3_serialize(db, "main", &template_sz, 0);
-  sqlite3_close(db);
-  return template_img ? 0 : -1;
+  if (!template_img) {
+    sqlite3_close(db);
+    return -1;
+  }
+  template_db = db;
+  return 0;
 }
 
 static void written_hook(void *arg, int op, const char *dbname, const char *table,
@@ -124,18 +134,22 @@ static int memdb_exclusive(sqlite3 *db) {
   return sqlite3_exec(db, "PRAGMA locking_mode=EXCLUSIVE;", NULL, NULL, NULL) ? -1 : 0;
 }
 
+/* Copies the template's pages into db, a new empty ":memory:" connection
+** (its page size set first: an in-memory backup target keeps its own). */
+static int copy_template(sqlite3 *db) {
+  if (sqlite3_exec(db, "PRAGMA page_size=512;", NULL, NULL, NULL)) return -1;
+  sqlite3_backup *b = sqlite3_backup_init(db, "main", template_db, "main");
+  if (!b) return -1;
+  int rc = sqlite3_backup_step(b, -1);
+  return sqlite3_backup_finish(b) == SQLITE_OK && rc == SQLITE_DONE ? 0 : -1;
+}
+
 static int open_from_template(rt_db *d) {
   sqlite3 *db = d->db;
   if (template_build()) return -1;
   if (!d->written && !(d->written = calloc(1, sizeof *d->written))) return -1;
   sqlite3_update_hook(db, written_hook, d->written);
-  unsigned char *copy = sqlite3_malloc64((sqlite3_uint64)template_sz);
-  if (!copy) return -1;
-  memcpy(copy, template_img, (size_t)template_sz);
-  return sqlite3_deserialize(db, "main", copy, template_sz, template_sz,
-                             SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE)
-             ? -1
-             : memdb_exclusive(db);
+  return copy_template(db) ? -1 : memdb_exclusive(db);
 }
 
 static int open_from_image(rt_db *d);
@@ -264,6 +278,8 @@ static void pool_drain(void) {
   while (pool_n > 0) db_close_now(&db_pool[--pool_n]);
   sqlite3_free(template_img);
   template_img = NULL;
+  sqlite3_close(template_db);
+  template_db = NULL;
 }
 
 /* Closes the pooled connections and drops the schema template: the next
