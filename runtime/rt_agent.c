@@ -761,7 +761,8 @@ int rt__check_run_fibers(rt_world *w, uint32_t a, int source) {
     return -1;
   }
   int n = rt__load_orphans(w, a, rows, RT_MAX_ORPHANS), k = 0;
-  if (n > 0 && !m->orphans && !(m->orphans = calloc(RT_MAX_ORPHANS, sizeof *m->orphans)))
+  /* not zeroed: only the rows below n_orphans are ever read */
+  if (n > 0 && !m->orphans && !(m->orphans = malloc(RT_MAX_ORPHANS * sizeof *m->orphans)))
     n = 0; /* out of memory: nothing recovered by this scan */
   for (int i = 0; i < n; i++)
     if (!fiber_active(m, rows[i].id)) m->orphans[k++] = rows[i];

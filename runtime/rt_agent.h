@@ -82,7 +82,10 @@ typedef enum rt_call_purpose {
 } rt_call_purpose;
 
 /* rt__scan_cached slots of the agent layer. */
-enum { RT_SCAN_ORPHANS, RT_SCAN_OPEN_TOOLRUNS, RT_SCAN_TOOLRUN_GET, RT_SCAN_LEGACY_RUNNING };
+enum {
+  RT_SCAN_ORPHANS, RT_SCAN_OPEN_TOOLRUNS, RT_SCAN_TOOLRUN_GET, RT_SCAN_LEGACY_RUNNING,
+  RT_SCAN_ORPHAN_SNAP /* one run's snapshot, read at its hook's start and end */
+};
 
 typedef struct rt_fiber {
   int64_t id;

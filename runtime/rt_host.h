@@ -337,6 +337,15 @@ int rt__scan_cached(rt_world *w, uint32_t a, int k, int64_t param, void *out,
 void rt__scan_store(rt_world *w, uint32_t a, int k, int64_t param,
                     const void *rows, size_t row_size, int cap, int n);
 void rt__scan_free(rt_actor *ac);  /* frees the kept rows */
+/* 1 if `table` (a table of the schema template, by name; a string literal:
+** its index is kept by the pointer) of actor a's
+** in-memory database is known to hold no row: the connection started as
+** the template or a wiped pooled one and no row of the table was written
+** since (its update hook). 0 when not known (a file, a parked image, a
+** WITHOUT ROWID table, scan caching off). A scan of a known-empty table
+** may return no row without running (issue #18). Opens the database as
+** the scan would. */
+int rt__table_empty(rt_world *w, uint32_t a, const char *table);
 int rt__w_alarm(rt_world *w, uint32_t a, int64_t at_us);
 int64_t rt__stored_alarm(rt_world *w, uint32_t a);
 /* Deletes the stored alarm row of actor a directly, outside the actor's

@@ -128,6 +128,7 @@ static int row_get(rt_world *w, uint32_t a, int64_t id, lf_row *r) {
 static int load_running(rt_world *w, uint32_t a, lf_row *out, int cap) {
   int n = 0;
   if (rt__scan_cached(w, a, RT_SCAN_LEGACY_RUNNING, 0, out, sizeof *out, cap, &n)) return n;
+  if (rt__table_empty(w, a, "cf_agents_fibers")) return 0;
   sqlite3_stmt *st = lstmt(w, a, L_RUNNING);
   if (!st) return 0;
   while (n < cap && sqlite3_step(st) == SQLITE_ROW) row_read(st, &out[n++]);

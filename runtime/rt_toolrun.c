@@ -1041,6 +1041,7 @@ static int load_all_toolruns(rt_world *w, uint32_t a, int64_t *out, int cap) {
 static int rt__load_open_toolruns(rt_world *w, uint32_t a, int64_t *out, int cap) {
   int n = 0;
   if (rt__scan_cached(w, a, RT_SCAN_OPEN_TOOLRUNS, 0, out, sizeof *out, cap, &n)) return n;
+  if (rt__table_empty(w, a, "cf_agent_tool_runs")) return 0;
   sqlite3_stmt *st = stmt(w, a, ST_TR_OPEN);
   if (!st) return 0;
   while (n < cap && sqlite3_step(st) == SQLITE_ROW) out[n++] = sqlite3_column_int64(st, 0);

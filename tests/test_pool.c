@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "runtime/rt.h"
+#include "runtime/rt_agent.h"
 #include "runtime/rt_host.h"
 
 #define S(x) ((int64_t)(x) * 1000000)
@@ -135,10 +136,105 @@ static void test_pooled_run_traces_as_fresh(void **st) {
   assert_true(first != other); /* a later crash leaves another trace: the hash can differ */
 }
 
+/* Rows of one table of actor 0's database. */
+static int64_t rows_of(rt_world *w, const char *table) {
+  char q[128];
+  snprintf(q, sizeof q, "SELECT count(*) FROM \"%s\"", table);
+  sqlite3_stmt *st = rt__prepare(w, 0, q);
+  assert_non_null(st);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  int64_t n = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return n;
+}
+
+/* Issue #18: a table is known empty (its scans skip SQLite) only while no
+** row of it was written since the connection was the template or wiped;
+** a written table is not, even after its rows are gone, until the next
+** wipe; scan caching off turns it off; a table the template does not have
+** is never known empty. Every table known empty holds no row. */
+static void test_known_empty_tables(void **st) {
+  (void)st;
+  static const char *const tables[] = {"cf_agents_runs", "cf_agents_schedules", "cf_agents_fibers",
+                                       "cf_agent_tool_runs", "rv_alarm"};
+  job_init();
+  (void)dirty_world(); /* the next world takes its connection, wiped */
+  sim s;
+  rt_world *w = one_actor_world(&s, 5);
+  for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
+    assert_int_equal(rt__table_empty(w, 0, tables[i]), 1);
+  assert_int_equal(rt__table_empty(w, 0, "no_such_table"), 0);
+  rt_scan_cache_set(0);
+  assert_int_equal(rt__table_empty(w, 0, "cf_agents_schedules"), 0);
+  rt_scan_cache_set(1);
+  assert_int_equal(rt_fiber_at(w, 0, &job, 0), 0);
+  sim_run(&s, MS(600), 0); /* the run row and one stash, committed */
+  assert_int_equal(rt__table_empty(w, 0, "cf_agents_runs"), 0);
+  assert_int_equal(rt__table_empty(w, 0, "rv_alarm"), 0);
+  assert_int_equal(rt__table_empty(w, 0, "cf_agents_schedules"), 1);
+  sim_run(&s, S(5), 0); /* the fiber ends: its row is deleted, the mark stays */
+  assert_int_equal(rows_of(w, "cf_agents_runs"), 0);
+  assert_int_equal(rt__table_empty(w, 0, "cf_agents_runs"), 0);
+  for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
+    if (rt__table_empty(w, 0, tables[i])) assert_int_equal(rows_of(w, tables[i]), 0);
+  rt_world_free(w);
+  sim_free(&s);
+  w = one_actor_world(&s, 6); /* the same connection again, wiped */
+  assert_int_equal(rt__table_empty(w, 0, "cf_agents_runs"), 1);
+  rt_world_free(w);
+  sim_free(&s);
+}
+
+/* The kill/recover cycle runs the same with the shortcuts (known-empty
+** tables, the kept snapshot read) as with every scan read from SQLite. */
+static void test_cycle_same_without_shortcuts(void **st) {
+  (void)st;
+  job_init();
+  sqlite3 *db;
+  for (int64_t crash = MS(510); crash <= MS(2510); crash += MS(1000)) {
+    rt_scan_cache_set(0);
+    uint64_t slow = cycle(21, crash, &db);
+    rt_scan_cache_set(1);
+    uint64_t fast = cycle(21, crash, &db);
+    assert_true(slow == fast);
+  }
+}
+
+/* rt__snapshot_text writes what snprintf did; rt__snapshot_pc reads what
+** sscanf did, for its fast canonical form and for every other text. */
+static int pc_by_sscanf(const char *snap) {
+  int pc, len = 0;
+  if (sscanf(snap, "{\"pc\":%d}%n", &pc, &len) != 1 || len == 0 || snap[len] != '\0') return -1;
+  return pc;
+}
+
+static void test_snapshot_text(void **st) {
+  (void)st;
+  static const int pcs[] = {0, 1, 9, 10, 4, 123456789, 999999999, 1000000000, -1, -42, 2147483647,
+                            -2147483647 - 1};
+  static const char *const texts[] = {
+      "{\"pc\":5}", "{\"pc\":007}", "{\"pc\":-3}", "{\"pc\": 5}", "{\"pc\":+5}", "{\"pc\":5} ",
+      "{\"pc\":}", "{\"pc\":-}", "{\"pc\":1234567890}", "{\"pc\":12345678901}", "{\"pc\":5",
+      "{\"pc\"", "", "null", "{\"step\":5}", "{\"pc\":5}x", "{\"pc\":999999999}"};
+  for (size_t i = 0; i < sizeof pcs / sizeof pcs[0]; i++) {
+    char got[48], want[48];
+    rt__snapshot_text(got, sizeof got, pcs[i]);
+    snprintf(want, sizeof want, "{\"pc\":%d}", pcs[i]);
+    assert_string_equal(got, want);
+    assert_int_equal(rt__snapshot_pc((const unsigned char *)got), pcs[i]);
+  }
+  for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+    assert_int_equal(rt__snapshot_pc((const unsigned char *)texts[i]), pc_by_sscanf(texts[i]));
+  assert_int_equal(rt__snapshot_pc(NULL), -1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_pooled_connection_is_empty),
       cmocka_unit_test(test_pooled_run_traces_as_fresh),
+      cmocka_unit_test(test_known_empty_tables),
+      cmocka_unit_test(test_cycle_same_without_shortcuts),
+      cmocka_unit_test(test_snapshot_text),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
