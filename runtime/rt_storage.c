@@ -350,9 +350,13 @@ static int db_setup(rt_world *w, rt_db *d) {
   ** sigkill run), so: no file locks or shared-memory index (exclusive), and
   ** no fsync (a process kill keeps what reached the page cache; only an OS
   ** crash needs the fsync, and none is simulated). The WAL and its recovery
-  ** on the next open stay real. */
-  if (sqlite3_exec(d->db, "PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
-                   " PRAGMA journal_mode=WAL;", NULL, NULL, NULL) ||
+  ** on the next open stay real. Exclusive comes first: the other two read
+  ** the schema, which opens the WAL, and a WAL opened before exclusive mode
+  ** keeps its index in a shared-memory file (an -shm file mapped by every
+  ** generation, with a lock call per read transaction); opened after it,
+  ** the index is in the heap, rebuilt from the WAL file on every open. */
+  if (sqlite3_exec(d->db, "PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL;"
+                   " PRAGMA synchronous=OFF;", NULL, NULL, NULL) ||
       rt__store_register(&host_module))
     return -1;
   return 0;
