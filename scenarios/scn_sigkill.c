@@ -10,14 +10,28 @@
 ** (rt_world_restore: ids continue from g * 10^9, stored alarms re-armed),
 ** with the workload and faults that fall in its window. Each worker streams
 ** its trace records (and their strings) to the parent over a pipe; at the
-** end of its window it records the kill (rt_world_note_sigkill), says so,
-** and waits; the parent kills it with SIGKILL for real, and SQLite's
-** recovery on the next open discards the open turn. The same seed gives
-** the same trace hash run after run, because every worker's start state is
-** a function of the seed and of what committed before the kill.
+** end of its window it records the kill (rt_world_note_sigkill), says so
+** ('K') and SIGKILLs itself for real (the parent sends SIGKILL too when it
+** reads the 'K'), and SQLite's recovery on the next open discards the open
+** turn. The same seed gives the same trace hash run after run, because
+** every worker's start state is a function of the seed and of what
+** committed before the kill.
+**
+** Pipelining (issue #18): generation g+1 is forked while g runs. It builds
+** its kernel and world and warms SQLite up (rt_storage_warm) on the second
+** core, then blocks on a gate pipe. The parent opens the gate when it has
+** read g's 'K' and sent its SIGKILL: g wrote nothing after the 'K' (its
+** last act is the kill), so the files are final, and g+1 opens them while
+** the kernel still tears g down (the files use no POSIX locks, the
+** "unix-none" VFS, so nothing waits for g's descriptors to close; only one
+** process at a time runs SQLite on them, by this protocol). The parent
+** then reaps g. The last generation is not waited for at all (reap_exiting).
 */
 #include <dirent.h>
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,8 +141,8 @@ static rt_world *worker_prepare(const wk_job *j, sim *s, wk_pipe *p) {
 }
 
 /* Blocks until the parent opens the gate: one byte once the generation
-** before this one is dead and reaped. End of file (the parent gave up on
-** the run, or died) ends this process without touching the files. */
+** before this one has been killed. End of file (the parent gave up on the
+** run, or died) ends this process without touching the files. */
 static void worker_wait_gate(int gate) {
   char c;
   ssize_t k;
@@ -156,7 +170,13 @@ static void worker_main(const wk_job *j, int fd, int gate) {
   sim s;
   wk_pipe p = {fdopen(fd, "w"), NULL, NULL, 0};
   rt_world *w = worker_prepare(j, &s, &p);
-  if (gate >= 0) worker_wait_gate(gate);
+  if (gate >= 0) {
+#ifdef __GLIBC__
+    mallopt(M_TRIM_THRESHOLD, 64 << 20); /* keeps the heap the warm-up grows */
+#endif
+    rt_storage_warm(); /* while the generation before it still runs */
+    worker_wait_gate(gate);
+  }
   worker_open(j, w);
   sim_run(&s, j->last ? j->sc->duration_us : j->until_us - 1, 0);
   if (rt_world_fatal(w)[0]) { /* a script ended the run (budget, memory, escape) */
@@ -319,7 +339,7 @@ static int spawn(const wk_job *j, int gated, gen_proc *g) {
   return 0;
 }
 
-/* Lets g open the files: the generation before it is dead and reaped. */
+/* Lets g open the files: the generation before it has been killed. */
 static void open_gate(gen_proc *g) {
   if (g->gate < 0) return;
   ssize_t k;
@@ -330,7 +350,8 @@ static void open_gate(gen_proc *g) {
 }
 
 /* Ends a pre-forked generation the run no longer needs (one before it
-** failed): it never opened the files. */
+** failed; if that one had said 'K', this one may have opened the files,
+** which go with the run's directory). */
 static void abandon(gen_proc *g) {
   int status;
   if (g->gate >= 0) close(g->gate);
@@ -357,13 +378,15 @@ static void reap_exiting(void) {
   exiting_pid = 0;
 }
 
-/* Takes g's stream into the parent's trace, kills it when it asks, and
-** reaps it. Returns 0, or -1 with res->failure set. */
-static int finish_generation(gen_proc *g, sim *s, scn_result *res) {
+/* Takes g's stream into the parent's trace; on its 'K' kills it, opens
+** next's gate (next may be NULL) and reaps g; the last generation's 'D'
+** is final (reap_exiting). Returns 0, or -1 with res->failure set. */
+static int finish_generation(gen_proc *g, sim *s, scn_result *res, gen_proc *next) {
   int status;
   FILE *in = fdopen(g->out, "r");
   int end = in ? drain(in, s) : 0;
   if (end == 'K') kill(g->pid, SIGKILL); /* it killed itself; a zombie ignores this */
+  if (end == 'K' && next) open_gate(next); /* g writes nothing after its 'K' */
   if (end == 'D' && g->job.last) { /* done: its exit status says nothing more */
     if (in)
       fclose(in);
@@ -448,7 +471,7 @@ static int run_all(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy s
                "cannot fork the worker process of generation %d", jobs[i + 1].gen);
       return -1;
     }
-    if (finish_generation(&cur, res->s, res)) {
+    if (finish_generation(&cur, res->s, res, have_next ? &next : NULL)) {
       if (have_next) abandon(&next);
       return -1;
     }
