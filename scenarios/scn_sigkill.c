@@ -25,7 +25,7 @@
 ** the kernel still tears g down (the files use no POSIX locks, the
 ** "unix-none" VFS, so nothing waits for g's descriptors to close; only one
 ** process at a time runs SQLite on them, by this protocol). The parent
-** then reaps g. The last generation is not waited for at all (reap_exiting).
+** then reaps g. The last generation is not waited for at all (scn__sigkill_reap).
 */
 #include <dirent.h>
 #include <errno.h>
@@ -363,15 +363,15 @@ static void abandon(gen_proc *g) {
 
 /* The last generation of the previous run, which said 'D' (done) and was
 ** left to exit on its own: its exit (unmapping what it inherited, about
-** 0.15 ms) overlaps the parent's end of that run and the start of the
-** next, instead of being waited for. It is reaped at the start of the
-** next sigkill run of this process, or by init when the process ends. */
+** 0.15 ms) overlaps the parent's end of the run and what the caller does
+** with the result, instead of being waited for. scn_result_free reaps it
+** (or the next sigkill run of this process), so that it never outlives
+** the result as a zombie. */
 static pid_t exiting_pid;
 static pid_t exiting_owner; /* the process that forked it (a forked swarm
                             ** worker inherits these and must not wait) */
 
-/* Reaps the last generation of the previous run, if any. */
-static void reap_exiting(void) {
+void scn__sigkill_reap(void) {
   if (exiting_pid > 0 && exiting_owner == getpid())
     while (waitpid(exiting_pid, NULL, 0) < 0 && errno == EINTR) {
     }
@@ -380,7 +380,7 @@ static void reap_exiting(void) {
 
 /* Takes g's stream into the parent's trace; on its 'K' kills it, opens
 ** next's gate (next may be NULL) and reaps g; the last generation's 'D'
-** is final (reap_exiting). Returns 0, or -1 with res->failure set. */
+** is final (scn__sigkill_reap). Returns 0, or -1 with res->failure set. */
 static int finish_generation(gen_proc *g, sim *s, scn_result *res, gen_proc *next) {
   int status;
   FILE *in = fdopen(g->out, "r");
@@ -485,7 +485,7 @@ int scn__run_sigkill(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy
                      const scn_run_opts *o, scn_result *res) {
   sim_config scfg = {seed, strategy, sc->pct_depth ? sc->pct_depth : 3, 10000};
   char dir[200]; /* under $TMPDIR: a swarm points it into its own directory */
-  reap_exiting();
+  scn__sigkill_reap();
   memset(res, 0, sizeof *res);
   res->seed = seed;
   res->strategy = strategy;
