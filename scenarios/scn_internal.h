@@ -69,7 +69,8 @@ int scn__run_sigkill(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy
 
 /* Reaps the last worker process of this process's previous sigkill run,
 ** which was left to exit on its own once it had said it was done
-** (scn_sigkill.c); scn_result_free and the next sigkill run call it. */
+** (scn_sigkill.c); the next sigkill run and the process's exit call it, and
+** a forked process that ends with _exit after sigkill runs calls it first. */
 void scn__sigkill_reap(void);
 
 /* ---- Lua invariants (scn_load_scripts.c, scn_run.c) ---------------------- */

@@ -434,7 +434,6 @@ static int run_once(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy 
 }
 
 void scn_result_free(scn_result *res) {
-  scn__sigkill_reap();
   figs_free(res->figs);
   if (res->checks) chk_free(res->checks);
   chk_facts_free(res->facts);

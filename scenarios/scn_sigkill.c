@@ -25,7 +25,7 @@
 ** the kernel still tears g down (the files use no POSIX locks, the
 ** "unix-none" VFS, so nothing waits for g's descriptors to close; only one
 ** process at a time runs SQLite on them, by this protocol). The parent
-** then reaps g. The last generation is not waited for at all (scn__sigkill_reap).
+** then reaps g. The last generation is not waited for (scn__sigkill_reap).
 */
 #include <dirent.h>
 #include <errno.h>
@@ -362,11 +362,13 @@ static void abandon(gen_proc *g) {
 }
 
 /* The last generation of the previous run, which said 'D' (done) and was
-** left to exit on its own: its exit (unmapping what it inherited, about
-** 0.15 ms) overlaps the parent's end of the run and what the caller does
-** with the result, instead of being waited for. scn_result_free reaps it
-** (or the next sigkill run of this process), so that it never outlives
-** the result as a zombie. */
+** left to exit on its own: its exit (unmapping what it inherited and what
+** it grew, 0.15-0.2 ms) overlaps the parent's end of the run, what the
+** caller does with the result and the forks of the next run, instead of
+** being waited for. The next sigkill run of this process reaps it once it
+** has forked its first generations, and so does the process's exit
+** (atexit; a swarm worker, which ends with _exit, calls scn__sigkill_reap
+** itself): it never outlives the process as a zombie. */
 static pid_t exiting_pid;
 static pid_t exiting_owner; /* the process that forked it (a forked swarm
                             ** worker inherits these and must not wait) */
@@ -376,6 +378,17 @@ void scn__sigkill_reap(void) {
     while (waitpid(exiting_pid, NULL, 0) < 0 && errno == EINTR) {
     }
   exiting_pid = 0;
+}
+
+static void reap_at_exit(void) { scn__sigkill_reap(); }
+
+/* Leaves pid (a last generation that said 'D') to exit on its own. */
+static void defer_reap(pid_t pid) {
+  static int registered; /* atexit handlers are inherited by fork: once */
+  scn__sigkill_reap(); /* at most one is left at a time */
+  if (!registered) registered = atexit(reap_at_exit) == 0;
+  exiting_pid = pid;
+  exiting_owner = getpid();
 }
 
 /* Takes g's stream into the parent's trace; on its 'K' kills it, opens
@@ -392,8 +405,7 @@ static int finish_generation(gen_proc *g, sim *s, scn_result *res, gen_proc *nex
       fclose(in);
     else
       close(g->out);
-    exiting_pid = g->pid;
-    exiting_owner = getpid();
+    defer_reap(g->pid);
     return 0;
   }
   while (waitpid(g->pid, &status, 0) < 0 && errno == EINTR) {
@@ -471,6 +483,7 @@ static int run_all(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy s
                "cannot fork the worker process of generation %d", jobs[i + 1].gen);
       return -1;
     }
+    if (i == 0) scn__sigkill_reap(); /* the previous run's, after this one's forks */
     if (finish_generation(&cur, res->s, res, have_next ? &next : NULL)) {
       if (have_next) abandon(&next);
       return -1;
@@ -485,7 +498,6 @@ int scn__run_sigkill(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy
                      const scn_run_opts *o, scn_result *res) {
   sim_config scfg = {seed, strategy, sc->pct_depth ? sc->pct_depth : 3, 10000};
   char dir[200]; /* under $TMPDIR: a swarm points it into its own directory */
-  scn__sigkill_reap();
   memset(res, 0, sizeof *res);
   res->seed = seed;
   res->strategy = strategy;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <errno.h>
 #include <ftw.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "scenarios/scn.h"
+#include "scenarios/scn_internal.h" /* scn__sigkill_reap */
 
 static scn_scenario sc;
 
@@ -174,6 +176,8 @@ static const char *const multi =
     "{\"kind\":\"sigkill\",\"rate\":\"200/h\"}],"
     "\"expect\":{\"hold\":[\"stash_durable\",\"recovery_finishes\"]}}";
 
+static int children_of(pid_t ppid, pid_t *out, int cap, int zombies);
+
 /* The multi-kill run's hash in a fresh process (its addresses differ). */
 static uint64_t hash_in_child(uint64_t seed) {
   int fd[2];
@@ -217,14 +221,19 @@ static void test_many_generations(void **st) {
     assert_true(hash_in_child(seed) == r.trace_hash);
     assert_true(hash_in_child(seed) == r.trace_hash);
     scn_result_free(&r);
-    /* the last generation, not waited for when it said done, is reaped
-    ** with the result: no child of this process is left, not even a zombie */
-    assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+    /* the last generation, not waited for when it said done, is the only
+    ** child left (the next run reaps it) */
+    pid_t kids[4];
+    assert_true(children_of(getpid(), kids, 4, 1) <= 1);
   }
+  scn__sigkill_reap();
+  assert_int_equal(waitpid(-1, NULL, WNOHANG), -1); /* no child, not even a zombie */
+  assert_int_equal(errno, ECHILD);
 }
 
-/* Living (not zombie) processes whose parent is ppid, from /proc. */
-static int children_of(pid_t ppid, pid_t *out, int cap) {
+/* Processes whose parent is ppid, from /proc: living ones, and zombies
+** too when zombies is set. */
+static int children_of(pid_t ppid, pid_t *out, int cap, int zombies) {
   DIR *d = opendir("/proc");
   struct dirent *e;
   int n = 0;
@@ -240,7 +249,7 @@ static int children_of(pid_t ppid, pid_t *out, int cap) {
     fclose(f);
     buf[k] = 0;
     const char *rp = strrchr(buf, ')'); /* after the command name */
-    if (rp && sscanf(rp + 1, " %c %d", &state, &pp) == 2 && pp == ppid && state != 'Z')
+    if (rp && sscanf(rp + 1, " %c %d", &state, &pp) == 2 && pp == ppid && (zombies || state != 'Z'))
       out[n++] = pid;
   }
   closedir(d);
@@ -298,7 +307,7 @@ static void test_pre_forked_dies_with_parent(void **st) {
   pid_t kids[4];
   int n = 0;
   for (int i = 0; i < 5000 && n < 2; i++) {
-    n = children_of(p, kids, 4);
+    n = children_of(p, kids, 4, 0);
     if (n < 2) usleep(1000);
   }
   kill(p, SIGKILL);
@@ -318,6 +327,44 @@ static void test_pre_forked_dies_with_parent(void **st) {
 #endif
 }
 
+/* 1 if pid exists at all, a zombie included. */
+static int exists(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d", (int)pid);
+  return access(path, F_OK) == 0;
+}
+
+/* A process that ends right after a sigkill run (exit: its atexit
+** handler) reaps the last generation it did not wait for: none is left
+** behind as a zombie (this container's init reaps none). */
+static void test_exit_reaps_last_generation(void **st) {
+  (void)st;
+  int fd[2];
+  pid_t kids[4] = {0};
+  assert_int_equal(pipe(fd), 0);
+  pid_t p = fork();
+  assert_true(p >= 0);
+  if (p == 0) {
+    char text[1024];
+    scn_result r;
+    snprintf(text, sizeof text, scenario, "3.001s");
+    load(text);
+    if (scn_run_case(&sc, 0, 9, SIM_FIFO, &r) || !r.passed) _exit(1);
+    scn_result_free(&r);
+    int n = children_of(getpid(), kids, 4, 1); /* the last generation */
+    if (write(fd[1], kids, sizeof kids) != (ssize_t)sizeof kids || n != 1) _exit(1);
+    exit(0);
+  }
+  close(fd[1]);
+  assert_int_equal(read(fd[0], kids, sizeof kids), (ssize_t)sizeof kids);
+  close(fd[0]);
+  int status;
+  assert_int_equal(waitpid(p, &status, 0), p);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  assert_true(kids[0] > 0);
+  assert_false(exists(kids[0]));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_kill_in_commit_window),
@@ -326,6 +373,7 @@ int main(void) {
       cmocka_unit_test(test_new_file_from_template),
       cmocka_unit_test(test_many_generations),
       cmocka_unit_test(test_pre_forked_dies_with_parent),
+      cmocka_unit_test(test_exit_reaps_last_generation),
   };
   return cmocka_run_group_tests_name("sigkill", tests, NULL, NULL) != 0;
 }
