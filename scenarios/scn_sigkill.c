@@ -463,9 +463,9 @@ static int plan_generations(const scn_scenario *sc, int ci, uint64_t seed, sim_s
 }
 
 /* Runs the generations one after another, each forked while the one
-** before it still runs (its fork, page faults and world overlap that
-** generation's work on a second core); it opens the files only after the
-** one before it is killed and reaped. */
+** before it still runs (its fork, page faults, world and warm-up overlap
+** that generation's work on a second core); it opens the files only once
+** the one before it has said 'K' and been sent SIGKILL. */
 static int run_all(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy strategy,
                    const char *dir, scn_result *res) {
   wk_job jobs[MAX_KILLS + 1];
