@@ -236,6 +236,15 @@ rt_world *rt_world_new(sim *s, const rt_config *cfg);
 ** of running the schema itself (issue #18). 0, or -1 on OOM or SQL error. */
 int rt_storage_prepare(void);
 
+/* Touches, in this process, much of what opening a file database will
+** touch (SQLite's code, its globals, a heap as large as a connection's):
+** an in-memory copy of the schema template is parsed, written and closed
+** (a caller that wants the heap kept raises malloc's trim threshold
+** first). No result changes, only where the page faults happen: a
+** pre-forked sigkill generation calls it while it waits for the files
+** (issue #18). */
+void rt_storage_warm(void);
+
 /* Frees the world, closing every database (file databases stay on disk). */
 void rt_world_free(rt_world *w);
 

@@ -67,6 +67,12 @@ int scn__has_sigkill(const scn_scenario *sc);
 int scn__run_sigkill(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy strategy,
                      const scn_run_opts *o, scn_result *res);
 
+/* Reaps the last worker process of this process's previous sigkill run,
+** which was left to exit on its own once it had said it was done
+** (scn_sigkill.c); the next sigkill run and the process's exit call it, and
+** a forked process that ends with _exit after sigkill runs calls it first. */
+void scn__sigkill_reap(void);
+
 /* ---- Lua invariants (scn_load_scripts.c, scn_run.c) ---------------------- */
 
 /* FNV-1a 64 of a script text (the "hash" of an embedded script). */

@@ -263,6 +263,7 @@ static void worker_main(const scn_swarm *s, int fd, uint64_t start) {
   }
   fputs("D\n", out);
   fflush(out);
+  scn__sigkill_reap(); /* _exit runs no atexit handler */
   SCN_COVERAGE_DUMP();
   _exit(0);
 }
@@ -719,6 +720,7 @@ int scn_swarm_rerun(const scn_swarm *s, uint64_t j, scn_swarm_rerun_fn fn, void 
     if (scn_run_case_ex(m, jb.ci, jb.seed, m->strategy, NULL, &res) != 0) _exit(3);
     int rc = fn(ctx, m, jb.ci, &res);
     fflush(NULL);
+    scn__sigkill_reap(); /* _exit runs no atexit handler */
     SCN_COVERAGE_DUMP();
     _exit(rc ? 4 : 0);
   }

@@ -72,12 +72,33 @@ static const char *tmp_base(void) {
   return "/tmp";
 }
 
+/* 1 the first time this process asks for base/prefix (then it sweeps);
+** 0 after that: a process's own directories are removed by the runs that
+** made them, so one sweep per process finds every dead process's (a
+** sigkill run makes a directory per run: reading a shared /dev/shm each
+** time cost a few hundredths of a millisecond per run). */
+static int first_sweep(const char *base, const char *prefix) {
+  static char seen[8][300];
+  static pid_t seen_by;
+  static int n_seen;
+  char key[300];
+  snprintf(key, sizeof key, "%s/%s", base, prefix);
+  if (seen_by != getpid()) { /* a forked process sweeps for itself */
+    seen_by = getpid();
+    n_seen = 0;
+  }
+  for (int i = 0; i < n_seen; i++)
+    if (!strcmp(seen[i], key)) return 0;
+  if (n_seen < 8) snprintf(seen[n_seen++], sizeof seen[0], "%s", key);
+  return 1;
+}
+
 int scn__tmpdir_make(char *dir, size_t cap, const char *kind) {
   const char *bases[2] = {tmp_base(), "/tmp"};
   char prefix[64];
   snprintf(prefix, sizeof prefix, "revenant-%s-", kind);
   for (int i = 0; i < 2; i++) {
-    sweep(bases[i], prefix);
+    if (first_sweep(bases[i], prefix)) sweep(bases[i], prefix);
     int n = snprintf(dir, cap, "%s/%s%ld-XXXXXX", bases[i], prefix, (long)getpid());
     if (n > 0 && (size_t)n < cap && mkdtemp(dir)) return 0; /* a too long $TMPDIR: /tmp */
   }
