@@ -1104,9 +1104,8 @@ static int cmd_run_fiber(rt_lagent *lg, int ci) {
     return run(lg, ci, 0, 1);
   }
   lg->cos[bi].fiber = id;
-  lua_pushvalue(co, -1); /* fn */
+  lua_pushvalue(co, -1); /* fn: it stays below the handle */
   lua_xmove(co, L, 1);
-  lg->cos[bi].fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_createtable(L, 0, 4); /* the handle: {id, name} with the Fiber methods; room for
                                ** the outcome its fiber leaves there (_ok, _value) */
   lua_pushinteger(L, id);
@@ -1118,14 +1117,21 @@ static int cmd_run_fiber(rt_lagent *lg, int ci) {
   lua_pushvalue(L, -1);
   lg->cos[bi].ctx_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* the handle stays on the stack */
   if (defer && m->n_pending_resume < RT_MAX_ORPHANS &&
-      RT_MEM_ARRAY(m->pending_resume, RT_MAX_ORPHANS))
+      RT_MEM_ARRAY(m->pending_resume, RT_MAX_ORPHANS)) {
     m->pending_resume[m->n_pending_resume++] = id;
-  else
-    rt__lg_fiber_begin(w, a, id);
+    lua_pushvalue(L, -2); /* fn waits in the registry for rt__lg_fiber_begin */
+    lg->cos[bi].fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  } else { /* the body starts now with fn and the handle from the stack (no
+            ** registry round trip: callgrind, a scripted fiber's commonest path) */
+    lua_pushvalue(L, -2);
+    lua_pushvalue(L, -2);
+    drive(lg, bi, run(lg, bi, 1, 1));
+  }
   if (!RT_MEM(w, a) || LG_OF_MEM(RT_MEM(w, a)) != lg) {
-    lua_pop(L, 1);
+    lua_pop(L, 2);
     return LG_GONE;
   }
+  lua_remove(L, -2); /* fn */
   return run(lg, ci, 0, 1);
 }
 
