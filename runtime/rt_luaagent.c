@@ -269,11 +269,8 @@ static rt_fiber *live_fiber(rt_lagent *lg, int64_t id) {
   return NULL;
 }
 
-/* P.stash(fiber id or nil, value): ctx.stash / this.stash */
-static int p_stash(lua_State *L) {
-  rt_lagent *lg = lg_of(L);
-  int via_this = lua_isnil(L, 1);
-  int64_t id = via_this ? current_fiber(lg) : luaL_checkinteger(L, 1);
+/* Stashes the value at index 2 for fiber `id` (0: none). */
+static int stash_to(lua_State *L, rt_lagent *lg, int64_t id, int via_this) {
   if (!id) return luaL_error(L, RT_MSG_STASH_OUTSIDE);
   if (!live_fiber(lg, id)) return luaL_error(L, "stash: fiber %I has ended", (lua_Integer)id);
   size_t n;
@@ -284,11 +281,24 @@ static int p_stash(lua_State *L) {
   return 0;
 }
 
+/* P.stash(fiber id or nil, value): ctx.stash / this.stash */
+static int p_stash(lua_State *L) {
+  rt_lagent *lg = lg_of(L);
+  int via_this = lua_isnil(L, 1);
+  return stash_to(L, lg, via_this ? current_fiber(lg) : luaL_checkinteger(L, 1), via_this);
+}
+
 /* Fiber.stash(handle, value): fiber:stash in C, with no Lua frame between
-** (a stash is the commonest call of a fiber body). */
+** (a stash is the commonest call of a fiber body); a handle's integer id
+** goes straight to stash_to, anything else through P.stash's checks. */
 static int p_fiber_stash(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_getfield(L, 1, "id");
+  if (lua_isinteger(L, -1)) {
+    int64_t id = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    return stash_to(L, lg_of(L), id, 0);
+  }
   lua_replace(L, 1);
   return p_stash(L);
 }
