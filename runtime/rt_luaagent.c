@@ -21,6 +21,7 @@
 */
 #include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -602,6 +603,9 @@ static int p_tool_open(lua_State *L) {
 ** can tell its commands from a script's bare coroutine.yield (Lua code
 ** cannot make a light userdata, nor reach P where the prelude keeps it). */
 static const char yield_token = 0;
+/* p_run_fiber yields this one instead, with only the name and fn after it
+** (no command string to make and compare). */
+static const char run_fiber_token = 0;
 
 static const char prelude[] =
     "local P, H = ...\n"
@@ -700,11 +704,9 @@ static int p_run_fiber(lua_State *L) {
     return luaL_error(L, "runFiber: the name must be a non-empty string");
   if (lua_type(L, 3) != LUA_TFUNCTION) return luaL_error(L, "runFiber: fn must be a function");
   lua_settop(L, 3);
-  lua_pushlightuserdata(L, (void *)&yield_token);
+  lua_pushlightuserdata(L, (void *)&run_fiber_token);
   lua_replace(L, 1); /* self -> the token */
-  lua_pushliteral(L, "runFiber");
-  lua_insert(L, 2);
-  return lua_yield(L, 4); /* token, "runFiber", name, fn */
+  return lua_yield(L, 3); /* token, name, fn */
 }
 
 static const luaL_Reg prims[] = {
@@ -880,14 +882,14 @@ static int co_new(rt_lagent *lg, int kind, const char *what) {
     lg->n_cos++;
   }
   lg_co *c = &lg->cos[i];
-  memset(c, 0, sizeof *c);
+  memset(c, 0, offsetof(lg_co, what)); /* what: set below (perf: the whole
+                                       ** struct's memset showed) */
   c->used = 1;
   c->kind = kind;
   c->fn_ref = c->ctx_ref = LUA_NOREF;
   c->co.ref = LUA_NOREF;
   c->seq = ++lg->next_seq;
-  size_t n = strlen(what);
-  if (n >= sizeof c->what) n = sizeof c->what - 1;
+  size_t n = strnlen(what, sizeof c->what - 1);
   memcpy(c->what, what, n);
   c->what[n] = 0;
   return i;
@@ -1335,17 +1337,17 @@ static void drive(rt_lagent *lg, int ci, int rc) {
     }
     lua_State *co = c->co.L, *L = rt_lua_L(lg->x);
     int n = c->co.nres - 1; /* the command and its arguments, after the token */
-    int ours = n >= 1 && lua_islightuserdata(co, -c->co.nres) &&
-               lua_touserdata(co, -c->co.nres) == (void *)&yield_token;
-    const char *cmd = ours ? lua_tostring(co, -n) : NULL;
+    const void *tok = n >= 1 && lua_islightuserdata(co, -c->co.nres)
+                          ? lua_touserdata(co, -c->co.nres) : NULL;
+    if (tok == (const void *)&run_fiber_token && n == 2) { /* name, fn */
+      rc = cmd_run_fiber(lg, ci);
+      continue;
+    }
+    const char *cmd = tok == (const void *)&yield_token ? lua_tostring(co, -n) : NULL;
     if (cmd && !strcmp(cmd, "work") && n == 2) {
       int64_t d = lua_tointeger(co, -1);
       sim_after(w->s, d, RT_MEM(w, lg->a)->inc.dom, wake, w, ((uint64_t)lg->a << 40) | (uint64_t)c->seq);
       return;
-    }
-    if (cmd && !strcmp(cmd, "runFiber") && n == 3) {
-      rc = cmd_run_fiber(lg, ci);
-      continue;
     }
     if (cmd && !strcmp(cmd, "await") && n == 2) {
       int64_t id = lua_tointeger(co, -1);
