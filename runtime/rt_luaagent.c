@@ -46,8 +46,8 @@ typedef struct lg_co {
   int kind;                 /* LC_* */
   rt_lua_co co;
   int started;
-  int fn_ref;               /* LC_FIBER before its body starts: fn, then its ctx */
-  int ctx_ref;
+  int fn_ref;               /* LC_FIBER body deferred past a startup hook: fn */
+  int has_ctx;              /* LC_FIBER: its handle is kept at H[slot + 1] (ctx_*) */
   int64_t fiber;            /* the fiber this coroutine is the body of (LC_FIBER) */
   int64_t seq;              /* identity for timers and replies */
   int64_t msg;              /* LC_REQUEST, LC_RPC: the id of the message served */
@@ -867,6 +867,36 @@ int rt__lg_has(rt_world *w, uint32_t a, const char *callback) {
 }
 
 
+/* A fiber body's handle, kept while coroutine slot ci holds the body (its
+** fiber's end writes the outcome into it), lives in the prelude's host
+** table H at [ci + 1]: a table only the host reaches, indexed by the slot,
+** so no registry reference is made and released per fiber (luaL_ref and
+** luaL_unref were 0.5 k instructions of a scripted lifecycle). */
+static void ctx_keep(rt_lagent *lg, int ci) { /* the handle: on top of the main stack */
+  lua_State *L = rt_lua_L(lg->x);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->h_ref);
+  lua_pushvalue(L, -2);
+  lua_rawseti(L, -2, ci + 1);
+  lua_pop(L, 1);
+  lg->cos[ci].has_ctx = 1;
+}
+
+static void ctx_push(rt_lagent *lg, int ci) {
+  lua_State *L = rt_lua_L(lg->x);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->h_ref);
+  lua_rawgeti(L, -1, ci + 1);
+  lua_remove(L, -2);
+}
+
+static void ctx_clear(rt_lagent *lg, int ci) {
+  lua_State *L = rt_lua_L(lg->x);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->h_ref);
+  lua_pushnil(L);
+  lua_rawseti(L, -2, ci + 1);
+  lua_pop(L, 1);
+  lg->cos[ci].has_ctx = 0;
+}
+
 static int co_new(rt_lagent *lg, int kind, const char *what) {
   int i;
   for (i = 0; i < lg->n_cos && lg->cos[i].used; i++)
@@ -886,7 +916,7 @@ static int co_new(rt_lagent *lg, int kind, const char *what) {
                                        ** struct's memset showed) */
   c->used = 1;
   c->kind = kind;
-  c->fn_ref = c->ctx_ref = LUA_NOREF;
+  c->fn_ref = LUA_NOREF;
   c->co.ref = LUA_NOREF;
   c->seq = ++lg->next_seq;
   size_t n = strnlen(what, sizeof c->what - 1);
@@ -906,7 +936,7 @@ static void co_drop(rt_lagent *lg, int ci) {
   lua_State *L = rt_lua_L(lg->x);
   rt_lua_co_release(lg->x, &c->co);
   if (c->fn_ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, c->fn_ref);
-  if (c->ctx_ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, c->ctx_ref);
+  if (c->has_ctx) ctx_clear(lg, ci);
   c->used = 0;
 }
 
@@ -1001,10 +1031,10 @@ static void finish(rt_lagent *lg, int ci, int ok, const char *err, uint32_t resu
   rt_world *w = lg->w;
   uint32_t a = lg->a;
   lg_co c = lg->cos[ci];
-  if (c.kind == LC_FIBER && c.ctx_ref != LUA_NOREF) { /* the handle keeps the outcome */
+  if (c.kind == LC_FIBER && c.has_ctx) { /* the handle keeps the outcome */
     lua_State *L = rt_lua_L(lg->x);
     const char *v = ok ? (result ? sim_trace_str(&w->s->trace, result) : NULL) : err;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, c.ctx_ref);
+    ctx_push(lg, ci);
     if (v) { /* set before _ok: a handle with _ok has ended */
       lua_pushstring(L, v);
       lua_setfield(L, -2, "_value");
@@ -1126,8 +1156,7 @@ static int cmd_run_fiber(rt_lagent *lg, int ci) {
   lua_setfield(L, -2, "name");
   lua_rawgeti(L, LUA_REGISTRYINDEX, lg->fiber_mt);
   lua_setmetatable(L, -2);
-  lua_pushvalue(L, -1);
-  lg->cos[bi].ctx_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* the handle stays on the stack */
+  ctx_keep(lg, bi); /* the handle stays on the stack */
   if (defer && m->n_pending_resume < RT_MAX_ORPHANS &&
       RT_MEM_ARRAY(m->pending_resume, RT_MAX_ORPHANS)) {
     m->pending_resume[m->n_pending_resume++] = id;
@@ -1430,7 +1459,7 @@ void rt__lg_fiber_begin(rt_world *w, uint32_t a, int64_t id) {
     if (!c->used || c->kind != LC_FIBER || c->fiber != id || c->started) continue;
     lua_State *L = rt_lua_L(lg->x);
     lua_rawgeti(L, LUA_REGISTRYINDEX, c->fn_ref);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, c->ctx_ref);
+    ctx_push(lg, ci);
     drive(lg, ci, run(lg, ci, 1, 1));
     return;
   }
