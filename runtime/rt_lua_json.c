@@ -239,11 +239,10 @@ static int enc_flat(jb *b, int idx) {
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     int vt = lua_type(L, -1);
-    lua_Integer iv = 0;
-    if (vt == LUA_TNUMBER && lua_isinteger(L, -1)) iv = lua_tointeger(L, -1);
+    int isint = vt == LUA_TNUMBER && lua_isinteger(L, -1);
+    lua_Integer iv = isint ? lua_tointeger(L, -1) : 0;
     if (k == SMALL_KEYS || lua_type(L, -2) != LUA_TSTRING ||
-        !(vt == LUA_TSTRING || vt == LUA_TBOOLEAN ||
-          (vt == LUA_TNUMBER && lua_isinteger(L, -1) && iv <= SAFE_INT && iv >= -SAFE_INT))) {
+        !(vt == LUA_TSTRING || vt == LUA_TBOOLEAN || (isint && iv <= SAFE_INT && iv >= -SAFE_INT))) {
       lua_pop(L, 2);
       jlen = start;
       return -1;
