@@ -605,7 +605,7 @@ static int p_tool_open(lua_State *L) {
 static const char yield_token = 0;
 /* p_run_fiber yields this one instead, with only the name and fn after it
 ** (no command string to make and compare). */
-static const char run_fiber_token = 0;
+static const char run_fiber_token = 1;
 
 static const char prelude[] =
     "local P, H = ...\n"
@@ -1166,7 +1166,13 @@ static int cmd_run_fiber(rt_lagent *lg, int ci) {
             ** registry round trip: callgrind, a scripted fiber's commonest path) */
     lua_pushvalue(L, -2);
     lua_pushvalue(L, -2);
+    lg->depth++; /* a death in the body's slice frees the state below, not in run */
     drive(lg, bi, run(lg, bi, 1, 1));
+    lg->depth--;
+  }
+  if (lg->dead) { /* the incarnation died: its state goes, untouched */
+    if (lg->depth == 0) lg_free(lg);
+    return LG_GONE;
   }
   if (!RT_MEM(w, a) || LG_OF_MEM(RT_MEM(w, a)) != lg) {
     lua_pop(L, 2);
