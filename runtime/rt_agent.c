@@ -1394,7 +1394,12 @@ static void user_method(rt_world *w, uint32_t a, const rt_msg *m) {
   rt_msg held;
   char method[64];
   /* copies: user code may intern strings (the trace's table may move) */
-  snprintf(method, sizeof method, "%s", m->str ? sim_trace_str(&w->s->trace, m->str) : "");
+  /* a copy without snprintf: its formatter was the one piece of libc's
+  ** vfprintf on a scripted method's path (issue #13's benchmark) */
+  const char *mname = m->str ? sim_trace_str(&w->s->trace, m->str) : "";
+  size_t mlen = strnlen(mname, sizeof method - 1);
+  memcpy(method, mname, mlen);
+  method[mlen] = '\0';
   char *args = m->arg ? strdup(sim_trace_str(&w->s->trace, (uint32_t)m->arg)) : NULL;
   const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
   memset(&out, 0, sizeof out);

@@ -35,28 +35,32 @@ typedef struct rt__lua_ids {
 } rt__lua_ids;
 
 struct rt_lua {
+  /* hot: read on every allocation and every slice (one or two cache lines;
+  ** the 8 KB message buffer used to sit between these and the free lists) */
   lua_State *L;
-  rt_lua_host host;
-  char *dir;               /* realpath of the script folder, or NULL */
   uint64_t budget;         /* instructions per resume slice */
   uint64_t used;           /* charged in the current slice */
-  int period;              /* hook period, instructions */
   size_t cap;              /* memory cap, bytes */
   size_t mem;              /* bytes held now */
+  uint64_t serial;         /* last creation serial given */
+  int period;              /* hook period, instructions */
   int in_script;           /* 1 while a slice runs: the cap is strict */
   int refused;             /* the last growing allocation was refused */
   int abort;               /* 0, RT_LUA_ERR_BUDGET or RT_LUA_ERR_MEMORY */
+  void *blocks[RT__LUA_BLK_CLASSES]; /* freed small blocks by size class (rt_lua.c) */
+  size_t cached;           /* bytes in those lists */
+  int npool;
+  int pool[32];            /* registry refs of finished coroutines to reuse */
+  lua_State *pool_L[32];   /* their threads (anchored by those refs) */
+  /* the rest */
+  rt_lua_host host;
+  char *dir;               /* realpath of the script folder, or NULL */
   rt__lua_ids ids;
-  uint64_t serial;         /* last creation serial given */
   uint64_t serial_base;    /* serials <= base: the sandbox's own objects */
   sim_rng own;             /* math.randomseed(n)'s private stream */
   int own_on;
-  char err[RT__LUA_ERR_MAX];
   char escape[512];        /* the first sandbox refusal ("" none) */
-  int pool[32];            /* registry refs of finished coroutines to reuse */
-  int npool;
-  void *blocks[RT__LUA_BLK_CLASSES]; /* freed small blocks by size class (rt_lua.c) */
-  size_t cached;           /* bytes in those lists */
+  char err[RT__LUA_ERR_MAX];
 };
 
 /* The rt_lua that owns L (any of its threads). */

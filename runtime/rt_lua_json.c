@@ -200,11 +200,103 @@ static int enc_table_small(jb *b, int idx, int depth, lua_Integer n) {
   return 0;
 }
 
+/* The digits of an integer JSON can carry (|i| <= 2^53). */
+static void enc_int(jb *b, lua_Integer i) {
+  char num[24], *e = num + sizeof num, *q = e; /* digits by hand: snprintf is slow here */
+  uint64_t u = i < 0 ? (uint64_t)0 - (uint64_t)i : (uint64_t)i;
+  do *--q = (char)('0' + u % 10); while ((u /= 10) != 0);
+  if (i < 0) *--q = '-';
+  add(b, q, (size_t)(e - q));
+}
+
+typedef struct fpair {
+  const char *s;            /* the key (anchored by the table) */
+  size_t n, at, end;        /* its "key":value piece in the buffer */
+} fpair;
+
+static int fkey_cmp(const fpair *a, const fpair *b) {
+  size_t m = a->n < b->n ? a->n : b->n;
+  int c = memcmp(a->s, b->s, m);
+  return c ? c : (a->n > b->n) - (a->n < b->n);
+}
+
+/* A flat object, the commonest stash ({pc = 1}): at most SMALL_KEYS keys,
+** all strings, and every value a string, a boolean or an integer JSON can
+** carry, so that nothing here can fail but memory. Each "key":value is
+** written as lua_next meets it (no value kept on the stack, no second
+** look-up), then the pieces are put in key order: the text is the one
+** enc_table_small writes. Returns 0 when done, else -1 with nothing
+** written and the stack as on entry (any other table goes the long way,
+** which also finds its errors in the same order as before). */
+static int enc_flat(jb *b, int idx) {
+  lua_State *L = b->L;
+  size_t start = jlen;
+  fpair kv[SMALL_KEYS];
+  int k = 0;
+  int sorted = 1;
+  luaL_checkstack(L, 3, "JSON nesting");
+  add1(b, '{');
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    int vt = lua_type(L, -1);
+    int isint = vt == LUA_TNUMBER && lua_isinteger(L, -1);
+    lua_Integer iv = isint ? lua_tointeger(L, -1) : 0;
+    if (k == SMALL_KEYS || lua_type(L, -2) != LUA_TSTRING ||
+        !(vt == LUA_TSTRING || vt == LUA_TBOOLEAN || (isint && iv <= SAFE_INT && iv >= -SAFE_INT))) {
+      lua_pop(L, 2);
+      jlen = start;
+      return -1;
+    }
+    kv[k].s = lua_tolstring(L, -2, &kv[k].n);
+    if (k) {
+      add1(b, ',');
+      sorted = sorted && fkey_cmp(&kv[k - 1], &kv[k]) < 0;
+    }
+    kv[k].at = jlen;
+    enc_string(b, kv[k].s, kv[k].n);
+    add1(b, ':');
+    if (vt == LUA_TSTRING) {
+      size_t n;
+      const char *v = lua_tolstring(L, -1, &n);
+      enc_string(b, v, n);
+    } else if (vt == LUA_TBOOLEAN) {
+      adds(b, lua_toboolean(L, -1) ? "true" : "false");
+    } else {
+      enc_int(b, iv);
+    }
+    kv[k++].end = jlen;
+    lua_pop(L, 1);
+  }
+  if (sorted) { /* met in key order (one key, say): the text is written */
+    add1(b, '}');
+    return 0;
+  }
+  for (int i = 1; i < k; i++) { /* insertion sort by key bytes, as sort_keys */
+    fpair t = kv[i];
+    int j = i;
+    for (; j > 0 && fkey_cmp(&kv[j - 1], &t) > 0; j--) kv[j] = kv[j - 1];
+    kv[j] = t;
+  }
+  /* {piece,piece,...} after the pieces, then moved down over them */
+  size_t out = jlen;
+  if (jlen + (out - start) + 1 > jcap) grow(b, (out - start) + 1); /* the copy's room at */
+  add1(b, '{');                                                    /* once: jbuf stays */
+  for (int i = 0; i < k; i++) {
+    if (i) add1(b, ',');
+    add(b, jbuf + kv[i].at, kv[i].end - kv[i].at);
+  }
+  add1(b, '}');
+  memmove(jbuf + start, jbuf + out, jlen - out);
+  jlen = start + (jlen - out);
+  return 0;
+}
+
 /* A table: an array when its keys are exactly 1..n (n > 0), else an object
 ** whose keys (strings) are written sorted by bytes. Past SMALL_KEYS keys,
 ** one pass collects the keys and their values are read back raw. */
 static void enc_table(jb *b, int idx, int depth) {
   lua_State *L = b->L;
+  if (enc_flat(b, idx) == 0) return;
   lua_Integer n = (lua_Integer)lua_rawlen(L, idx), nint = 0, k = 0;
   if (enc_table_small(b, idx, depth, n) == 0) return;
   skey small[16];
@@ -254,11 +346,7 @@ static void enc(jb *b, int idx, int depth) {
         if (i > SAFE_INT || i < -SAFE_INT)
           luaL_error(L, "cannot convert to JSON: the integer %I is beyond 2^53 (a JavaScript "
                         "number loses it); store it as a string", i);
-        char *e = num + sizeof num, *q = e; /* digits by hand: snprintf is slow here */
-        uint64_t u = i < 0 ? (uint64_t)0 - (uint64_t)i : (uint64_t)i;
-        do *--q = (char)('0' + u % 10); while ((u /= 10) != 0);
-        if (i < 0) *--q = '-';
-        add(b, q, (size_t)(e - q));
+        enc_int(b, i);
         return;
       } else {
         lua_Number d = lua_tonumber(L, idx);

@@ -21,6 +21,7 @@
 */
 #include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,8 +46,8 @@ typedef struct lg_co {
   int kind;                 /* LC_* */
   rt_lua_co co;
   int started;
-  int fn_ref;               /* LC_FIBER before its body starts: fn, then its ctx */
-  int ctx_ref;
+  int fn_ref;               /* LC_FIBER body deferred past a startup hook: fn */
+  int has_ctx;              /* LC_FIBER: its handle is kept at H[slot + 1] (ctx_*) */
   int64_t fiber;            /* the fiber this coroutine is the body of (LC_FIBER) */
   int64_t seq;              /* identity for timers and replies */
   int64_t msg;              /* LC_REQUEST, LC_RPC: the id of the message served */
@@ -269,11 +270,8 @@ static rt_fiber *live_fiber(rt_lagent *lg, int64_t id) {
   return NULL;
 }
 
-/* P.stash(fiber id or nil, value): ctx.stash / this.stash */
-static int p_stash(lua_State *L) {
-  rt_lagent *lg = lg_of(L);
-  int via_this = lua_isnil(L, 1);
-  int64_t id = via_this ? current_fiber(lg) : luaL_checkinteger(L, 1);
+/* Stashes the value at index 2 for fiber `id` (0: none). */
+static int stash_to(lua_State *L, rt_lagent *lg, int64_t id, int via_this) {
   if (!id) return luaL_error(L, RT_MSG_STASH_OUTSIDE);
   if (!live_fiber(lg, id)) return luaL_error(L, "stash: fiber %I has ended", (lua_Integer)id);
   size_t n;
@@ -284,11 +282,24 @@ static int p_stash(lua_State *L) {
   return 0;
 }
 
+/* P.stash(fiber id or nil, value): ctx.stash / this.stash */
+static int p_stash(lua_State *L) {
+  rt_lagent *lg = lg_of(L);
+  int via_this = lua_isnil(L, 1);
+  return stash_to(L, lg, via_this ? current_fiber(lg) : luaL_checkinteger(L, 1), via_this);
+}
+
 /* Fiber.stash(handle, value): fiber:stash in C, with no Lua frame between
-** (a stash is the commonest call of a fiber body). */
+** (a stash is the commonest call of a fiber body); a handle's integer id
+** goes straight to stash_to, anything else through P.stash's checks. */
 static int p_fiber_stash(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_getfield(L, 1, "id");
+  if (lua_isinteger(L, -1)) {
+    int64_t id = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    return stash_to(L, lg_of(L), id, 0);
+  }
   lua_replace(L, 1);
   return p_stash(L);
 }
@@ -592,6 +603,9 @@ static int p_tool_open(lua_State *L) {
 ** can tell its commands from a script's bare coroutine.yield (Lua code
 ** cannot make a light userdata, nor reach P where the prelude keeps it). */
 static const char yield_token = 0;
+/* p_run_fiber yields this one instead, with only the name and fn after it
+** (no command string to make and compare). */
+static const char run_fiber_token = 1;
 
 static const char prelude[] =
     "local P, H = ...\n"
@@ -612,11 +626,8 @@ static const char prelude[] =
     "end\n"
     "local Agent = {}\n"
     "Agent.__index = Agent\n"
-    "function Agent:runFiber(name, fn)\n"
-    "  if type(name) ~= 'string' or name == '' then error('runFiber: the name must be a non-empty string', 2) end\n"
-    "  if type(fn) ~= 'function' then error('runFiber: fn must be a function', 2) end\n"
-    "  return yield('runFiber', name, fn)\n"
-    "end\n"
+    "Agent.runFiber = P.run_fiber\n" /* was five lines of Lua: the blank ones */
+    "\n\n\n\n"                          /* keep later lines' numbers (tracebacks) */
     "function Agent:stash(v) P.stash(nil, v) end\n"
     "function Agent:keepAlive()\n"
     "  P.ka_acquire()\n"
@@ -683,7 +694,23 @@ static const char prelude[] =
     "revenant.case = H.case\n"
     "revenant.effect = P.effect\n";
 
+/* self:runFiber(name, fn): checks its arguments, then yields the command
+** to the host (drive, cmd_run_fiber), which resumes the caller with the
+** handle: a C function, so no Lua frame (nor the count hook's trap on its
+** instructions) lies between the script and the host. */
+static int p_run_fiber(lua_State *L) {
+  size_t n = 0;
+  if (lua_type(L, 2) != LUA_TSTRING || (lua_tolstring(L, 2, &n), n == 0))
+    return luaL_error(L, "runFiber: the name must be a non-empty string");
+  if (lua_type(L, 3) != LUA_TFUNCTION) return luaL_error(L, "runFiber: fn must be a function");
+  lua_settop(L, 3);
+  lua_pushlightuserdata(L, (void *)&run_fiber_token);
+  lua_replace(L, 1); /* self -> the token */
+  return lua_yield(L, 3); /* token, name, fn */
+}
+
 static const luaL_Reg prims[] = {
+    {"run_fiber", p_run_fiber},
     {"stash", p_stash},     {"fiber_stash", p_fiber_stash}, {"ka_acquire", p_ka_acquire}, {"ka_release", p_ka_release},
     {"schedule", p_schedule}, {"cancel", p_cancel},       {"effect", p_effect},
     {"json", p_json},       {"unjson", p_unjson},         {"dur", p_dur},
@@ -840,6 +867,36 @@ int rt__lg_has(rt_world *w, uint32_t a, const char *callback) {
 }
 
 
+/* A fiber body's handle, kept while coroutine slot ci holds the body (its
+** fiber's end writes the outcome into it), lives in the prelude's host
+** table H at [ci + 1]: a table only the host reaches, indexed by the slot,
+** so no registry reference is made and released per fiber (luaL_ref and
+** luaL_unref were 0.5 k instructions of a scripted lifecycle). */
+static void ctx_keep(rt_lagent *lg, int ci) { /* the handle: on top of the main stack */
+  lua_State *L = rt_lua_L(lg->x);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->h_ref);
+  lua_pushvalue(L, -2);
+  lua_rawseti(L, -2, ci + 1);
+  lua_pop(L, 1);
+  lg->cos[ci].has_ctx = 1;
+}
+
+static void ctx_push(rt_lagent *lg, int ci) {
+  lua_State *L = rt_lua_L(lg->x);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->h_ref);
+  lua_rawgeti(L, -1, ci + 1);
+  lua_remove(L, -2);
+}
+
+static void ctx_clear(rt_lagent *lg, int ci) {
+  lua_State *L = rt_lua_L(lg->x);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->h_ref);
+  lua_pushnil(L);
+  lua_rawseti(L, -2, ci + 1);
+  lua_pop(L, 1);
+  lg->cos[ci].has_ctx = 0;
+}
+
 static int co_new(rt_lagent *lg, int kind, const char *what) {
   int i;
   for (i = 0; i < lg->n_cos && lg->cos[i].used; i++)
@@ -855,14 +912,14 @@ static int co_new(rt_lagent *lg, int kind, const char *what) {
     lg->n_cos++;
   }
   lg_co *c = &lg->cos[i];
-  memset(c, 0, sizeof *c);
+  memset(c, 0, offsetof(lg_co, what)); /* what: set below (perf: the whole
+                                       ** struct's memset showed) */
   c->used = 1;
   c->kind = kind;
-  c->fn_ref = c->ctx_ref = LUA_NOREF;
+  c->fn_ref = LUA_NOREF;
   c->co.ref = LUA_NOREF;
   c->seq = ++lg->next_seq;
-  size_t n = strlen(what);
-  if (n >= sizeof c->what) n = sizeof c->what - 1;
+  size_t n = strnlen(what, sizeof c->what - 1);
   memcpy(c->what, what, n);
   c->what[n] = 0;
   return i;
@@ -879,7 +936,7 @@ static void co_drop(rt_lagent *lg, int ci) {
   lua_State *L = rt_lua_L(lg->x);
   rt_lua_co_release(lg->x, &c->co);
   if (c->fn_ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, c->fn_ref);
-  if (c->ctx_ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, c->ctx_ref);
+  if (c->has_ctx) ctx_clear(lg, ci);
   c->used = 0;
 }
 
@@ -974,10 +1031,10 @@ static void finish(rt_lagent *lg, int ci, int ok, const char *err, uint32_t resu
   rt_world *w = lg->w;
   uint32_t a = lg->a;
   lg_co c = lg->cos[ci];
-  if (c.kind == LC_FIBER && c.ctx_ref != LUA_NOREF) { /* the handle keeps the outcome */
+  if (c.kind == LC_FIBER && c.has_ctx) { /* the handle keeps the outcome */
     lua_State *L = rt_lua_L(lg->x);
     const char *v = ok ? (result ? sim_trace_str(&w->s->trace, result) : NULL) : err;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, c.ctx_ref);
+    ctx_push(lg, ci);
     if (v) { /* set before _ok: a handle with _ok has ended */
       lua_pushstring(L, v);
       lua_setfield(L, -2, "_value");
@@ -1089,9 +1146,8 @@ static int cmd_run_fiber(rt_lagent *lg, int ci) {
     return run(lg, ci, 0, 1);
   }
   lg->cos[bi].fiber = id;
-  lua_pushvalue(co, -1); /* fn */
+  lua_pushvalue(co, -1); /* fn: it stays below the handle */
   lua_xmove(co, L, 1);
-  lg->cos[bi].fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_createtable(L, 0, 4); /* the handle: {id, name} with the Fiber methods; room for
                                ** the outcome its fiber leaves there (_ok, _value) */
   lua_pushinteger(L, id);
@@ -1100,17 +1156,29 @@ static int cmd_run_fiber(rt_lagent *lg, int ci) {
   lua_setfield(L, -2, "name");
   lua_rawgeti(L, LUA_REGISTRYINDEX, lg->fiber_mt);
   lua_setmetatable(L, -2);
-  lua_pushvalue(L, -1);
-  lg->cos[bi].ctx_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* the handle stays on the stack */
+  ctx_keep(lg, bi); /* the handle stays on the stack */
   if (defer && m->n_pending_resume < RT_MAX_ORPHANS &&
-      RT_MEM_ARRAY(m->pending_resume, RT_MAX_ORPHANS))
+      RT_MEM_ARRAY(m->pending_resume, RT_MAX_ORPHANS)) {
     m->pending_resume[m->n_pending_resume++] = id;
-  else
-    rt__lg_fiber_begin(w, a, id);
-  if (!RT_MEM(w, a) || LG_OF_MEM(RT_MEM(w, a)) != lg) {
-    lua_pop(L, 1);
+    lua_pushvalue(L, -2); /* fn waits in the registry for rt__lg_fiber_begin */
+    lg->cos[bi].fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  } else { /* the body starts now with fn and the handle from the stack (no
+            ** registry round trip: callgrind, a scripted fiber's commonest path) */
+    lua_pushvalue(L, -2);
+    lua_pushvalue(L, -2);
+    lg->depth++; /* a death in the body's slice frees the state below, not in run */
+    drive(lg, bi, run(lg, bi, 1, 1));
+    lg->depth--;
+  }
+  if (lg->dead) { /* the incarnation died: its state goes, untouched */
+    if (lg->depth == 0) lg_free(lg);
     return LG_GONE;
   }
+  if (!RT_MEM(w, a) || LG_OF_MEM(RT_MEM(w, a)) != lg) {
+    lua_pop(L, 2);
+    return LG_GONE;
+  }
+  lua_remove(L, -2); /* fn */
   return run(lg, ci, 0, 1);
 }
 
@@ -1304,17 +1372,17 @@ static void drive(rt_lagent *lg, int ci, int rc) {
     }
     lua_State *co = c->co.L, *L = rt_lua_L(lg->x);
     int n = c->co.nres - 1; /* the command and its arguments, after the token */
-    int ours = n >= 1 && lua_islightuserdata(co, -c->co.nres) &&
-               lua_touserdata(co, -c->co.nres) == (void *)&yield_token;
-    const char *cmd = ours ? lua_tostring(co, -n) : NULL;
+    const void *tok = n >= 1 && lua_islightuserdata(co, -c->co.nres)
+                          ? lua_touserdata(co, -c->co.nres) : NULL;
+    if (tok == (const void *)&run_fiber_token && n == 2) { /* name, fn */
+      rc = cmd_run_fiber(lg, ci);
+      continue;
+    }
+    const char *cmd = tok == (const void *)&yield_token ? lua_tostring(co, -n) : NULL;
     if (cmd && !strcmp(cmd, "work") && n == 2) {
       int64_t d = lua_tointeger(co, -1);
       sim_after(w->s, d, RT_MEM(w, lg->a)->inc.dom, wake, w, ((uint64_t)lg->a << 40) | (uint64_t)c->seq);
       return;
-    }
-    if (cmd && !strcmp(cmd, "runFiber") && n == 3) {
-      rc = cmd_run_fiber(lg, ci);
-      continue;
     }
     if (cmd && !strcmp(cmd, "await") && n == 2) {
       int64_t id = lua_tointeger(co, -1);
@@ -1397,7 +1465,7 @@ void rt__lg_fiber_begin(rt_world *w, uint32_t a, int64_t id) {
     if (!c->used || c->kind != LC_FIBER || c->fiber != id || c->started) continue;
     lua_State *L = rt_lua_L(lg->x);
     lua_rawgeti(L, LUA_REGISTRYINDEX, c->fn_ref);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, c->ctx_ref);
+    ctx_push(lg, ci);
     drive(lg, ci, run(lg, ci, 1, 1));
     return;
   }

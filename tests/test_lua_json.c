@@ -34,7 +34,7 @@ static int l_dec(lua_State *L) {
   return 2;
 }
 
-#define CASES_N 88 /* the checks below: one more or fewer fails */
+#define CASES_N 98 /* the checks below: one more or fewer fails */
 static const char *const CASES =
     "local n = 0\n"
     "local function eq(v, want)\n"
@@ -60,6 +60,24 @@ static const char *const CASES =
     "local many, want = {}, {}\n"
     "for i = 1, 100 do many[('k%03d'):format(i)] = i; want[i] = ('\"k%03d\":%d'):format(i, i) end\n"
     "eq(many, '{' .. table.concat(want, ',') .. '}')\n"
+    "-- flat objects (string keys; string, boolean or safe integer values) take\n"
+    "-- the one-pass path: the same text, the same refusals, in key order\n"
+    "eq({pc = 1}, '{\"pc\":1}')\n"
+    "eq({z = 'q', a = true, m = -3, b = false, ['a\"'] = 'x\\n'},\n"
+    "   '{\"a\":true,\"a\\\\\"\":\"x\\\\n\",\"b\":false,\"m\":-3,\"z\":\"q\"}')\n"
+    "eq({b = 1.5, a = 1}, '{\"a\":1,\"b\":1.5}'); eq({b = {}, a = 1}, '{\"a\":1,\"b\":{}}')\n"
+    "eq({a = 9007199254740992}, '{\"a\":9007199254740992}')\n"
+    "refused({a = 9007199254740993, b = 'x'}, 'beyond 2^53'); refused({a = 1, [3] = 2}, 'mixes')\n"
+    "for _, nk in ipairs({16, 17}) do\n"
+    "  local f, w = {}, {}\n"
+    "  for i = nk, 1, -1 do f[('%02d'):format(i)] = i; w[i] = ('\"%02d\":%d'):format(i, i) end\n"
+    "  eq(f, '{' .. table.concat(w, ',') .. '}')\n"
+    "end\n"
+    "do -- long values out of order: the text is put in order past the buffer's end\n"
+    "  local f, w = {}, {}\n"
+    "  for i = 8, 1, -1 do f['k' .. i] = string.rep(tostring(i), 3000); w[i] = ('\"k%d\":\"%s\"'):format(i, f['k' .. i]) end\n"
+    "  eq(f, '{' .. table.concat(w, ',') .. '}')\n"
+    "end\n"
     "refused({1, a = 2}, 'mixes array items'); refused({[1.5] = 1}, 'not a string')\n"
     "refused({[0] = 1}, 'not a string'); refused({[true] = 1}, 'not a string')\n"
     "refused({a = 1, [2] = 2}, 'mixes'); refused(print, 'a function value')\n"
