@@ -448,6 +448,7 @@ static void chk_observe(void *ctx, const sim_rec *r, uint64_t idx) {
   switch (r->kind) {
     case RT_EV_WRITE:
     case RT_EV_STASH: {
+      c->write_gen++;
       chk_actor *a = chk__actor(c, r->actor);
       if (a) chk_pend_push(c, a, r, idx);
       break;
@@ -467,6 +468,10 @@ static void chk_observe(void *ctx, const sim_rec *r, uint64_t idx) {
       c->has_fault = 1;
       c->last_fault_t = r->t_us;
       c->last_fault_idx = idx;
+      c->write_gen_at_fault = c->write_gen;
+      break;
+    case RT_EV_ALARM_SET:
+      c->alarm_seen = 1;
       break;
     default:
       break;

@@ -188,6 +188,9 @@ struct chk_set {
   int has_fault;
   int64_t last_fault_t;
   uint64_t last_fault_idx;
+  uint64_t write_gen;               /* RT_EV_WRITE and RT_EV_STASH records so far */
+  uint64_t write_gen_at_fault;      /* write_gen at the last fault record */
+  int alarm_seen;                   /* an RT_EV_ALARM_SET record was seen */
   int finished;
   int oom;                          /* an allocation failed: results partial */
   chk_violation_fn on_violation;
