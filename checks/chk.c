@@ -196,7 +196,8 @@ static void chk_actor_init(chk_actor *a) {
   a->snap_first_idx = a->rec_begin_idx = a->onstart_idx = CHK_NO_INDEX;
 }
 
-chk_actor *chk__actor(chk_set *c, uint32_t actor) {
+/* chk__actor's growth path (chk_internal.h): actor >= c->n_actors. */
+chk_actor *chk__actor_grow(chk_set *c, uint32_t actor) {
   if (actor == RT_NO_ACTOR || actor >= CHK_MAX_ACTORS) return NULL;
   if (actor >= c->n_actors) {
     uint32_t nc = c->n_actors ? c->n_actors : 4;

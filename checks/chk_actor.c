@@ -60,7 +60,14 @@ typedef struct ca_state {
 
 /* Actor a's entry, grown on demand; NULL for RT_NO_ACTOR, huge indices or
 ** OOM. Pointers stay valid until the next call. */
-static ca_actor *ca_get(chk_set *c, ca_state *s, uint32_t actor) {
+static ca_actor *ca_grow(chk_set *c, ca_state *s, uint32_t actor);
+
+static inline ca_actor *ca_get(chk_set *c, ca_state *s, uint32_t actor) {
+  return actor < s->n ? &s->v[actor] : ca_grow(c, s, actor);
+}
+
+/* ca_get's growth path: actor >= s->n. */
+static ca_actor *ca_grow(chk_set *c, ca_state *s, uint32_t actor) {
   if (actor == RT_NO_ACTOR || actor >= CA_MAX_ACTORS) return NULL;
   if (actor >= s->n) {
     uint32_t nc = s->n ? s->n : 4;

@@ -212,7 +212,12 @@ struct chk_set {
 
 /* The actor's state, grown on demand; NULL for RT_NO_ACTOR, huge indices or
 ** OOM. */
-chk_actor *chk__actor(chk_set *c, uint32_t actor);
+chk_actor *chk__actor_grow(chk_set *c, uint32_t actor);
+static inline chk_actor *chk__actor(chk_set *c, uint32_t actor) {
+  /* inline: called on most records, and the growth path's register saves
+  ** were most of its cost (issue #18) */
+  return actor < c->n_actors ? &c->actors[actor] : chk__actor_grow(c, actor);
+}
 
 /* The fiber / run of (actor, id), created when create is 1 (NULL on OOM or
 ** when absent and create is 0). Pointers stay valid until the next create. */
