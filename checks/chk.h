@@ -62,10 +62,14 @@ typedef struct chk_violation {
 ** sim_request_stop() at the first one). The pointer is valid only during
 ** the call. */
 typedef void (*chk_violation_fn)(void *ctx, const chk_violation *v);
-/* What a wedge tells the certainty callback (if_quiet >= 1). */
+/* What a wedge tells the certainty callback (if_quiet >= 1), and what the
+** callback may answer besides its return. */
 typedef struct chk_wedge_info {
   uint32_t actor;          /* the wedged actor */
   int64_t last_fault_t;    /* the last fault record so far; -1: none */
+  int64_t not_before;      /* out: the callback would refuse any wedge before
+                              this time (0: no such time); the checker does
+                              not ask again before it */
 } chk_wedge_info;
 
 /* if_quiet = 1: certain only if no fault record comes after the current
@@ -77,7 +81,7 @@ typedef struct chk_wedge_info {
 ** process or evicts wi->actor (docs/swarm.md, "The steady wedge").
 ** if_quiet = 0: certain in any case (the return is ignored; wi NULL). */
 typedef int (*chk_certain_fn)(void *ctx, chk_invariant inv, int if_quiet,
-                              const chk_wedge_info *wi);
+                              chk_wedge_info *wi);
 
 typedef struct chk_params {
   int wedge_k;                  /* K consecutive gate resets/startup failures (default 3) */

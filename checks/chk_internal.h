@@ -191,6 +191,8 @@ struct chk_set {
   uint64_t write_gen;               /* RT_EV_WRITE and RT_EV_STASH records so far */
   uint64_t write_gen_at_fault;      /* write_gen at the last fault record */
   int alarm_seen;                   /* an RT_EV_ALARM_SET record was seen */
+  int64_t wedge_not_before;         /* chk_wedge_info.not_before: no wedge is
+                                       offered to on_certain before this */
   int finished;
   int oom;                          /* an allocation failed: results partial */
   chk_violation_fn on_violation;

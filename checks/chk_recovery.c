@@ -233,7 +233,9 @@ static int chk_awake_after(const chk_actor *a, int64_t x, int64_t *w_t,
 void chk__note_wedge(chk_set *c, uint32_t actor, int64_t streak_t0, int64_t now_us) {
   uint32_t bit = 1u << CHK_RECOVERY_FINISHES;
   chk_actor *a = chk__actor(c, actor);
-  if (!a || !c->on_certain || !(c->p.enabled_mask & bit) || (c->certain_sent & bit)) return;
+  if (!a || !c->on_certain || !(c->p.enabled_mask & bit) || (c->certain_sent & bit) ||
+      now_us < c->wedge_not_before)
+    return;
   for (size_t k = 0; k < a->n_watch; k++) {
     const chk_stale *st = chk_stale_of(c, &a->watch[k]);
     if (!st->stale || st->resolved || st->reported) continue;
@@ -247,10 +249,12 @@ void chk__note_wedge(chk_set *c, uint32_t actor, int64_t streak_t0, int64_t now_
     /* steady: nothing durable changed since the last fault, and no alarm
     ** (a stored time) can wake anything: docs/swarm.md, "The steady wedge" */
     int steady = c->write_gen == c->write_gen_at_fault && !c->alarm_seen;
-    chk_wedge_info wi = {actor, c->has_fault ? c->last_fault_t : -1};
+    chk_wedge_info wi = {actor, c->has_fault ? c->last_fault_t : -1, 0};
     if (c->on_certain(c->on_certain_ctx, CHK_RECOVERY_FINISHES, steady ? 2 : 1, &wi)) {
       c->certain_sent |= bit;
       c->stale_due = INT64_MAX;
+    } else if (wi.not_before > c->wedge_not_before) {
+      c->wedge_not_before = wi.not_before;
     }
     return;
   }

@@ -336,12 +336,17 @@ static int steady_certain(const decide_ctx *d, const chk_wedge_info *wi) {
   return 0;
 }
 
-static int decide_on_certain(void *ctx, chk_invariant inv, int if_quiet, const chk_wedge_info *wi) {
+static int decide_on_certain(void *ctx, chk_invariant inv, int if_quiet, chk_wedge_info *wi) {
   decide_ctx *d = ctx;
   if (if_quiet && (d->s->now_us <= d->quiet_after ||
                    (d->after_write && rt_write_count(d->w) < d->after_write)) &&
-      !(if_quiet == 2 && wi && steady_certain(d, wi)))
+      !(if_quiet == 2 && wi && steady_certain(d, wi))) {
+    /* neither rule accepts while a fault that is not a kill, an eviction
+    ** or inert is still to come (the quiet rule waits even longer) */
+    if (wi) wi->not_before = d->sp.ok ? d->sp.other_t + 1
+                             : d->quiet_after < INT64_MAX ? d->quiet_after + 1 : INT64_MAX;
     return 0; /* a fault may still come */
+  }
   d->certain |= scn_inv_bit(d->sc, (int)inv);
   decide_check(d);
   return 1;
