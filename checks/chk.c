@@ -672,6 +672,12 @@ int chk__last_fault(const chk_set *c, int64_t *t_us, uint64_t *idx) {
   return c->has_fault;
 }
 
+int chk_actor_asleep_since(const chk_set *c, uint32_t actor, int64_t t_us) {
+  if (actor >= c->n_actors) return 1; /* no record named it */
+  const chk_actor *a = &c->actors[actor];
+  return !a->alive && (a->n_lives == 0 || a->lives[a->n_lives - 1].death_t <= t_us);
+}
+
 uint32_t chk__actor_life(chk_set *c, uint32_t actor) {
   chk_actor *a = chk__actor(c, actor);
   return a ? a->life : 0;

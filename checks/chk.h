@@ -143,6 +143,12 @@ void chk_on_certain(chk_set *c, chk_certain_fn fn, void *ctx);
 /* 1 if an allocation failed while observing: the results are partial. */
 int chk_incomplete(const chk_set *c);
 
+/* 1 if `actor` has not been awake at any moment from t_us on, as far as the
+** records so far show: it never woke, or its last life ended at or before
+** t_us. For the steady wedge (docs/swarm.md): an actor the wedge's cycle
+** does not wake. */
+int chk_actor_asleep_since(const chk_set *c, uint32_t actor, int64_t t_us);
+
 /* The liveness checks among `mask` (bits per chk_invariant: no_wedge,
 ** recovery_finishes, keepalive_holds, chat_no_lost_user_message) that a
 ** run ending at end_us could not judge, because the run ends less than

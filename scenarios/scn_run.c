@@ -278,6 +278,7 @@ typedef struct decide_ctx {
   uint64_t after_write; /* a crash/restart right after this write (0: none) */
   const scn_scenario *sc; /* whose masks (scn_inv_bit) */
   steady_plan sp;
+  const chk_set *checks;  /* who was awake since the last fault */
 } decide_ctx;
 
 static void decide_check(decide_ctx *d) {
@@ -303,8 +304,10 @@ static int request_in(const scn_work *wk, int64_t until, int64_t after, int64_t 
 
 /* The steady wedge of actor wi->actor (if_quiet 2) is certain: every fault
 ** still to come only restarts the whole process, evicts that actor (a
-** wake after it replays the startup the wedge already failed) or acts on
-** commits and alarms only (a steady wedge has neither); when a restart can
+** wake after it replays the startup the wedge already failed) or one that
+** has not been awake since the last fault (the cycle never wakes it: the
+** eviction finds it dead), or acts on commits and alarms only (a steady
+** wedge has neither); when a restart can
 ** still come, the last fault so far was one, so the wedge was seen to
 ** follow one; and a request wakes the actor after the last of them with
 ** recovery_bound left, so the end-of-run judgement, which counts from the
@@ -313,8 +316,11 @@ static int steady_certain(const decide_ctx *d, const chk_wedge_info *wi) {
   const steady_plan *p = &d->sp;
   int64_t now = d->s->now_us, other = p->other_t, last = max64(p->kill_t, p->inert_t);
   if (!p->ok) return 0;
-  if (p->evict_t >= 0 && p->evict_actor == wi->actor) last = max64(last, p->evict_t);
-  else other = max64(other, p->evict_t);
+  if (p->evict_t >= 0 && (p->evict_actor == wi->actor ||
+                          chk_actor_asleep_since(d->checks, p->evict_actor, wi->last_fault_t)))
+    last = max64(last, p->evict_t); /* A's own, or of an actor the cycle never wakes */
+  else
+    other = max64(other, p->evict_t);
   if (other >= now) return 0; /* a fault that may change the wake is still to come */
   if (p->kill_t >= now) {     /* the wedge must have been seen after a restart */
     if (wi->last_fault_t < 0 || other == wi->last_fault_t) return 0;
@@ -515,7 +521,7 @@ static int run_once(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy 
   /* with facts to judge, only a failed "hold" decides early: facts need the whole run */
   decide_ctx dc = {.s = res->s, .hold = o->check_mask ? o->check_mask : cs->hold_mask,
                    .violate = o->check_mask || chk_facts_count(res->facts) ? 0 : cs->violate_mask,
-                   .w = w, .sc = sc};
+                   .w = w, .sc = sc, .checks = res->checks};
   if (o->stop_when_decided) {
     dc.quiet_after = quiet_after(sc, seed, o);
     steady_plan_of(sc, seed, o, &dc.sp);
