@@ -196,7 +196,8 @@ static void chk_actor_init(chk_actor *a) {
   a->snap_first_idx = a->rec_begin_idx = a->onstart_idx = CHK_NO_INDEX;
 }
 
-chk_actor *chk__actor(chk_set *c, uint32_t actor) {
+/* chk__actor's growth path (chk_internal.h): actor >= c->n_actors. */
+chk_actor *chk__actor_grow(chk_set *c, uint32_t actor) {
   if (actor == RT_NO_ACTOR || actor >= CHK_MAX_ACTORS) return NULL;
   if (actor >= c->n_actors) {
     uint32_t nc = c->n_actors ? c->n_actors : 4;
@@ -448,6 +449,7 @@ static void chk_observe(void *ctx, const sim_rec *r, uint64_t idx) {
   switch (r->kind) {
     case RT_EV_WRITE:
     case RT_EV_STASH: {
+      c->write_gen++;
       chk_actor *a = chk__actor(c, r->actor);
       if (a) chk_pend_push(c, a, r, idx);
       break;
@@ -467,6 +469,10 @@ static void chk_observe(void *ctx, const sim_rec *r, uint64_t idx) {
       c->has_fault = 1;
       c->last_fault_t = r->t_us;
       c->last_fault_idx = idx;
+      c->write_gen_at_fault = c->write_gen;
+      break;
+    case RT_EV_ALARM_SET:
+      c->alarm_seen = 1;
       break;
     default:
       break;
@@ -664,6 +670,12 @@ int chk__last_fault(const chk_set *c, int64_t *t_us, uint64_t *idx) {
   if (t_us) *t_us = c->last_fault_t;
   if (idx) *idx = c->last_fault_idx;
   return c->has_fault;
+}
+
+int chk_actor_asleep_since(const chk_set *c, uint32_t actor, int64_t t_us) {
+  if (actor >= c->n_actors) return 1; /* no record named it */
+  const chk_actor *a = &c->actors[actor];
+  return !a->alive && (a->n_lives == 0 || a->lives[a->n_lives - 1].death_t <= t_us);
 }
 
 uint32_t chk__actor_life(chk_set *c, uint32_t actor) {

@@ -62,10 +62,26 @@ typedef struct chk_violation {
 ** sim_request_stop() at the first one). The pointer is valid only during
 ** the call. */
 typedef void (*chk_violation_fn)(void *ctx, const chk_violation *v);
+/* What a wedge tells the certainty callback (if_quiet >= 1), and what the
+** callback may answer besides its return. */
+typedef struct chk_wedge_info {
+  uint32_t actor;          /* the wedged actor */
+  int64_t last_fault_t;    /* the last fault record so far; -1: none */
+  int64_t not_before;      /* out: the callback would refuse any wedge before
+                              this time (0: no such time); the checker does
+                              not ask again before it */
+} chk_wedge_info;
+
 /* if_quiet = 1: certain only if no fault record comes after the current
 ** one (the caller knows the fault plan); return 1 to accept, 0 to be asked
-** again later. if_quiet = 0: certain in any case (the return is ignored). */
-typedef int (*chk_certain_fn)(void *ctx, chk_invariant inv, int if_quiet);
+** again later. if_quiet = 2: as 1, and the wedge is steady: no durable
+** write (RT_EV_WRITE, RT_EV_STASH) anywhere in the world since the last
+** fault (or the start) and no alarm ever set in the run; the caller may
+** then also accept when every fault still to come only restarts the
+** process or evicts wi->actor (docs/swarm.md, "The steady wedge").
+** if_quiet = 0: certain in any case (the return is ignored; wi NULL). */
+typedef int (*chk_certain_fn)(void *ctx, chk_invariant inv, int if_quiet,
+                              chk_wedge_info *wi);
 
 typedef struct chk_params {
   int wedge_k;                  /* K consecutive gate resets/startup failures (default 3) */
@@ -119,12 +135,19 @@ void chk_on_violation(chk_set *c, chk_violation_fn fn, void *ctx);
 **     went stale, and has been awake since then for recovery_bound_us: if
 **     no fault comes later, the end of the run reports the work unless it
 **     is resolved, which the wedge shows it is not.
+**   if_quiet 2: the same wedge, steady (see chk_certain_fn).
 ** The violation itself is still recorded by the event that reports it, or
 ** by chk_finish. */
 void chk_on_certain(chk_set *c, chk_certain_fn fn, void *ctx);
 
 /* 1 if an allocation failed while observing: the results are partial. */
 int chk_incomplete(const chk_set *c);
+
+/* 1 if `actor` has not been awake at any moment from t_us on, as far as the
+** records so far show: it never woke, or its last life ended at or before
+** t_us. For the steady wedge (docs/swarm.md): an actor the wedge's cycle
+** does not wake. */
+int chk_actor_asleep_since(const chk_set *c, uint32_t actor, int64_t t_us);
 
 /* The liveness checks among `mask` (bits per chk_invariant: no_wedge,
 ** recovery_finishes, keepalive_holds, chat_no_lost_user_message) that a

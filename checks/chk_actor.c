@@ -30,6 +30,8 @@ typedef struct ca_actor {
   int64_t streak_t0;                   /* time of the first one */
   int streak_gate, streak_startup;     /* how many of each kind */
   int streak_reported;
+  int fault_streak;                    /* failures of the streak since the last fault */
+  int64_t fault_streak_t0;             /* time of the first of them */
   uint32_t attempt, counted_attempt;   /* one failure per startup attempt */
   /* no_wedge liveness: first request after the last fault */
   int arrived;
@@ -58,7 +60,14 @@ typedef struct ca_state {
 
 /* Actor a's entry, grown on demand; NULL for RT_NO_ACTOR, huge indices or
 ** OOM. Pointers stay valid until the next call. */
-static ca_actor *ca_get(chk_set *c, ca_state *s, uint32_t actor) {
+static ca_actor *ca_grow(chk_set *c, ca_state *s, uint32_t actor);
+
+static inline ca_actor *ca_get(chk_set *c, ca_state *s, uint32_t actor) {
+  return actor < s->n ? &s->v[actor] : ca_grow(c, s, actor);
+}
+
+/* ca_get's growth path: actor >= s->n. */
+static ca_actor *ca_grow(chk_set *c, ca_state *s, uint32_t actor) {
   if (actor == RT_NO_ACTOR || actor >= CA_MAX_ACTORS) return NULL;
   if (actor >= s->n) {
     uint32_t nc = s->n ? s->n : 4;
@@ -86,6 +95,7 @@ static void actor_progress(chk_set *c, void *st, uint32_t actor) {
   ca_actor *a = ca_get(c, st, actor);
   if (!a) return;
   a->streak = 0;
+  a->fault_streak = 0;
   a->streak_reported = 0;
   a->streak_gate = a->streak_startup = 0;
 }
@@ -99,7 +109,9 @@ static void chk_wedge_failure(chk_set *c, ca_actor *a, const sim_rec *r,
   a->streak++;
   if (r->kind == RT_EV_GATE_TIMEOUT) a->streak_gate++;
   else a->streak_startup++;
-  if (a->streak >= chk__params(c)->wedge_k) chk__note_wedge(c, r->actor, a->streak_t0, r->t_us);
+  if (a->fault_streak++ == 0) a->fault_streak_t0 = r->t_us;
+  if (a->fault_streak >= chk__params(c)->wedge_k)
+    chk__note_wedge(c, r->actor, a->fault_streak_t0, r->t_us);
   if (a->streak < chk__params(c)->wedge_k || a->streak_reported) return;
   a->streak_reported = 1;
   uint64_t chain[CHK_MAX_CHAIN];
@@ -121,6 +133,7 @@ static void chk_serve_reset(ca_state *s) {
   for (uint32_t i = 0; i < s->n; i++) {
     s->v[i].arrived = 0;
     s->v[i].served = 0;
+    s->v[i].fault_streak = 0; /* the wedge's certainty counts from the last fault */
   }
 }
 

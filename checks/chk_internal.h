@@ -188,6 +188,11 @@ struct chk_set {
   int has_fault;
   int64_t last_fault_t;
   uint64_t last_fault_idx;
+  uint64_t write_gen;               /* RT_EV_WRITE and RT_EV_STASH records so far */
+  uint64_t write_gen_at_fault;      /* write_gen at the last fault record */
+  int alarm_seen;                   /* an RT_EV_ALARM_SET record was seen */
+  int64_t wedge_not_before;         /* chk_wedge_info.not_before: no wedge is
+                                       offered to on_certain before this */
   int finished;
   int oom;                          /* an allocation failed: results partial */
   chk_violation_fn on_violation;
@@ -209,7 +214,12 @@ struct chk_set {
 
 /* The actor's state, grown on demand; NULL for RT_NO_ACTOR, huge indices or
 ** OOM. */
-chk_actor *chk__actor(chk_set *c, uint32_t actor);
+chk_actor *chk__actor_grow(chk_set *c, uint32_t actor);
+static inline chk_actor *chk__actor(chk_set *c, uint32_t actor) {
+  /* inline: called on most records, and the growth path's register saves
+  ** were most of its cost (issue #18) */
+  return actor < c->n_actors ? &c->actors[actor] : chk__actor_grow(c, actor);
+}
 
 /* The fiber / run of (actor, id), created when create is 1 (NULL on OOM or
 ** when absent and create is 0). Pointers stay valid until the next create. */

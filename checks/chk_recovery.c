@@ -202,7 +202,7 @@ void chk__stale_certain(chk_set *c, int64_t now_us) {
       if (now_us - st->win_t > bound) {
         c->stale_due = INT64_MAX; /* once is enough */
         c->certain_sent |= bit;
-        c->on_certain(c->on_certain_ctx, CHK_RECOVERY_FINISHES, 0);
+        c->on_certain(c->on_certain_ctx, CHK_RECOVERY_FINISHES, 0, NULL);
         return;
       }
       if (bound < due - st->win_t) due = st->win_t + bound;
@@ -215,20 +215,27 @@ void chk__stale_certain(chk_set *c, int64_t now_us) {
 ** wake that began that life; 0 if none. */
 static int chk_awake_after(const chk_actor *a, int64_t x, int64_t *w_t,
                            uint64_t *w_idx) {
-  for (size_t l = 0; l < a->n_lives; l++) {
-    const chk_life *lf = &a->lives[l];
-    if (lf->death_t <= x) continue;
-    *w_t = lf->wake_t > x ? lf->wake_t : x;
-    *w_idx = lf->wake_idx;
-    return 1;
+  /* lives are appended in time order and never overlap, so their death
+  ** times ascend: a binary search (a wedge asks on every failed startup) */
+  size_t lo = 0, hi = a->n_lives;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (a->lives[mid].death_t <= x) lo = mid + 1;
+    else hi = mid;
   }
-  return 0;
+  if (lo == a->n_lives) return 0;
+  const chk_life *lf = &a->lives[lo];
+  *w_t = lf->wake_t > x ? lf->wake_t : x;
+  *w_idx = lf->wake_idx;
+  return 1;
 }
 
 void chk__note_wedge(chk_set *c, uint32_t actor, int64_t streak_t0, int64_t now_us) {
   uint32_t bit = 1u << CHK_RECOVERY_FINISHES;
   chk_actor *a = chk__actor(c, actor);
-  if (!a || !c->on_certain || !(c->p.enabled_mask & bit) || (c->certain_sent & bit)) return;
+  if (!a || !c->on_certain || !(c->p.enabled_mask & bit) || (c->certain_sent & bit) ||
+      now_us < c->wedge_not_before)
+    return;
   for (size_t k = 0; k < a->n_watch; k++) {
     const chk_stale *st = chk_stale_of(c, &a->watch[k]);
     if (!st->stale || st->resolved || st->reported) continue;
@@ -239,9 +246,15 @@ void chk__note_wedge(chk_set *c, uint32_t actor, int64_t streak_t0, int64_t now_
     if (streak_t0 <= x || !chk_awake_after(a, x, &w_t, &w_idx) ||
         now_us - w_t < c->p.recovery_bound_us)
       continue;
-    if (c->on_certain(c->on_certain_ctx, CHK_RECOVERY_FINISHES, 1)) {
+    /* steady: nothing durable changed since the last fault, and no alarm
+    ** (a stored time) can wake anything: docs/swarm.md, "The steady wedge" */
+    int steady = c->write_gen == c->write_gen_at_fault && !c->alarm_seen;
+    chk_wedge_info wi = {actor, c->has_fault ? c->last_fault_t : -1, 0};
+    if (c->on_certain(c->on_certain_ctx, CHK_RECOVERY_FINISHES, steady ? 2 : 1, &wi)) {
       c->certain_sent |= bit;
       c->stale_due = INT64_MAX;
+    } else if (wi.not_before > c->wedge_not_before) {
+      c->wedge_not_before = wi.not_before;
     }
     return;
   }

@@ -137,8 +137,9 @@ uint32_t chk__actor_life(chk_set *c, uint32_t actor);
 uint64_t chk__actor_last_death(chk_set *c, uint32_t actor);
 
 /* The actor checker says that the actor failed wedge_k or more startups
-** in a row with no durable progress, the first at streak_t0: the wedge way
-** of chk_on_certain (if_quiet 1; chk_recovery.c). */
+** in a row with no durable progress since the last fault, the first of
+** those at streak_t0: the wedge way of chk_on_certain (if_quiet 1 or 2;
+** chk_recovery.c). */
 void chk__note_wedge(chk_set *c, uint32_t actor, int64_t streak_t0, int64_t now_us);
 
 /* Fibers running in the actor's current life (counted by the fiber

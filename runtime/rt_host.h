@@ -197,6 +197,7 @@ struct rt_actor_class {
 };
 
 #define RT_FATAL_MAX 2048
+#define RT_SPARE_INCS 4
 
 struct rt_world {
   sim *s;
@@ -226,6 +227,10 @@ struct rt_world {
   int cap_scripts;
   char fatal[RT_FATAL_MAX];  /* the first error that ends the run ("" none) */
   char case_label[64];       /* revenant.case of scripts */
+  rt_inc *spare[RT_SPARE_INCS]; /* dead incarnations' blocks (of cls), kept
+                               for the next wakes with their message arrays
+                               (rt__wake; issue #18: a wedge wakes ~60,000 times) */
+  int n_spare;
 };
 
 /* Marks that the runtime reached probe p (an rt_probe) on actor a: counts

@@ -19,6 +19,22 @@
 
 #include "runtime/rt_host.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define RT_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define RT_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#include <sanitizer/asan_interface.h>
+#define RT_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define RT_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#endif
+#endif
+#ifndef RT_POISON
+#define RT_POISON(p, n) ((void)(p), (void)(n))
+#define RT_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 /* One simulation is one thread (DESIGN.md rule 1), so SQLite's mutexes
 ** and memory statistics are pure cost. Must run before SQLite starts; a
 ** later call is refused by SQLite, harmlessly. */
@@ -53,6 +69,40 @@ static void mem_free(rt_world *w, rt_inc *m) {
   free(m);
 }
 
+/* A dead incarnation of actor class cls: its class part is released and
+** the block, with its message arrays, waits in w->spare for a later wake
+** (poisoned under AddressSanitizer, so a use after death is still caught);
+** freed when the spares are full. */
+static void mem_retire(rt_world *w, const rt_actor_class *cls, rt_inc *m) {
+  if (!m) return;
+  if (cls != w->cls || w->n_spare == RT_SPARE_INCS) {
+    mem_free(w, m);
+    return;
+  }
+  w->cls->mem_free(w, m);
+  RT_POISON(m, cls->mem_size);
+  w->spare[w->n_spare++] = m;
+}
+
+/* A zeroed incarnation block of class cls: a spare one (its message arrays
+** kept, emptied) or a new one; NULL on OOM. */
+static rt_inc *mem_new(rt_world *w, const rt_actor_class *cls) {
+  if (cls != w->cls || w->n_spare == 0) return calloc(1, cls->mem_size);
+  rt_inc *m = w->spare[--w->n_spare];
+  RT_UNPOISON(m, cls->mem_size);
+  rt_msg *waiters = m->waiters, *serving = m->serving;
+  rt_call *calls = m->calls;
+  int cw = m->cap_waiters, cs = m->cap_serving, cc = m->cap_calls;
+  memset(m, 0, cls->mem_size);
+  m->waiters = waiters;
+  m->cap_waiters = cw;
+  m->serving = serving;
+  m->cap_serving = cs;
+  m->calls = calls;
+  m->cap_calls = cc;
+  return m;
+}
+
 void rt_world_free(rt_world *w) {
   if (!w) return;
   for (uint32_t i = 0; i < w->n_actors; i++) {
@@ -61,6 +111,14 @@ void rt_world_free(rt_world *w) {
     rt__db_close(&ac->store);
     rt__scan_free(ac);
     mem_free(w, ac->mem);
+  }
+  while (w->n_spare > 0) { /* their class part is released already */
+    rt_inc *m = w->spare[--w->n_spare];
+    RT_UNPOISON(m, w->cls->mem_size);
+    free(m->waiters);
+    free(m->serving);
+    free(m->calls);
+    free(m);
   }
   w->cls->world_free(w);
   free(w->actors);
@@ -189,7 +247,7 @@ static void idle_arm(rt_world *w, uint32_t a, int64_t at) {
 rt_inc *rt__wake(rt_world *w, uint32_t a, rt_entry entry) {
   rt_actor *ac = &w->actors[a];
   if (ac->mem) return ac->mem;
-  rt_inc *m = calloc(1, ac->cls->mem_size);
+  rt_inc *m = mem_new(w, ac->cls);
   if (!m) return NULL;
   m->dom = sim_domain_new(w->s);
   m->incarnation = ++ac->next_incarnation;
@@ -258,7 +316,7 @@ void rt_kill_actor(rt_world *w, uint32_t a, rt_death_cause cause) {
   if (m->alarm_active) RT_PROBE(w, a, RT_PROBE_ALARM_CUT);
   if (m->alarm_active) rt__alarm_failed(w, a, &m->current_alarm);
   if (cause == RT_DEATH_IDLE) rt__db_park(w, &ac->store);
-  mem_free(w, m);
+  mem_retire(w, ac->cls, m);
 }
 
 void rt_kill_all(rt_world *w, rt_death_cause cause) {

@@ -256,6 +256,20 @@ void scn__judge(const scn_scenario *sc, int ci, const scn_run_opts *o, scn_resul
 ** must hold. A certain one only completes the expected set: for a "hold"
 ** invariant the first violation found, which names the signature, could
 ** still be a later safety one. */
+/* The fault plan as the steady-wedge rule reads it (docs/swarm.md, "The
+** steady wedge"): the last planned arrival of each class of fault. Times
+** are -1 when there is none. */
+typedef struct steady_plan {
+  int ok;               /* 0: the rule does not apply to this run */
+  int64_t other_t;      /* a fault that may change what a wake does */
+  int64_t kill_t;       /* a whole-process restart or crash, no down time */
+  int64_t evict_t;      /* an eviction of evict_actor */
+  int64_t inert_t;      /* a fault that acts only on commits or alarms */
+  uint32_t evict_actor; /* the one actor every eviction names */
+  const int64_t *kills; /* the kills' arrivals, sorted */
+  int n_kills;
+} steady_plan;
+
 typedef struct decide_ctx {
   sim *s;
   uint32_t hold, violate, seen, certain;
@@ -263,6 +277,8 @@ typedef struct decide_ctx {
   const rt_world *w;
   uint64_t after_write; /* a crash/restart right after this write (0: none) */
   const scn_scenario *sc; /* whose masks (scn_inv_bit) */
+  steady_plan sp;
+  const chk_set *checks;  /* who was awake since the last fault */
 } decide_ctx;
 
 static void decide_check(decide_ctx *d) {
@@ -277,11 +293,66 @@ static void decide_on_violation(void *ctx, const chk_violation *v) {
   decide_check(d);
 }
 
-static int decide_on_certain(void *ctx, chk_invariant inv, int if_quiet) {
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* 1 if some arrival of the repeating request item wk falls in (after, by]. */
+static int request_in(const scn_work *wk, int64_t until, int64_t after, int64_t by) {
+  int64_t r = wk->at_us;
+  if (r <= after) r += ((after - r) / wk->every_us + 1) * wk->every_us;
+  return r <= by && r <= until;
+}
+
+/* The steady wedge of actor wi->actor (if_quiet 2) is certain: every fault
+** still to come only restarts the whole process, evicts that actor (a
+** wake after it replays the startup the wedge already failed) or one that
+** has not been awake since the last fault (the cycle never wakes it: the
+** eviction finds it dead), or acts on commits and alarms only (a steady
+** wedge has neither); when a restart can
+** still come, the last fault so far was one, so the wedge was seen to
+** follow one; and a request wakes the actor after the last of them with
+** recovery_bound left, so the end-of-run judgement, which counts from the
+** last fault, still reports the work. docs/swarm.md, "The steady wedge". */
+static int steady_certain(const decide_ctx *d, const chk_wedge_info *wi) {
+  const steady_plan *p = &d->sp;
+  int64_t now = d->s->now_us, other = p->other_t, last = max64(p->kill_t, p->inert_t);
+  if (!p->ok) return 0;
+  if (p->evict_t >= 0 && (p->evict_actor == wi->actor ||
+                          chk_actor_asleep_since(d->checks, p->evict_actor, wi->last_fault_t)))
+    last = max64(last, p->evict_t); /* A's own, or of an actor the cycle never wakes */
+  else
+    other = max64(other, p->evict_t);
+  if (other >= now) return 0; /* a fault that may change the wake is still to come */
+  if (p->kill_t >= now) {     /* the wedge must have been seen after a restart */
+    if (wi->last_fault_t < 0 || other == wi->last_fault_t) return 0;
+    int lo = 0, hi = p->n_kills;
+    while (lo < hi) {
+      int mid = (lo + hi) / 2;
+      if (p->kills[mid] < wi->last_fault_t) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo == p->n_kills || p->kills[lo] != wi->last_fault_t) return 0;
+  }
+  if (last < now) return 1; /* none to come: the quiet rule's case */
+  int64_t by = d->sc->duration_us - d->sc->params.recovery_bound_us;
+  for (int i = 0; i < d->sc->n_work; i++) {
+    const scn_work *wk = &d->sc->work[i];
+    if (wk->kind != SCN_W_REQUEST || wk->actor != wi->actor || wk->every_us <= 0) continue;
+    if (request_in(wk, wk->until_us > 0 ? wk->until_us : d->sc->duration_us, last, by)) return 1;
+  }
+  return 0;
+}
+
+static int decide_on_certain(void *ctx, chk_invariant inv, int if_quiet, chk_wedge_info *wi) {
   decide_ctx *d = ctx;
   if (if_quiet && (d->s->now_us <= d->quiet_after ||
-                   (d->after_write && rt_write_count(d->w) < d->after_write)))
+                   (d->after_write && rt_write_count(d->w) < d->after_write)) &&
+      !(if_quiet == 2 && wi && steady_certain(d, wi))) {
+    /* neither rule accepts while a fault that is not a kill, an eviction
+    ** or inert is still to come (the quiet rule waits even longer) */
+    if (wi) wi->not_before = d->sp.ok ? d->sp.other_t + 1
+                             : d->quiet_after < INT64_MAX ? d->quiet_after + 1 : INT64_MAX;
     return 0; /* a fault may still come */
+  }
   d->certain |= scn_inv_bit(d->sc, (int)inv);
   decide_check(d);
   return 1;
@@ -305,6 +376,65 @@ static int64_t quiet_after(const scn_scenario *sc, uint64_t seed, const scn_run_
     if (n && times[n - 1] > last) last = times[n - 1];
   }
   return last;
+}
+
+static int cmp_time(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Fills the steady plan of a run with `seed` (steady_plan). The arrays
+** are process state, like quiet_after's: one run at a time. */
+static void steady_plan_of(const scn_scenario *sc, uint64_t seed, const scn_run_opts *o,
+                           steady_plan *p) {
+  enum { CAP = 4096 };
+  static int64_t times[CAP], kills[2 * CAP];
+  int64_t rpc_last = -1;
+  int rpc_drops = 0, rpc_tie = 0;
+  memset(p, 0, sizeof *p);
+  p->other_t = p->kill_t = p->evict_t = p->inert_t = -1;
+  p->evict_actor = RT_NO_ACTOR;
+  p->kills = kills;
+  p->ok = !o->without_faults && !o->crash_after_write;
+  for (int k = 1; p->ok && k < FLT_KIND_COUNT; k++) {
+    int any = 0, benign = 1;
+    uint32_t target = RT_NO_ACTOR;
+    for (int i = 0; i < sc->n_faults; i++) {
+      const scn_fault *f = &sc->faults[i];
+      if ((int)f->kind != k || f->after_write) continue; /* after_write: fires on a write only */
+      if (any && f->actor != target) benign = 0;
+      any = 1;
+      target = f->actor;
+      if ((k == FLT_RESTART || k == FLT_CRASH) && f->delay_us) benign = 0; /* down time */
+      if (k == FLT_RPC_DROP || k == FLT_RPC_DELAY) {
+        if (f->at_us < 0) p->ok = 0; /* rated: when drops are on is not known */
+        if (f->at_us == rpc_last) rpc_tie = 1;
+        if (f->at_us > rpc_last) {
+          rpc_last = f->at_us;
+          rpc_drops = k == FLT_RPC_DROP && f->ppm > 0;
+          rpc_tie = 0;
+        }
+      }
+    }
+    if (!any) continue;
+    int n = flt_times(seed, sc->faults, sc->n_faults, sc->duration_us, (flt_kind)k, times, CAP);
+    if (n >= CAP || k == FLT_SIGKILL) p->ok = 0;
+    int64_t t = n ? times[n - 1] : -1;
+    if ((k == FLT_RESTART || k == FLT_CRASH) && benign) {
+      p->kill_t = max64(p->kill_t, t);
+      memcpy(kills + p->n_kills, times, (size_t)n * sizeof *times);
+      p->n_kills += n;
+    } else if (k == FLT_EVICT && benign && target != RT_NO_ACTOR) {
+      p->evict_t = t;
+      p->evict_actor = target;
+    } else if (k == FLT_STORAGE_FAIL || k == FLT_ALARM_DELAY) {
+      p->inert_t = max64(p->inert_t, t); /* no commit and no alarm in a steady wedge */
+    } else {
+      p->other_t = max64(p->other_t, t);
+    }
+  }
+  if (rpc_drops || rpc_tie) p->ok = 0; /* drops decided per call, at unknown times */
+  qsort(kills, (size_t)p->n_kills, sizeof *kills, cmp_time); /* restarts and crashes merged */
 }
 
 static const flt_fault crash_fault = {FLT_CRASH, RT_NO_ACTOR, 0, 0, 0, 0, RT_STUCK_NONE, 0, 0, 0};
@@ -389,10 +519,12 @@ static int run_once(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy 
     return -1;
   }
   /* with facts to judge, only a failed "hold" decides early: facts need the whole run */
-  decide_ctx dc = {res->s, o->check_mask ? o->check_mask : cs->hold_mask,
-                   o->check_mask || chk_facts_count(res->facts) ? 0 : cs->violate_mask, 0, 0, 0, w, 0, sc};
+  decide_ctx dc = {.s = res->s, .hold = o->check_mask ? o->check_mask : cs->hold_mask,
+                   .violate = o->check_mask || chk_facts_count(res->facts) ? 0 : cs->violate_mask,
+                   .w = w, .sc = sc, .checks = res->checks};
   if (o->stop_when_decided) {
     dc.quiet_after = quiet_after(sc, seed, o);
+    steady_plan_of(sc, seed, o, &dc.sp);
     dc.after_write = o->crash_after_write;
     for (int i = 0; !o->without_faults && i < sc->n_faults; i++)
       if (sc->faults[i].after_write > dc.after_write) dc.after_write = sc->faults[i].after_write;

@@ -73,11 +73,14 @@ uint32_t sim_trace_intern(sim_trace *t, const char *s) {
   sim_strtab *st = &t->strings;
   if (!s || !*s) return 0;
   size_t m = (size_t)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ULL) >> 59);
-  if (st->memo_ptr[m] == s && strcmp(st->str[st->memo_id[m]], s) == 0) return st->memo_id[m];
+  if (st->memo_ptr[m][0] == s && strcmp(st->str[st->memo_id[m][0]], s) == 0) return st->memo_id[m][0];
+  if (st->memo_ptr[m][1] == s && strcmp(st->str[st->memo_id[m][1]], s) == 0) return st->memo_id[m][1];
   uint32_t id = sim_trace_intern_slow(t, s);
-  if (id) {
-    st->memo_ptr[m] = s;
-    st->memo_id[m] = id;
+  if (id) { /* the newest in way 0, the one it displaces in way 1 */
+    st->memo_ptr[m][1] = st->memo_ptr[m][0];
+    st->memo_id[m][1] = st->memo_id[m][0];
+    st->memo_ptr[m][0] = s;
+    st->memo_id[m][0] = id;
   }
   return id;
 }

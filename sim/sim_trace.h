@@ -36,9 +36,11 @@ typedef struct sim_strtab {
   /* A few recent (pointer, id) pairs: the runtime interns the same literal
   ** messages over and over, and a pointer plus a strcmp of the content is
   ** cheaper than hashing it. Only a look-up aid: a hit has the same content
-  ** as the id the hash table gives, so ids never depend on it. */
-  const char *memo_ptr[32];
-  uint32_t memo_id[32];
+  ** as the id the hash table gives, so ids never depend on it. Two ways per
+  ** set: with one, two hot pointers that share a set (where depends on the
+  ** process's address layout) evicted each other on every call. */
+  const char *memo_ptr[32][2];
+  uint32_t memo_id[32][2];
 } sim_strtab;
 
 typedef struct sim_trace {

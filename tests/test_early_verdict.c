@@ -42,13 +42,45 @@ static void unload(scn_scenario *sc) {
   free(sc);
 }
 
-/* Runs case ci, full (early = 0) or stopping once decided. */
-static void run(const scn_scenario *sc, int ci, int early, scn_result *res) {
+/* Runs case ci with seed and strategy, full (early = 0) or stopping once
+** decided. */
+static void run_with(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy strat, int early,
+                     scn_result *res) {
   scn_run_opts o;
   memset(&o, 0, sizeof o);
   o.stop_when_decided = early;
   o.lean = 1;
-  assert_int_equal(scn_run_case_ex(sc, ci, sc->seed, SIM_FIFO, &o, res), 0);
+  assert_int_equal(scn_run_case_ex(sc, ci, seed, strat, &o, res), 0);
+}
+
+/* Runs case ci with the file's seed, fifo. */
+static void run(const scn_scenario *sc, int ci, int early, scn_result *res) {
+  run_with(sc, ci, sc->seed, SIM_FIFO, early, res);
+}
+
+/* Appends a fault of kind k to sc (zeroed otherwise: every actor, no
+** down time) and returns it. */
+static scn_fault *add_fault(scn_scenario *sc, flt_kind k) {
+  scn_fault *f = &sc->faults[sc->n_faults++];
+  memset(f, 0, sizeof *f);
+  f->kind = k;
+  f->actor = RT_NO_ACTOR;
+  f->at_us = -1;
+  return f;
+}
+
+/* The same verdict, the same violated invariants among those the case
+** judges (hold and violate) and the same signature: what a swarm reports
+** of a run (a stopped run's violations may be timed from the last fault of
+** its prefix, not of the whole run, and later violations of invariants
+** the case does not judge are not looked for). */
+static void assert_same_verdict(const scn_scenario *sc, int ci, const scn_result *full,
+                                const scn_result *early) {
+  char a[256], b[256];
+  uint32_t judged = sc->cases[ci].hold_mask | sc->cases[ci].violate_mask;
+  assert_int_equal(full->passed, early->passed);
+  assert_int_equal(scn_seen_mask(sc, full) & judged, scn_seen_mask(sc, early) & judged);
+  assert_string_equal(scn_signature(sc, ci, full, a, sizeof a), scn_signature(sc, ci, early, b, sizeof b));
 }
 
 /* The same verdict and violated invariants, and every violation the early
@@ -96,26 +128,39 @@ static void test_proven_wedge_stops_early(void **st) {
   unload(sc);
 }
 
+/* A fault still to come that may change what a wake does (an rpc_delay on
+** day 5) keeps the run going until it has passed; evictions of an actor
+** the wedge never wakes (the coder: the parent's cascade blocks on the
+** researcher first) find it dead and only write their fault record, so
+** they do not: the run stops long before the last of them, with the full
+** week's verdict. */
 static void test_rated_fault_to_come_waits_for_it(void **st) {
   (void)st;
   int ci;
   scn_scenario *sc = load_gated(&ci);
-  scn_fault *f = &sc->faults[sc->n_faults++];
-  memset(f, 0, sizeof *f);
-  f->kind = FLT_EVICT;
-  f->actor = 0;
-  f->at_us = -1;
-  f->per_day = 2; /* about 14 evictions of the parent over the week */
-  int64_t times[64];
-  int n = flt_times(sc->seed, sc->faults, sc->n_faults, sc->duration_us, FLT_EVICT, times, 64);
-  assert_true(n > 1);
+  scn_fault *d = add_fault(sc, FLT_RPC_DELAY);
+  d->at_us = 5 * 86400 * 1000000LL;
+  d->delay_us = 100000;
   scn_result full, early;
   run(sc, ci, 0, &full);
   run(sc, ci, 1, &early);
-  /* not decided before the last eviction: it could move the end-of-run
-  ** judgement of recovery_finishes */
-  assert_true(early.end_us > times[n - 1]);
+  assert_true(full.passed);
+  assert_true(early.end_us > d->at_us);
   assert_same_report(&full, &early);
+  scn_result_free(&full);
+  scn_result_free(&early);
+  sc->n_faults--;
+  scn_fault *f = add_fault(sc, FLT_EVICT);
+  f->actor = 2; /* the coder */
+  f->per_day = 2; /* about 14 evictions over the week */
+  int64_t times[64];
+  int n = flt_times(sc->seed, sc->faults, sc->n_faults, sc->duration_us, FLT_EVICT, times, 64);
+  assert_true(n > 1);
+  run(sc, ci, 0, &full);
+  run(sc, ci, 1, &early);
+  assert_true(full.passed);
+  assert_true(early.end_us < times[n - 1]);
+  assert_same_verdict(sc, ci, &full, &early);
   scn_result_free(&full);
   scn_result_free(&early);
   unload(sc);
@@ -140,6 +185,110 @@ static void test_per_call_fault_runs_to_the_end(void **st) {
   scn_result_free(&full);
   scn_result_free(&early);
   unload(sc);
+}
+
+/* The steady wedge: whole-process restarts still to come, or evictions of
+** the wedged parent, replay the startup the wedge failed, so the run stops
+** after the first of them (the wedge seen again after a restart) with
+** the full week's verdict, invariants and signature; deterministic. */
+static void test_steady_wedge_under_restarts_stops_early(void **st) {
+  (void)st;
+  int ci;
+  scn_scenario *sc = load_gated(&ci);
+  add_fault(sc, FLT_RESTART)->per_day = 6;
+  scn_fault *e = add_fault(sc, FLT_EVICT);
+  e->actor = 0; /* the parent itself */
+  e->per_day = 4;
+  int64_t times[128];
+  int n = flt_times(sc->seed, sc->faults, sc->n_faults, sc->duration_us, FLT_RESTART, times, 128);
+  assert_true(n > 10);
+  scn_result full, early, again;
+  run(sc, ci, 0, &full);
+  run(sc, ci, 1, &early);
+  assert_true(full.passed);
+  assert_true(early.end_us > times[0]);        /* not before a restart was seen */
+  assert_true(early.end_us < times[n - 1]);    /* but long before the last one */
+  assert_true(early.events * 4 < full.events);
+  assert_same_verdict(sc, ci, &full, &early);
+  run(sc, ci, 1, &again);
+  assert_int_equal(early.trace_hash, again.trace_hash);
+  assert_int_equal(early.end_us, again.end_us);
+  scn_result_free(&full);
+  scn_result_free(&early);
+  scn_result_free(&again);
+  unload(sc);
+}
+
+/* Where the steady rule must not fire: restarts on day 3 and 30 s before
+** the end. After the first the wedge is steady and only a restart is to
+** come, but the last one leaves no wake with recovery_bound (1 min) after
+** it, so the full run does NOT report recovery_finishes: deciding
+** "violated" on day 3 would be wrong. Without the late restart the run
+** stops minutes after the day-3 one (the wedge seen again after it). */
+static void test_steady_rule_waits_when_it_must(void **st) {
+  (void)st;
+  int ci;
+  scn_scenario *sc = load_gated(&ci);
+  add_fault(sc, FLT_RESTART)->at_us = 3 * 86400 * 1000000LL;
+  add_fault(sc, FLT_RESTART)->at_us = sc->duration_us - 30 * 1000000LL;
+  scn_result full, early;
+  run(sc, ci, 0, &full);
+  run(sc, ci, 1, &early);
+  assert_false(full.passed); /* missing:recovery_finishes */
+  assert_int_equal(early.end_us, sc->duration_us);
+  assert_same_verdict(sc, ci, &full, &early);
+  scn_result_free(&full);
+  scn_result_free(&early);
+  sc->n_faults--; /* the day-3 restart only */
+  run(sc, ci, 0, &full);
+  run(sc, ci, 1, &early);
+  assert_true(full.passed);
+  assert_true(early.end_us > 3 * 86400 * 1000000LL);
+  assert_true(early.end_us < 3 * 86400 * 1000000LL + 10 * 60 * 1000000LL);
+  assert_same_verdict(sc, ci, &full, &early);
+  scn_result_free(&full);
+  scn_result_free(&early);
+  unload(sc);
+}
+
+/* Over the swarm's own fault mixes: every run that stopped early has the
+** verdict, violated invariants and signature of its full run (a run that
+** did not stop is the full run). 200 seeds of each case of #1595, as a
+** swarm runs them (scn_swarm_mix, random strategy); and the steady rule
+** must have stopped a good share of the gated ones. */
+static void test_early_matches_full_over_swarm_seeds(void **st) {
+  (void)st;
+  char err[1024];
+  scn_scenario *base = calloc(1, sizeof *base), *m = calloc(1, sizeof *m);
+  assert_non_null(base);
+  assert_non_null(m);
+  if (scn_load(INCIDENT, base, err, sizeof err)) fail_msg("%s", err);
+  for (int ci = 0; ci < base->n_cases; ci++) {
+    int stopped = 0, compared = 0;
+    for (uint64_t seed = base->seed; seed < base->seed + 200; seed++) {
+      scn_mix mix;
+      scn_result full, early;
+      scn_copy(m, base);
+      scn_swarm_mix(m, seed, &mix);
+      run_with(m, ci, seed, SIM_RANDOM, 1, &early);
+      if (early.end_us < m->duration_us) {
+        run_with(m, ci, seed, SIM_RANDOM, 0, &full);
+        uint32_t judged = m->cases[ci].hold_mask | m->cases[ci].violate_mask;
+        if (full.passed != early.passed || ((scn_seen_mask(m, &full) ^ scn_seen_mask(m, &early)) & judged))
+          fail_msg("seed 0x%llx case %s: %s", (unsigned long long)seed, m->cases[ci].label, mix.text);
+        assert_same_verdict(m, ci, &full, &early);
+        stopped += !m->cases[ci].hold_mask;
+        compared++;
+        scn_result_free(&full);
+      }
+      scn_result_free(&early);
+    }
+    if (!strcmp(base->cases[ci].label, "gated")) assert_true(stopped >= 80); /* 103 of 200 measured */
+    (void)compared;
+  }
+  scn_free(base);
+  free(base);
+  free(m);
 }
 
 /* The gated case without its stuck grandchildren: no wedge, so the run
@@ -176,6 +325,9 @@ int main(void) {
       cmocka_unit_test(test_proven_wedge_stops_early),
       cmocka_unit_test(test_rated_fault_to_come_waits_for_it),
       cmocka_unit_test(test_per_call_fault_runs_to_the_end),
+      cmocka_unit_test(test_steady_wedge_under_restarts_stops_early),
+      cmocka_unit_test(test_steady_rule_waits_when_it_must),
+      cmocka_unit_test(test_early_matches_full_over_swarm_seeds),
       cmocka_unit_test(test_missing_failure_is_not_rerun_kept),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
