@@ -92,6 +92,7 @@ struct rt_lagent {
 };
 
 static int load_prelude_chat(rt_lagent *lg);
+static int push_callback(rt_lagent *lg, const char *name);
 
 /* Scripts own no SDK table; their writes are RT_W_USER_SQL on the user's
 ** own tables (the WRITE record's table: "user"). */
@@ -311,6 +312,51 @@ static rt_sdk_actor lg_sdk(rt_lagent *lg) {
   return me;
 }
 
+/* The edit distance (with transpositions) of a and b, each under 48 bytes. */
+static int lg_edit_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  int t[48][48];
+  if (la > 47 || lb > 47) return 99;
+  for (size_t i = 0; i <= la; i++) t[i][0] = (int)i;
+  for (size_t j = 0; j <= lb; j++) t[0][j] = (int)j;
+  for (size_t i = 1; i <= la; i++)
+    for (size_t j = 1; j <= lb; j++) {
+      int v = t[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (t[i - 1][j] + 1 < v) v = t[i - 1][j] + 1;
+      if (t[i][j - 1] + 1 < v) v = t[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && t[i - 2][j - 2] + 1 < v)
+        v = t[i - 2][j - 2] + 1;
+      t[i][j] = v;
+    }
+  return t[la][lb];
+}
+
+/* Raises `fn: this.cb is not a function` (the SDK checks the callback when
+** schedule is called, not when the row runs), with the script's function
+** closest to cb: edit distance at most 2 and under half of cb's length, ties
+** by name, so the table's hash order never shows. */
+static int lg_no_callback(lua_State *L, rt_lagent *lg, const char *fn, const char *cb) {
+  char best[48] = "";
+  int best_d = 3;
+  size_t lc = strlen(cb);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->mod_ref);
+  for (lua_pushnil(L); lua_next(L, -2); lua_pop(L, 1)) {
+    if (lua_type(L, -2) != LUA_TSTRING || !lua_isfunction(L, -1)) continue;
+    const char *k = lua_tostring(L, -2);
+    int d = lg_edit_distance(cb, k);
+    if (d < 3 && (size_t)d * 2 < lc && (d < best_d || (d == best_d && strcmp(k, best) < 0))) {
+      snprintf(best, sizeof best, "%s", k);
+      best_d = d;
+    }
+  }
+  lua_pop(L, 1);
+  const char *script = script_of(lg->w, lg->a)->name;
+  if (best[0])
+    return luaL_error(L, "%s: this.%s is not a function (%s has no function '%s'; did you mean '%s'?)",
+                      fn, cb, script, cb, best);
+  return luaL_error(L, "%s: this.%s is not a function (%s has no function '%s')", fn, cb, script, cb);
+}
+
 /* P.schedule(when, callback, payload, opts, every): schedule(when, cb,
 ** payload, {idempotent}) with `when` seconds (a number or "2s") or a cron
 ** string (it has spaces), or scheduleEvery(seconds, cb, payload). */
@@ -352,6 +398,11 @@ static int p_schedule(lua_State *L) {
     if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
       return luaL_error(L, "%s: options.idempotent must be a boolean", fn);
     if (!lua_isnil(L, -1)) idem = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
+  size_t cb_len = strlen(cb);
+  if (cb_len >= 1 && cb_len <= 47) { /* else rt_sdk names the bound */
+    if (!push_callback(lg, cb)) return lg_no_callback(L, lg, fn, cb);
     lua_pop(L, 1);
   }
   rt_sdk_actor me = lg_sdk(lg);
@@ -617,7 +668,7 @@ static const char prelude[] =
     "  if type(fn) ~= 'function' then error('runFiber: fn must be a function', 2) end\n"
     "  return yield('runFiber', name, fn)\n"
     "end\n"
-    "function Agent:stash(v) P.stash(nil, v) end\n"
+    "function Agent:stash(v) H.at_caller(P.stash, nil, v) end\n"
     "function Agent:keepAlive()\n"
     "  P.ka_acquire()\n"
     "  local disposed = false\n"
@@ -625,7 +676,7 @@ static const char prelude[] =
     "end\n"
     "function Agent:keepAliveWhile(fn)\n"
     "  local dispose = self:keepAlive()\n"
-    "  local ok, r = pcall(fn)\n"
+    "  if type(fn) ~= 'function' then dispose() error('keepAliveWhile: fn must be a function, not ' .. type(fn), 2) end local ok, r = pcall(fn)\n"
     "  dispose()\n"
     "  if not ok then error(r, 0) end\n"
     "  return r\n"
@@ -638,7 +689,7 @@ static const char prelude[] =
     "  H.check_options('scheduleEvery', opts, 'sched') local id = H.at_caller(P.schedule, every, cb, payload, opts, true)\n"
     "  return id\n"
     "end\n"
-    "function Agent:cancelSchedule(x) return P.cancel(x) end\n"
+    "function Agent:cancelSchedule(x) if type(x) ~= 'string' and math.type(x) ~= 'integer' then error('cancelSchedule: give a schedule id (an integer) or a callback name (a string), not ' .. (math.type(x) or type(x)), 2) end return P.cancel(x) end\n"
     "function Agent:call(actor, method, args)\n"
     "  if type(actor) ~= 'string' then error('call: the actor must be its id (a string)', 2) end\n"
     "  if type(method) ~= 'string' then error('call: the method must be a string', 2) end\n"
@@ -667,7 +718,7 @@ static const char prelude[] =
     "end\n"
     "function Agent:openAgentTools() return P.tool_open() end\n"
     "local sql = {}\n"
-    "function sql:exec(q, ...) return P.sql(q, ...) end\n"
+    "function sql:exec(q, ...) if type(q) ~= 'string' then error('sql:exec: the SQL must be a string, not ' .. type(q) .. (type(self) == 'string' and ' (call it as self.sql:exec(sql, ...))' or ''), 2) end local r = H.at_caller(P.sql, q, ...) return r end\n"
     "H.self = setmetatable({name = H.name, sql = sql}, Agent)\n"
     "H.Fiber = Fiber\n"
     "function H.recovery(id, name, snap, created)\n"
