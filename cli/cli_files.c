@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "scenarios/scn_json.h"
 
 static int push_path(cli_paths *p, const char *path) {
   if (p->n == p->cap) {
@@ -35,24 +36,48 @@ static int ends_with(const char *s, const char *suffix) {
   return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-static int walk(cli_paths *p, const char *dir) {
+/* The directories a walk has entered, by device and inode: a directory
+** met again through a symlink (a loop, or two links to one folder) is
+** walked once, so no scenario runs twice. */
+typedef struct dir_seen {
+  dev_t dev[64];
+  ino_t ino[64];
+  int n;
+} dir_seen;
+
+/* 1 when st's directory was entered before (or the list is full), else
+** marks it and returns 0. */
+static int seen_before(dir_seen *seen, const struct stat *st) {
+  for (int i = 0; i < seen->n; i++)
+    if (seen->dev[i] == st->st_dev && seen->ino[i] == st->st_ino) return 1;
+  if (seen->n == 64) return 1; /* deeper than any real scenario tree */
+  seen->dev[seen->n] = st->st_dev;
+  seen->ino[seen->n++] = st->st_ino;
+  return 0;
+}
+
+/* Adds the *.json files below dir, in name order. A directory that cannot
+** be read is named on stderr and the walk goes on (so every problem shows);
+** returns -1 if one could not be, 0 otherwise. */
+static int walk(cli_paths *p, const char *dir, dir_seen *seen) {
   struct dirent **ents;
   int n = scandir(dir, &ents, NULL, alphasort);
   int rc = 0;
-  if (n < 0) return -1;
+  if (n < 0) {
+    fprintf(stderr, "revenant: %s: cannot read the directory: %s\n", dir, strerror(errno));
+    return -1;
+  }
   for (int i = 0; i < n; i++) {
     const char *name = ents[i]->d_name;
     char full[4096];
     struct stat st;
-    if (name[0] == '.' || rc) {
-      free(ents[i]);
-      continue;
+    if (name[0] != '.' && (size_t)snprintf(full, sizeof full, "%s/%s", dir, name) < sizeof full) {
+      if (stat(full, &st) == 0 && S_ISDIR(st.st_mode)) {
+        if (!seen_before(seen, &st) && walk(p, full, seen)) rc = -1;
+      } else if (ends_with(name, ".json") && !ends_with(name, "baseline.json")) { /* scenarios/swarm-baseline.json */
+        if (push_path(p, full)) rc = -1;
+      }
     }
-    snprintf(full, sizeof full, "%s/%s", dir, name);
-    if (stat(full, &st) == 0 && S_ISDIR(st.st_mode))
-      rc = walk(p, full);
-    else if (ends_with(name, ".json") && !ends_with(name, "baseline.json")) /* scenarios/swarm-baseline.json */
-      rc = push_path(p, full);
     free(ents[i]);
   }
   free(ents);
@@ -62,10 +87,15 @@ static int walk(cli_paths *p, const char *dir) {
 int cli_expand(cli_paths *p, const char *arg) {
   struct stat st;
   if (stat(arg, &st) != 0) {
-    fprintf(stderr, "revenant: %s: no such file or directory\n", arg);
+    if (errno == ENOENT) fprintf(stderr, "revenant: %s: no such file or directory\n", arg);
+    else fprintf(stderr, "revenant: %s: %s\n", arg, strerror(errno));
     return -1;
   }
-  if (S_ISDIR(st.st_mode)) return walk(p, arg);
+  if (S_ISDIR(st.st_mode)) {
+    dir_seen seen = {.n = 0};
+    seen_before(&seen, &st);
+    return walk(p, arg, &seen);
+  }
   return push_path(p, arg);
 }
 
@@ -77,7 +107,7 @@ void cli_paths_free(cli_paths *p) {
 }
 
 char *cli_read_file(const char *path) {
-  FILE *f = fopen(path, "rb");
+  FILE *f = scn_fopen_read(path); /* a named pipe must not block the open */
   if (!f) return NULL;
   char *buf = NULL;
   long n = -1;

@@ -631,6 +631,7 @@ int cli_cmd_check(int argc, char **argv) {
   }
   if (files.n == 0 && !bad) return usage_error("check", "no scenario files given", NULL);
   scn_scenario *sc = calloc(1, sizeof *sc);
+  int valid = 0; /* bad also counts paths that could not be listed */
   for (size_t i = 0; sc && i < files.n; i++) {
     char err[1024];
     if (scn_load(files.v[i], sc, err, sizeof err)) {
@@ -640,10 +641,12 @@ int cli_cmd_check(int argc, char **argv) {
     }
     printf("ok %s (%d case%s, %d fact%s)\n", files.v[i], sc->n_cases, sc->n_cases == 1 ? "" : "s",
            sc->n_facts, sc->n_facts == 1 ? "" : "s");
+    valid++;
     scn_free(sc);
   }
+  if (!sc) bad++; /* out of memory: nothing was checked */
   free(sc);
-  printf("%zu valid, %d invalid\n", files.n - (size_t)(bad > (int)files.n ? (int)files.n : bad), bad);
+  printf("%d valid, %d invalid\n", valid, bad);
   cli_paths_free(&files);
   return bad ? 2 : 0;
 }

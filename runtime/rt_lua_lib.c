@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <lauxlib.h>
 #include <lualib.h>
@@ -619,8 +620,14 @@ static char *read_inside(lua_State *L, rt_lua *x, const char *rel, size_t *len) 
     return NULL;
   }
   int inside = strncmp(real, x->dir, dl) == 0 && real[dl] == '/';
-  FILE *f = inside ? fopen(real, "rb") : NULL;
+  struct stat st; /* a directory or a named pipe is no module (and a pipe would block the open) */
+  int regular = inside && stat(real, &st) == 0 && S_ISREG(st.st_mode);
+  FILE *f = regular ? fopen(real, "rb") : NULL;
   free(real);
+  if (inside && !regular) {
+    lua_pushfstring(L, "%s: not a regular file", rel);
+    return NULL;
+  }
   if (!inside) {
     lua_pushfstring(L, "%s is refused: it leads outside the scenario's folder", rel);
     return NULL;

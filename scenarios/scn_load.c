@@ -1207,7 +1207,7 @@ int scn_load_text(const char *path, const char *text, size_t len, scn_scenario *
 ** is larger is refused before anything is read); 0, or -1 with errno set
 ** (EFBIG: too large, EISDIR: a directory). */
 static int read_file(const char *path, char **text, size_t *len) {
-  FILE *f = fopen(path, "rb");
+  FILE *f = scn_fopen_read(path);
   size_t cap = 0, n = 0, got;
   char *buf = NULL, *nb;
   int saved = 0;

@@ -36,7 +36,7 @@ static int in_list(const char *s, const char *const *l) {
 }
 
 static int read_script(const char *path, char **text, size_t *len) {
-  FILE *f = fopen(path, "rb");
+  FILE *f = scn_fopen_read(path);
   if (!f) return -1;
   char *buf = malloc(SCN_MAX_AGENT_SCRIPT_BYTES + 1);
   size_t n = buf ? fread(buf, 1, SCN_MAX_AGENT_SCRIPT_BYTES + 1, f) : 0;
@@ -153,8 +153,8 @@ int ld_actor_script(ld *L, const cJSON *a, uint32_t i) {
     const char *use = real && strlen(real) < sizeof s->path ? real : full;
     memcpy(s->path, use, strlen(use) + 1); /* both fit: checked above */
     free(real);
-    if (read_script(s->path, &s->text, &s->len) < 0)
-      return scn_errf(L->err, L->d, v, "\"script\": cannot read %s: %s", s->path,
+    if (read_script(s->path, &s->text, &s->len) < 0) /* named as written: the absolute path is in no file */
+      return scn_errf(L->err, L->d, v, "\"script\": cannot read %s: %s", full,
                       errno == EFBIG ? "larger than 256 KiB" : strerror(errno));
   } else if (cJSON_IsObject(v)) {
     static const char *const fields[] = {"name", "text", "hash", "file", NULL};

@@ -60,7 +60,7 @@ uint64_t scn__script_hash(const char *text, size_t len) {
 
 /* The whole file into a malloc'd buffer; NULL with errno set. */
 static char *read_all(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
+  FILE *f = scn_fopen_read(path);
   if (!f) return NULL;
   size_t cap = 4096, n = 0;
   char *buf = malloc(cap);

@@ -1,0 +1,129 @@
+#!/bin/sh
+# sh_inputs.sh: paths that are not what they seem, met by a new user's pass
+# (docs/cli.md "Paths"): a named pipe where a scenario, a script, an
+# invariant script or a module is expected (it must not block the open), a
+# directory that cannot be read, a symlink loop in a scenario tree, and a
+# Lua agent that schedules a callback it does not define. One TAP line per
+# check; every command runs under a watchdog, so a hang is a failure.
+REVENANT=${REVENANT:-./revenant}
+case "$REVENANT" in /*) ;; *) REVENANT="$PWD/$REVENANT" ;; esac
+T=$(mktemp -d "${TMPDIR:-/tmp}/revenant-inputs-XXXXXX") || exit 1
+trap 'chmod -R u+rwx "$T" 2> /dev/null; rm -rf "$T"' EXIT
+trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM
+n=0
+fails=0
+
+ok() { # ok COND-STATUS DESCRIPTION
+  n=$((n + 1))
+  if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi
+}
+
+# rv ARGS...: runs revenant (10 s watchdog) in $T; stdout+stderr to $T/out, status in rc.
+rv() {
+  (cd "$T" && timeout -s KILL 10 "$REVENANT" "$@" > "$T/out" 2>&1)
+  rc=$?
+}
+has() { grep -q -- "$1" "$T/out"; }
+
+printf '{"name": "x", "duration": "1m", "actors": [{"id": "a"}]}\n' > "$T/a.json"
+
+# ---- named pipes: read as empty, never a blocked open ------------------------
+mkfifo "$T/pipe.json" "$T/pipe.lua"
+rv check pipe.json
+ok $(( rc != 2 )) "check of a named pipe with no writer exits 2 (it blocked in open) ($rc)"
+has "pipe.json:1:1: expected a value: the file is empty"
+ok $? "... and says the file is empty"
+rv run pipe.json
+ok $(( rc != 2 )) "run of a named pipe exits 2 ($rc)"
+rv replay pipe.json
+ok $(( rc != 2 )) "replay of a named pipe exits 2 ($rc)"
+rv shrink pipe.json -o out.json
+ok $(( rc != 2 )) "shrink of a named pipe exits 2 ($rc)"
+rv merge pipe.json
+ok $(( rc != 2 )) "merge of a named pipe exits 2 ($rc)"
+printf '{"name": "x", "duration": "1m", "actors": [{"id": "a", "script": "pipe.lua"}]}\n' > "$T/s.json"
+rv check s.json
+ok $(( rc != 2 )) "an agent script that is a named pipe is an error, not a hang ($rc)"
+printf '{"name": "x", "duration": "1m", "actors": [{"id": "a"}], "invariants": "pipe.lua"}\n' > "$T/i.json"
+rv check i.json
+ok $(( rc != 2 )) "an invariant script that is a named pipe is an error, not a hang ($rc)"
+printf 'local m = require("pipe")\nreturn {}\n' > "$T/req.lua"
+printf '{"name": "x", "duration": "1m", "actors": [{"id": "a", "script": "req.lua"}]}\n' > "$T/r.json"
+rv check r.json
+ok $(( rc != 2 )) "require of a module that is a named pipe is an error, not a hang ($rc)"
+has "require 'pipe': pipe.lua: not a regular file"
+ok $? "... naming it: pipe.lua: not a regular file"
+rv check /dev/stdin < "$T/a.json"
+ok $(( rc != 0 )) "a scenario on standard input (/dev/stdin) still loads ($rc)"
+(cd "$T" && cat a.json | timeout -s KILL 10 "$REVENANT" check /dev/stdin > "$T/out" 2>&1)
+ok $? "... and so does one piped in (a pipe with a writer)"
+
+# ---- a directory given as a script -------------------------------------------
+mkdir "$T/d.lua"
+printf '{"name": "x", "duration": "1m", "actors": [{"id": "a", "script": "d.lua"}]}\n' > "$T/d.json"
+rv check d.json
+has '"script": cannot read ./d.lua: Is a directory'
+ok $? "a script path that is a directory says so (it read as an empty script)"
+
+# ---- a symlink loop in a scenario tree: each scenario once -------------------
+mkdir -p "$T/tree/sub"
+cp "$T/a.json" "$T/tree/sub/a.json"
+ln -s .. "$T/tree/sub/up"
+rv check tree
+has "^1 valid, 0 invalid" && ! has "up/"
+ok $? "check of a tree with a symlink loop loads each file once (it loaded 41 copies)"
+rv run tree -q
+has "^1 passed, 0 failed"
+ok $? "... and run runs it once"
+
+# ---- paths that cannot be read (as a user the permissions apply to) ----------
+AS=""
+if [ "$(id -u)" -eq 0 ]; then
+  command -v setpriv > /dev/null && AS="setpriv --reuid=65534 --regid=65534 --clear-groups"
+fi
+if [ "$(id -u)" -ne 0 ] || [ -n "$AS" ]; then
+  mkdir -p "$T/locked" "$T/part/inner"
+  cp "$T/a.json" "$T/locked/a.json"
+  cp "$T/a.json" "$T/part/a.json"
+  chmod 000 "$T/locked" "$T/part/inner"
+  chmod 755 "$T"
+  (cd "$T" && timeout -s KILL 10 $AS "$REVENANT" check locked > "$T/out" 2>&1)
+  rc=$?
+  [ $rc -eq 2 ] && has "locked: cannot read the directory: Permission denied"
+  ok $? "an unreadable directory is named with the reason (it exited 2 silently) ($rc)"
+  (cd "$T" && timeout -s KILL 10 $AS "$REVENANT" run locked/a.json > "$T/out" 2>&1)
+  rc=$?
+  [ $rc -eq 2 ] && has "locked/a.json: Permission denied"
+  ok $? "a file in an unreadable directory says Permission denied, not 'no such file' ($rc)"
+  (cd "$T" && timeout -s KILL 10 $AS "$REVENANT" check part > "$T/out" 2>&1)
+  rc=$?
+  [ $rc -eq 2 ] && has "part/inner: cannot read the directory" && has "^ok part/a.json" &&
+    has "^1 valid, 1 invalid"
+  ok $? "check counts the readable file valid and the unreadable folder invalid (it said 0 valid) ($rc)"
+else
+  for k in 1 2 3; do ok 0 "# skip: running as root without setpriv"; done
+fi
+
+# ---- a Lua agent that schedules a callback it does not define ----------------
+cat > "$T/sched.lua" << 'EOF'
+local A = {}
+function A:arm()
+  self:schedule(5, "remnid", {n = 1})
+end
+function A:remind(payload) revenant.log("remind", payload.n) end
+return A
+EOF
+printf '{"name": "sched", "duration": "1m", "actors": [{"id": "a", "script": "sched.lua"}],\n "workload": [{"invoke": "a", "method": "arm", "at": "1s"}]}\n' > "$T/sched.json"
+rv trace sched.json --filter 'request_fail,schedule_set,user_log'
+has "request_fail .*sched.lua:3: schedule: this.remnid is not a function (sched.lua has no function 'remnid'; did you mean 'remind'?)"
+ok $? "schedule of a callback the script lacks fails the call at its line (it was accepted and ran nothing)"
+! has schedule_set
+ok $? "... and writes no schedule row"
+rv trace sched.json --format jsonl --filter script_error
+h1=$(cat "$T/out")
+rv trace sched.json --format jsonl --filter script_error
+[ -n "$h1" ] && [ "$h1" = "$(cat "$T/out")" ]
+ok $? "... the same script_error in two processes"
+
+echo "1..$n"
+[ "$fails" -eq 0 ]
