@@ -25,6 +25,7 @@ static const char replay_usage[] =
     "  --json FILE       write the run's results JSON (docs/reports.md)\n"
     "  --trace FILE      write the run's Chrome Trace Event timeline (Perfetto)\n"
     "  --html FILE       write the run as a self-contained HTML report\n"
+    "  -h, --help        show this help\n"
     "\n"
     "exit status: 0 same hash, 1 the hash differs (the build changed behaviour),\n"
     "2 usage error or unreadable repro file\n";
@@ -158,6 +159,8 @@ static cJSON *read_repro(const char *path) {
   return doc;
 }
 
+static const char replay_hint[] = "usage: revenant replay FILE [options]; try 'revenant replay --help'\n";
+
 static int replay_args(int argc, char **argv, replay_opts *o) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -166,7 +169,7 @@ static int replay_args(int argc, char **argv, replay_opts *o) {
       return 0;
     }
     if ((!strcmp(a, "--json") || !strcmp(a, "--trace") || !strcmp(a, "--html")) && (!val || cli_is_flag(val))) {
-      fprintf(stderr, "revenant replay: option needs a value: %s\n%s", a, replay_usage);
+      fprintf(stderr, "revenant replay: option needs a value: %s\n%s", a, replay_hint);
       return 2;
     }
     if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) o->verbose = 1;
@@ -176,12 +179,12 @@ static int replay_args(int argc, char **argv, replay_opts *o) {
     else if (a[0] != '-' && !o->file) o->file = a;
     else {
       fprintf(stderr, "revenant replay: %s: %s\n%s", a[0] == '-' ? "unknown option" :
-              "expected exactly one repro FILE, got another", a, replay_usage);
+              "expected exactly one repro FILE, got another", a, replay_hint);
       return 2;
     }
   }
   if (!o->file) {
-    fprintf(stderr, "revenant replay: expected exactly one repro FILE\n%s", replay_usage);
+    fprintf(stderr, "revenant replay: expected exactly one repro FILE\n%s", replay_hint);
     return 2;
   }
   return -1;

@@ -36,7 +36,8 @@ static const char run_usage[] =
     "                        violations and their chains; opens offline in a browser)\n"
     "  --repro-dir DIR       where repro files of failures go (default revenant-out)\n"
     "  -q, --quiet           print only failures and the summary line\n"
-    "  -v, --verbose         also print figures and expected violations\n"
+    "  -v, --verbose         also print figures, expected violations, the facts that\n"
+    "                        hold and the script errors of passing runs\n"
     "  -h, --help            show this help\n"
     "\n"
     "exit status: 0 every expectation met, 1 an expectation failed, 2 usage or scenario\n"
@@ -66,7 +67,8 @@ int cli_parse_seed(const char *s, uint64_t *out) {
 
 static int usage_error(const char *cmd, const char *msg, const char *arg) {
   fprintf(stderr, "revenant %s: %s%s%s\n", cmd, msg, arg ? " " : "", arg ? arg : "");
-  fprintf(stderr, "usage: revenant %s FILE|DIR... [options]; try 'revenant %s --help'\n", cmd, cmd);
+  fprintf(stderr, "usage: revenant %s FILE|DIR...%s; try 'revenant %s --help'\n", cmd,
+          strcmp(cmd, "check") ? " [options]" : "", cmd); /* check has no options */
   return 2;
 }
 
