@@ -113,6 +113,14 @@ static int read_script(ld *L, const cJSON *node, scn_script *s) {
     free(text);
     return scn_errf(L->err, L->d, node, "invariants: \"%s\" is not a text file", ld_quote(q, sizeof q, s->path));
   }
+  int line;
+  unsigned byte;
+  if (rt_lua_text_check(text, len, &line, &byte)) {
+    free(text);
+    return scn_errf(L->err, L->d, node, "invariants: \"%s\": line %d is not UTF-8 text (byte 0x%02x): a repro "
+                    "file embeds the script as JSON, which cannot carry it; write bytes as escapes in "
+                    "strings (\"\\xff\")", ld_quote(q, sizeof q, s->path), line, byte);
+  }
   s->text = scn_text_intern(text, len);
   s->len = len;
   s->hash = scn__script_hash(text, len);

@@ -125,5 +125,39 @@ rv trace sched.json --format jsonl --filter script_error
 [ -n "$h1" ] && [ "$h1" = "$(cat "$T/out")" ]
 ok $? "... the same script_error in two processes"
 
+# ---- bytes that are not UTF-8: reports stay valid JSON, scripts are refused ----
+# valid JSON (jq, when installed) and UTF-8 (iconv: jq takes bad bytes silently)
+json_ok() {
+  if command -v jq > /dev/null; then jq -e . "$1" > /dev/null 2>&1 || return 1; else [ -s "$1" ] || return 1; fi
+  if command -v iconv > /dev/null; then iconv -f UTF-8 -t UTF-8 "$1" > /dev/null 2>&1; fi
+}
+cat > "$T/bytes.lua" << 'LUA'
+local A = {}
+function A:go() revenant.log("raw \xff\xfe bytes") revenant.effect("pay\xff") error("declined \xc0") end
+return A
+LUA
+printf '{"name": "bytes", "duration": "10s", "actors": [{"id": "a", "script": "bytes.lua"}],\n "workload": [{"invoke": "a", "method": "go", "at": "1s"}], "expect": {"violate": ["no_wedge"]}}\n' > "$T/bytes.json"
+rv trace bytes.json --format jsonl
+cp "$T/out" "$T/bytes.jsonl"
+grep -q '"message":"raw ?? bytes"' "$T/bytes.jsonl" && json_ok "$T/bytes.jsonl"
+ok $? "trace --format jsonl of a script's non-UTF-8 bytes is valid JSON ('?' for each bad byte)"
+rv run bytes.json -q --json r.json --repro-dir ro
+[ $rc -eq 1 ] && json_ok "$T/r.json"
+ok $? "run --json with a script error holding non-UTF-8 bytes writes valid JSON ($rc)"
+rv swarm bytes.json --seeds 2 -j 1 -q --json s.json --repro-dir ro
+json_ok "$T/s.json"
+ok $? "so does swarm --json"
+printf 'local A = {}\nfunction A:go() revenant.log("caf\351") end\nreturn A\n' > "$T/latin.lua"
+printf '{"name": "l", "duration": "10s", "actors": [{"id": "a", "script": "latin.lua"}]}\n' > "$T/latin.json"
+rv check latin.json
+[ $rc -eq 2 ] && has "script latin.lua: line 2 is not UTF-8 text (byte 0xe9)"
+ok $? "a script that is not UTF-8 is refused with its line (its repro replayed as 'edited') ($rc)"
+printf 'return {s = "\351"}\n' > "$T/latinmod.lua"
+printf 'local m = require("latinmod")\nreturn {}\n' > "$T/usemod.lua"
+printf '{"name": "m", "duration": "10s", "actors": [{"id": "a", "script": "usemod.lua"}]}\n' > "$T/usemod.json"
+rv check usemod.json
+[ $rc -eq 2 ] && has "latinmod.lua: line 1 is not UTF-8 text (byte 0xe9)"
+ok $? "so is a module that is not UTF-8 ($rc)"
+
 echo "1..$n"
 [ "$fails" -eq 0 ]
