@@ -412,7 +412,7 @@ int ld_load_invariants(ld *L) {
   if (cJSON_IsString(inv)) {
     if (one_script(L, inv, embeds)) return -1;
   } else if (cJSON_IsArray(inv)) {
-    if (ld_arr_len(L, inv, "invariants", 1, CHK_LUA_MAX_SCRIPTS, "script") < 0) return -1;
+    if (ld_arr_len(L, inv, "invariants", 1, CHK_LUA_MAX_SCRIPTS, "scripts") < 0) return -1;
     for (const cJSON *n = inv->child; n; n = n->next)
       if (one_script(L, n, embeds)) return -1;
   } else {
