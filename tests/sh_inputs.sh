@@ -125,6 +125,12 @@ rv trace sched.json --format jsonl --filter script_error
 [ -n "$h1" ] && [ "$h1" = "$(cat "$T/out")" ]
 ok $? "... the same script_error in two processes"
 
+# ---- shrink --invariant with a typo: named before any case is picked ----------
+REPO=$PWD
+rv shrink "$REPO/scenarios/examples/lua-effects-once.json" --invariant lua_efects_once -o x.json
+[ $rc -eq 2 ] && has "unknown invariant: lua_efects_once .*did you mean lua_effects_once?" && [ ! -e "$T/x.json" ]
+ok $? "shrink --invariant with a typo names it with a did-you-mean (it said 'no case fails') ($rc)"
+
 # ---- bytes that are not UTF-8: reports stay valid JSON, scripts are refused ----
 # valid JSON (jq, when installed) and UTF-8 (iconv: jq takes bad bytes silently)
 json_ok() {
