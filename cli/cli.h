@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "scenarios/scn.h"
+
 #define REVENANT_VERSION "0.1.0"
 
 /* A subcommand: argv[0] is the subcommand's name. Returns the process exit
@@ -44,6 +46,12 @@ double cli_wall_now(void);
 
 /* Parses a seed: decimal or 0x-hex, up to 2^64-1. Returns 0 or -1. */
 int cli_parse_seed(const char *s, uint64_t *out);
+
+/* The run options of crash point k of `run --crash-points` for case cs
+** (what `run --crash-at k` and `replay` of its repro file run): without
+** the file's faults, the process crashed right after the k-th durable
+** write, judging the crash-point invariants (docs/cli.md). */
+scn_run_opts cli_crash_run_opts(const scn_case *cs, uint64_t k);
 
 /* 1 if v, given where an option's value is expected, is itself an option
 ** ("-q", "--json"): such a value is refused ("-" alone and "./-x" pass). */

@@ -104,15 +104,25 @@ static int replay(const replay_opts *o, const cJSON *doc, scn_scenario *sc) {
   if (sc->note[0]) printf("note: %s\n", sc->note);
   int ci = find_case(sc, variant);
   scn_result res;
-  if (ci < 0 || scn_run_case(sc, ci, seed, (sim_strategy)strat, &res)) {
+  const cJSON *cat = cJSON_GetObjectItemCaseSensitive(doc, "crash_at"); /* a run --crash-at K repro */
+  uint64_t crash_at = cJSON_IsNumber(cat) && cat->valuedouble >= 1 && cat->valuedouble < 1e15 ? (uint64_t)cat->valuedouble : 0;
+  if (cat && (!crash_at || (double)crash_at != cat->valuedouble)) {
+    fprintf(stderr, "revenant replay: %s: \"crash_at\" must be a write boundary from 1\n", path);
+    scn_free(sc);
+    return 2;
+  }
+  scn_run_opts ro = ci >= 0 && crash_at ? cli_crash_run_opts(&sc->cases[ci], crash_at) : (scn_run_opts){0};
+  if (ci < 0 || scn_run_case_ex(sc, ci, seed, (sim_strategy)strat, &ro, &res)) {
     fprintf(stderr, "revenant replay: %s: cannot run case \"%s\"\n", path, variant ? variant : "");
     scn_free(sc);
     return 2;
   }
   int same = res.trace_hash == want;
-  printf("%s %s case=%s seed=0x%llx: hash 0x%016llx %s 0x%016llx; expectation %s\n",
+  char cp[40] = "";
+  if (crash_at) snprintf(cp, sizeof cp, " crash-at=%llu", (unsigned long long)crash_at);
+  printf("%s %s case=%s seed=0x%llx%s: hash 0x%016llx %s 0x%016llx; expectation %s\n",
          same ? "REPRODUCED" : "DIVERGED", sc->name, sc->cases[ci].label,
-         (unsigned long long)seed, (unsigned long long)res.trace_hash, same ? "==" : "!=",
+         (unsigned long long)seed, cp, (unsigned long long)res.trace_hash, same ? "==" : "!=",
          (unsigned long long)want, res.passed ? "met" : "failed again");
   if (!res.passed && !o->verbose) printf("  %s\n", res.failure);
   int out = replay_outputs(o, sc, ci, &res);

@@ -151,13 +151,15 @@ typedef struct run_record {
   const scn_scenario *sc;
 } run_record;
 
-static void fill_rpt(run_record *rec, const scn_scenario *sc, int ci, double wall) {
+static void fill_rpt(run_record *rec, const scn_scenario *sc, int ci, double wall, uint64_t crash_at) {
   scn_result *res = &rec->res;
   rpt_run *r = &rec->rr;
   const scn_case *cs = &sc->cases[ci];
   snprintf(rec->variant, sizeof rec->variant, "%s", cs->label);
-  snprintf(rec->replay, sizeof rec->replay, "revenant run %s --case %s --seed 0x%llx --strategy %s",
-           sc->file, cs->label, (unsigned long long)res->seed, sim_strategy_name(res->strategy));
+  int n = snprintf(rec->replay, sizeof rec->replay, "revenant run %s --case %s --seed 0x%llx --strategy %s",
+                   sc->file, cs->label, (unsigned long long)res->seed, sim_strategy_name(res->strategy));
+  if (crash_at && n > 0 && (size_t)n < sizeof rec->replay) /* the crash point is part of the run */
+    snprintf(rec->replay + n, sizeof rec->replay - (size_t)n, " --crash-at %llu", (unsigned long long)crash_at);
   for (int i = 0; i < res->n_figures; i++)
     rec->figs[i] = (rpt_figure){res->figure_names[i], res->figures[i], res->figure_units[i]};
   memset(r, 0, sizeof *r);
@@ -182,6 +184,7 @@ static void fill_rpt(run_record *rec, const scn_scenario *sc, int ci, double wal
   r->figures = rec->figs;
   r->n_figures = (size_t)res->n_figures;
   r->replay = rec->replay;
+  r->crash_at = crash_at;
   r->wall_s = wall;
   rec->sc = sc;
 }
@@ -312,8 +315,9 @@ static int run_one(run_state *st, const scn_scenario *sc, int ci, uint64_t seed)
                      .observer = rs ? rpt_recovery_observe : NULL,
                      .observer_ctx = rs};
   if (st->o.crash_at) { /* the run --crash-points made for this boundary: without the file's faults */
-    ro.without_faults = 1;
-    ro.check_mask = crash_check_mask(&sc->cases[ci]);
+    scn_run_opts cr = cli_crash_run_opts(&sc->cases[ci], st->o.crash_at);
+    ro.without_faults = cr.without_faults;
+    ro.check_mask = cr.check_mask;
   }
   int rc = scn_run_case_ex(sc, ci, seed, strat, &ro, &rec->res);
   size_t n_rec = rpt_recovery_stream_end(rs);
@@ -335,7 +339,7 @@ static int run_one(run_state *st, const scn_scenario *sc, int ci, uint64_t seed)
     record_free(rec);
     return -1;
   }
-  fill_rpt(rec, sc, ci, cli_wall_now() - t0);
+  fill_rpt(rec, sc, ci, cli_wall_now() - t0, st->o.crash_at);
   collect_recovery(st, rec_us, n_rec);
   st->runs++;
   if (rec->res.passed)
@@ -368,6 +372,11 @@ static uint32_t crash_check_mask(const scn_case *cs) {
                (1u << CHK_NO_DOUBLE_RECOVERY) | (1u << CHK_TOOLRUN_TERMINAL_IMMUTABLE) |
                (1u << CHK_STARTUP_SNAPSHOT);
   return (m | cs->hold_mask) & ~cs->violate_mask;
+}
+
+scn_run_opts cli_crash_run_opts(const scn_case *cs, uint64_t k) {
+  scn_run_opts ro = {.crash_after_write = k, .without_faults = 1, .check_mask = crash_check_mask(cs)};
+  return ro;
 }
 
 #define CRASH_LIST_MAX 5 /* failing boundaries listed by name */

@@ -114,6 +114,11 @@ static int load_repro(const char *path, const cJSON *doc, shrink_in *in, char *e
     snprintf(err, cap, "%s: a repro file needs \"scenario\" and \"seed\"", path);
     return -1;
   }
+  if (cJSON_GetObjectItemCaseSensitive(doc, "crash_at")) { /* its failure needs the crash */
+    snprintf(err, cap, "%s: a repro of run --crash-at (\"crash_at\"): shrink does not replay crash "
+             "points; replay it with revenant replay", path);
+    return -1;
+  }
   char *text = cJSON_PrintUnformatted(scn);
   int rc = text ? scn_load_text(path, text, strlen(text), &in->sc, err, cap) : -1;
   free(text);

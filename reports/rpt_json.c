@@ -292,6 +292,8 @@ int rpt_repro_write(FILE *f, const rpt_run *r, const char *scenario_json) {
   rpt_jstr(&b, root, "variant", r->variant);
   rpt_jhex(&b, root, "trace_hash", r->trace_hash, 1);
   rpt_jstr(&b, root, "expect", r->expect);
+  if (r->crash_at) /* replay runs crash point K as run --crash-at K does */
+    rpt_jadd(&b, root, "crash_at", cJSON_CreateNumber((double)r->crash_at));
   rpt_json_facts(&b, root, r, 1);
   cJSON *faults = rpt_jadd(&b, root, "faults", cJSON_CreateArray());
   const sim_trace *t = r->trace;

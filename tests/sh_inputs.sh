@@ -131,6 +131,27 @@ rv shrink "$REPO/scenarios/examples/lua-effects-once.json" --invariant lua_efect
 [ $rc -eq 2 ] && has "unknown invariant: lua_efects_once .*did you mean lua_effects_once?" && [ ! -e "$T/x.json" ]
 ok $? "shrink --invariant with a typo names it with a did-you-mean (it said 'no case fails') ($rc)"
 
+# ---- a crash-point failure's repro replays the crash point ---------------------
+cat > "$T/cp.lua" << 'LUA'
+local A = {}
+function A:go()
+  self:runFiber("f", function(f) revenant.work(100) f:stash({n = 1}) revenant.work(100) end)
+end
+function A:onFiberRecovered(ctx) return ctx.snapshot.n end -- a nil snapshot throws
+return A
+LUA
+printf '{"name": "cp", "duration": "1m", "actors": [{"id": "a", "script": "cp.lua"}],\n "workload": [{"invoke": "a", "method": "go", "at": "1s"}, {"request": "a", "at": "10s"}],\n "expect": {"hold": ["recovery_finishes"]}}\n' > "$T/cp.json"
+rv run cp.json --crash-at 3 --repro-dir cpo
+[ $rc -eq 1 ] && has "replay: revenant run cp.json --case default --seed 0x1 --strategy fifo --crash-at 3" &&
+  [ -f "$T/cpo/repro-cp-default-0x1-crash3.json" ]
+ok $? "run --crash-at 3 fails, and its replay line carries --crash-at 3 ($rc)"
+rv replay cpo/repro-cp-default-0x1-crash3.json
+[ $rc -eq 0 ] && has "REPRODUCED cp case=default seed=0x1 crash-at=3"
+ok $? "replay of its repro runs crash point 3 again: REPRODUCED (it said DIVERGED) ($rc)"
+rv shrink cpo/repro-cp-default-0x1-crash3.json -o cps.json
+[ $rc -eq 2 ] && has "shrink does not replay crash points" && [ ! -e "$T/cps.json" ]
+ok $? "shrink refuses a crash-point repro instead of shrinking another run ($rc)"
+
 # ---- bytes that are not UTF-8: reports stay valid JSON, scripts are refused ----
 # valid JSON (jq, when installed) and UTF-8 (iconv: jq takes bad bytes silently)
 json_ok() {
