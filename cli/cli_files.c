@@ -56,6 +56,25 @@ static int seen_before(dir_seen *seen, const struct stat *st) {
   return 0;
 }
 
+/* 1 if path is a JSON file revenant writes, not a scenario: a repro file
+** ("revenant_repro"), a results document ("schema") or a Chrome trace
+** ("traceEvents") as its first key. A walk leaves them out, so `run .`
+** after a failure does not load its own revenant-out/repro-*.json. */
+static int written_by_revenant(const char *path) {
+  static const char *const keys[] = {"\"revenant_repro\"", "\"schema\"", "\"traceEvents\"", NULL};
+  char buf[64];
+  FILE *f = scn_fopen_read(path);
+  size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+  if (f) fclose(f);
+  buf[n] = 0;
+  const char *p = buf + strspn(buf, " \t\r\n");
+  if (*p++ != '{') return 0;
+  p += strspn(p, " \t\r\n");
+  for (int k = 0; keys[k]; k++)
+    if (!strncmp(p, keys[k], strlen(keys[k]))) return 1;
+  return 0;
+}
+
 /* Adds the *.json files below dir, in name order. A directory that cannot
 ** be read is named on stderr and the walk goes on (so every problem shows);
 ** returns -1 if one could not be, 0 otherwise. */
@@ -74,7 +93,8 @@ static int walk(cli_paths *p, const char *dir, dir_seen *seen) {
     if (name[0] != '.' && (size_t)snprintf(full, sizeof full, "%s/%s", dir, name) < sizeof full) {
       if (stat(full, &st) == 0 && S_ISDIR(st.st_mode)) {
         if (!seen_before(seen, &st) && walk(p, full, seen)) rc = -1;
-      } else if (ends_with(name, ".json") && !ends_with(name, "baseline.json")) { /* scenarios/swarm-baseline.json */
+      } else if (ends_with(name, ".json") && !ends_with(name, "baseline.json") && /* scenarios/swarm-baseline.json */
+                 !written_by_revenant(full)) {
         if (push_path(p, full)) rc = -1;
       }
     }
