@@ -21,6 +21,7 @@
 */
 #include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,12 +271,25 @@ static rt_fiber *live_fiber(rt_lagent *lg, int64_t id) {
   return NULL;
 }
 
+/* Raises the message fmt at the script's line: `level` frames up from the
+** primitive (1: its caller; 2: the caller of the prelude method that called
+** it, which is the script), as an SDK call's errors name the caller's line. */
+static int lg_error_at(lua_State *L, int level, const char *fmt, ...) {
+  va_list ap;
+  luaL_where(L, level);
+  va_start(ap, fmt);
+  lua_pushvfstring(L, fmt, ap);
+  va_end(ap);
+  lua_concat(L, 2);
+  return lua_error(L);
+}
+
 /* P.stash(fiber id or nil, value): ctx.stash / this.stash */
 static int p_stash(lua_State *L) {
   rt_lagent *lg = lg_of(L);
   int via_this = lua_isnil(L, 1);
   int64_t id = via_this ? current_fiber(lg) : luaL_checkinteger(L, 1);
-  if (!id) return luaL_error(L, RT_MSG_STASH_OUTSIDE);
+  if (!id) return lg_error_at(L, 2, RT_MSG_STASH_OUTSIDE); /* via Agent:stash: its caller's line */
   if (!live_fiber(lg, id)) return luaL_error(L, "stash: fiber %I has ended", (lua_Integer)id);
   size_t n;
   const char *json = rt_lua_json_text(L, 2, &n);
@@ -421,6 +435,9 @@ static int p_schedule(lua_State *L) {
 static int p_cancel(lua_State *L) {
   rt_lagent *lg = lg_of(L);
   char cb[64] = "";
+  if (lua_type(L, 1) != LUA_TSTRING && !lua_isinteger(L, 1)) /* checked before a statement is prepared */
+    return lg_error_at(L, 2, "cancelSchedule: give a schedule id (an integer) or a callback name (a string), "
+                       "not %s", lua_type(L, 1) == LUA_TNUMBER ? "float" : luaL_typename(L, 1));
   if (lua_type(L, 1) == LUA_TNUMBER) {
     sqlite3_stmt *st = rt__prepare(lg->w, lg->a, "SELECT callback FROM cf_agents_schedules WHERE id=?");
     if (st) {
@@ -550,11 +567,14 @@ static int p_sql(lua_State *L) {
   rt_world *w = lg->w;
   uint32_t a = lg->a;
   rt_db *d = &w->actors[a].store;
-  const char *q = luaL_checkstring(L, 1);
+  if (lua_type(L, 1) != LUA_TSTRING) /* errors name the script's line: sql:exec's caller */
+    return lg_error_at(L, 2, "sql:exec: the SQL must be a string, not %s%s", luaL_typename(L, 1),
+                       lua_isnil(L, 1) ? " (call it as self.sql:exec(sql, ...))" : "");
+  const char *q = lua_tostring(L, 1);
   int top = lua_gettop(L);
   char err[512];
   luaL_checkstack(L, top + 2, "sql: arguments");
-  if (!d->db && rt__db_open(w, a)) return luaL_error(L, "sql: the actor's storage cannot be opened");
+  if (!d->db && rt__db_open(w, a)) return lg_error_at(L, 2, "sql: the actor's storage cannot be opened");
   if (!d->sbx) {
     struct rt_script *s = script_of(w, a);
     /* the SDK's tables and the runtime's own (alarm slot, child runs,
@@ -562,23 +582,23 @@ static int p_sql(lua_State *L) {
     rt_sql_sandbox_config cfg = {s, sql_now, sql_random, NULL, 0, "cf_,rv_,beach_"};
     d->poolable = 0; /* user tables and the overrides must not reach another world */
     d->sbx = rt_sql_sandbox(d->db, &cfg, err, sizeof err);
-    if (!d->sbx) return luaL_error(L, "sql: %s", err);
+    if (!d->sbx) return lg_error_at(L, 2, "sql: %s", err);
   }
   sqlite3_stmt *st = NULL;
   const char *tail = NULL;
   if (rt_sql_sandbox_prepare(d->sbx, q, &st, &tail, err, sizeof err) != SQLITE_OK)
-    return luaL_error(L, "sql: %s", err);
+    return lg_error_at(L, 2, "sql: %s", err);
   while (tail && isspace((unsigned char)*tail)) tail++;
   if (tail && *tail == ';') tail++;
   while (tail && isspace((unsigned char)*tail)) tail++;
   if (!st || (tail && *tail)) {
     sqlite3_finalize(st);
-    return luaL_error(L, st ? "sql: one statement per exec" : "sql: an empty statement");
+    return lg_error_at(L, 2, st ? "sql: one statement per exec" : "sql: an empty statement");
   }
   int writes = !sqlite3_stmt_readonly(st);
   if (writes && rt__txn_join(w, a)) {
     sqlite3_finalize(st);
-    return luaL_error(L, "sql: the actor's storage is broken (a commit failed)");
+    return lg_error_at(L, 2, "sql: the actor's storage is broken (a commit failed)");
   }
   sql_run run = {st, d->sbx, SQLITE_OK};
   lua_pushcfunction(L, sql_rows);
@@ -587,14 +607,19 @@ static int p_sql(lua_State *L) {
   if (lua_pcall(L, top, 1, 0) != LUA_OK) {
     rt_sql_sandbox_user(d->sbx, 0);
     sqlite3_finalize(st);
-    return lua_error(L); /* the same error, the statement finalized */
+    if (lua_type(L, -1) == LUA_TSTRING) { /* the same error at the script's line, the statement finalized */
+      luaL_where(L, 2);
+      lua_insert(L, -2);
+      lua_concat(L, 2);
+    }
+    return lua_error(L);
   }
   int rc = run.rc;
   if (rc != SQLITE_DONE) {
     const char *refusal = rt_sql_sandbox_refusal(d->sbx);
     snprintf(err, sizeof err, "%s", refusal && *refusal ? refusal : sqlite3_errmsg(d->db));
     sqlite3_finalize(st);
-    return luaL_error(L, "sql: %s", err);
+    return lg_error_at(L, 2, "sql: %s", err);
   }
   int changes = sqlite3_changes(d->db);
   sqlite3_finalize(st);
@@ -602,7 +627,7 @@ static int p_sql(lua_State *L) {
     char text[96];
     snprintf(text, sizeof text, "%.95s", q);
     rt__txn_wrote_row(w, a, RT_W_USER_SQL, changes, SQLITE_DONE, text);
-    if (lg->dead) return luaL_error(L, "this actor's incarnation has ended");
+    if (lg->dead) return lg_error_at(L, 2, "this actor's incarnation has ended");
   }
   return 1;
 }
@@ -668,7 +693,7 @@ static const char prelude[] =
     "  if type(fn) ~= 'function' then error('runFiber: fn must be a function', 2) end\n"
     "  return yield('runFiber', name, fn)\n"
     "end\n"
-    "function Agent:stash(v) H.at_caller(P.stash, nil, v) end\n"
+    "function Agent:stash(v) P.stash(nil, v) end\n"
     "function Agent:keepAlive()\n"
     "  P.ka_acquire()\n"
     "  local disposed = false\n"
@@ -689,7 +714,7 @@ static const char prelude[] =
     "  H.check_options('scheduleEvery', opts, 'sched') local id = H.at_caller(P.schedule, every, cb, payload, opts, true)\n"
     "  return id\n"
     "end\n"
-    "function Agent:cancelSchedule(x) if type(x) ~= 'string' and math.type(x) ~= 'integer' then error('cancelSchedule: give a schedule id (an integer) or a callback name (a string), not ' .. (math.type(x) or type(x)), 2) end return P.cancel(x) end\n"
+    "function Agent:cancelSchedule(x) return P.cancel(x) end\n"
     "function Agent:call(actor, method, args)\n"
     "  if type(actor) ~= 'string' then error('call: the actor must be its id (a string)', 2) end\n"
     "  if type(method) ~= 'string' then error('call: the method must be a string', 2) end\n"
@@ -718,7 +743,7 @@ static const char prelude[] =
     "end\n"
     "function Agent:openAgentTools() return P.tool_open() end\n"
     "local sql = {}\n"
-    "function sql:exec(q, ...) if type(q) ~= 'string' then error('sql:exec: the SQL must be a string, not ' .. type(q) .. (type(self) == 'string' and ' (call it as self.sql:exec(sql, ...))' or ''), 2) end local r = H.at_caller(P.sql, q, ...) return r end\n"
+    "function sql:exec(q, ...) return P.sql(q, ...) end\n"
     "H.self = setmetatable({name = H.name, sql = sql}, Agent)\n"
     "H.Fiber = Fiber\n"
     "function H.recovery(id, name, snap, created)\n"
