@@ -29,8 +29,8 @@ typedef struct cli_paths {
 } cli_paths;
 
 /* Appends `arg` (a file) or every *.json below it (a directory, in name
-** order; swarm baselines, *baseline.json, and the repro, results and
-** Chrome trace files revenant writes left out) to p. Returns 0, or -1
+** order; swarm baselines, *baseline.json, and the repro, results, Chrome
+** trace and baseline files revenant writes left out) to p. Returns 0, or -1
 ** with a message on stderr. */
 int cli_expand(cli_paths *p, const char *arg);
 

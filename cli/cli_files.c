@@ -57,11 +57,12 @@ static int seen_before(dir_seen *seen, const struct stat *st) {
 }
 
 /* 1 if path is a JSON file revenant writes, not a scenario: a repro file
-** ("revenant_repro"), a results document ("schema") or a Chrome trace
-** ("traceEvents") as its first key. A walk leaves them out, so `run .`
+** ("revenant_repro"), a results document ("schema"), a Chrome trace
+** ("traceEvents") or a swarm baseline ("revenant_baseline") as its first key. A walk leaves them out, so `run .`
 ** after a failure does not load its own revenant-out/repro-*.json. */
 static int written_by_revenant(const char *path) {
-  static const char *const keys[] = {"\"revenant_repro\"", "\"schema\"", "\"traceEvents\"", NULL};
+  static const char *const keys[] = {"\"revenant_repro\"", "\"schema\"", "\"traceEvents\"",
+                                     "\"revenant_baseline\"", NULL};
   char buf[64];
   FILE *f = scn_fopen_read(path);
   size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;

@@ -80,10 +80,11 @@ ok $? "... and run runs it once"
 mkdir -p "$T/proj"
 printf '{"name": "p", "duration": "1m", "actors": [{"id": "a"}], "expect": {"violate": ["no_wedge"]}}\n' > "$T/proj/p.json"
 (cd "$T/proj" && timeout -s KILL 20 "$REVENANT" run . -q --json r.json --trace t.json > /dev/null 2>&1)
+(cd "$T/proj" && timeout -s KILL 20 "$REVENANT" swarm p.json --seeds 2 -j 1 -q --write-baseline bl.json > /dev/null 2>&1)
 (cd "$T/proj" && timeout -s KILL 20 "$REVENANT" run . -q > "$T/out" 2>&1)
 rc=$?
 [ $rc -eq 1 ] && [ -f "$T/proj/revenant-out/repro-p-default-0x1.json" ] && has "^0 passed, 1 failed$"
-ok $? "a second 'run .' leaves out the first one's repro, results and trace files (1 error each) ($rc)"
+ok $? "a second 'run .' leaves out the repro, results, trace and baseline files written before (1 error each) ($rc)"
 
 # ---- paths that cannot be read (as a user the permissions apply to) ----------
 AS=""
