@@ -59,15 +59,36 @@ static int cmp_str(const void *a, const void *b) {
 /* Checks the callbacks of the script's table (at index t of T): SDK names
 ** it misspells or that scripts cannot define yet, a called one that is not
 ** a function; fills s->fns with its function names, sorted. 0 or an error. */
+/* Adds to names (n of them, at most 256) the string keys with function
+** values of the table at index t, then of the tables its metatable's
+** __index chain leads to (a script whose table inherits from a base table,
+** as `class A extends Base` ports), at most 8 levels: the runtime finds
+** those methods too (lua_getfield). Leaves the stack as it was. */
+static int callback_names(lua_State *T, int t, const char **names, int n) {
+  lua_pushvalue(T, t);
+  for (int level = 0; level < 8 && lua_istable(T, -1); level++) {
+    int tab = lua_gettop(T);
+    lua_pushnil(T);
+    while (lua_next(T, tab)) { /* lua_next order: sorted by the caller */
+      if (n < 256 && lua_type(T, -2) == LUA_TSTRING && lua_isfunction(T, -1)) names[n++] = lua_tostring(T, -2);
+      lua_pop(T, 1);
+    }
+    if (!lua_getmetatable(T, tab)) break;
+    lua_getfield(T, -1, "__index");
+    lua_remove(T, -2);  /* the metatable */
+    lua_remove(T, tab); /* the table walked */
+  }
+  lua_pop(T, 1);
+  return n;
+}
+
 static int check_callbacks(ld *L, const cJSON *node, scn_actor_script *s, lua_State *T, int t) {
   const char *names[256];
-  int n = 0;
-  lua_pushnil(T);
-  while (lua_next(T, t) && n < 256) { /* lua_next order: sorted below */
-    if (lua_type(T, -2) == LUA_TSTRING && lua_isfunction(T, -1)) names[n++] = lua_tostring(T, -2);
-    lua_pop(T, 1);
-  }
+  int n = callback_names(T, t, names, 0), m = 0;
   qsort(names, (size_t)n, sizeof names[0], cmp_str);
+  for (int i = 0; i < n; i++) /* a name the table and a base both define, once */
+    if (!m || strcmp(names[m - 1], names[i])) names[m++] = names[i];
+  n = m;
   for (int i = 0; wired[i]; i++) { /* a callback that is not a function would be skipped */
     int ty = lua_getfield(T, t, wired[i]);
     lua_pop(T, 1);

@@ -141,6 +141,18 @@ rv shrink "$REPO/scenarios/examples/lua-effects-once.json" --invariant lua_efect
 [ $rc -eq 2 ] && has "unknown invariant: lua_efects_once .*did you mean lua_effects_once?" && [ ! -e "$T/x.json" ]
 ok $? "shrink --invariant with a typo names it with a did-you-mean (it said 'no case fails') ($rc)"
 
+# ---- a script table that inherits its methods (class A extends Base) --------
+cat > "$T/inh.lua" << 'LUA'
+local Base = {}
+function Base:tick() revenant.log("tick") end
+function Base:arm() self:schedule(1, "tick") return "armed" end
+return setmetatable({}, {__index = Base})
+LUA
+printf '{"name": "inh", "duration": "1m", "actors": [{"id": "a", "script": "inh.lua"}],\n "workload": [{"invoke": "a", "method": "arm", "at": "1s"}]}\n' > "$T/inh.json"
+rv trace inh.json --filter 'request_ok,user_log'
+[ $rc -eq 0 ] && has 'request_ok .*result="armed"' && has 'user_log .*message="tick"'
+ok $? "invoke and schedule reach a method the script table inherits through __index (the loader said 'no function') ($rc)"
+
 # ---- a crash-point failure's repro replays the crash point ---------------------
 cat > "$T/cp.lua" << 'LUA'
 local A = {}
