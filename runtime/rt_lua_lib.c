@@ -724,12 +724,13 @@ int rt__lua_loadfile(lua_State *L, const char *rel) {
       return LUA_ERRFILE;
     }
   }
-  if (m->len > 0 && m->text[0] == LUA_SIGNATURE[0]) {
+  size_t skip = rt__lua_text_start(m->text, m->len); /* a byte order mark, a #! line */
+  if (m->len > skip && m->text[skip] == LUA_SIGNATURE[0]) {
     lua_pushfstring(L, "%s is refused: binary chunks are not loaded (text only)", rel);
     return LUA_ERRFILE;
   }
   lua_pushfstring(L, "@%s", rel);
-  int st = luaL_loadbufferx(L, m->text, m->len, lua_tostring(L, -1), "t");
+  int st = luaL_loadbufferx(L, m->text + skip, m->len - skip, lua_tostring(L, -1), "t");
   lua_remove(L, -2); /* the function (or message) stays */
   return st;
 }

@@ -153,6 +153,13 @@ rv trace inh.json --filter 'request_ok,user_log'
 [ $rc -eq 0 ] && has 'request_ok .*result="armed"' && has 'user_log .*message="tick"'
 ok $? "invoke and schedule reach a method the script table inherits through __index (the loader said 'no function') ($rc)"
 
+# ---- a script saved with a byte order mark, or with a #! line (as lua reads them) ----
+printf '\357\273\277#!/usr/bin/env lua\nlocal A = {}\nfunction A:go() error("at three") end\nreturn A\n' > "$T/bom.lua"
+printf '{"name": "bom", "duration": "1m", "actors": [{"id": "a", "script": "bom.lua"}],\n "workload": [{"invoke": "a", "method": "go", "at": "1s"}]}\n' > "$T/bom.json"
+rv trace bom.json --filter request_fail
+[ $rc -eq 0 ] && has 'error="bom.lua:3: at three"'
+ok $? "a script with a byte order mark and a #! line loads, its lines numbered as in the file (it was a syntax error) ($rc)"
+
 # ---- a crash-point failure's repro replays the crash point ---------------------
 cat > "$T/cp.lua" << 'LUA'
 local A = {}
