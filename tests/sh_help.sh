@@ -56,6 +56,8 @@ for cmd in run check replay trace swarm merge shrink; do
   done
   [ -z "$bad" ]
   ok $? "revenant $cmd accepts every flag its --help lists${bad:+ (unknown:$bad)}"
+  "$REVENANT" help "$cmd" > "$T/h1" 2>&1 && "$REVENANT" "$cmd" --help > "$T/h2" 2>&1 && cmp -s "$T/h1" "$T/h2"
+  ok $? "revenant help $cmd prints revenant $cmd --help"
   "$REVENANT" "$cmd" --no-such-flag > "$T/out" 2>&1
   rc=$?
   [ $rc -eq 2 ] && [ "$(wc -l < "$T/out")" -le 3 ] && grep -q "try 'revenant $cmd --help'" "$T/out"
