@@ -40,26 +40,34 @@ static int ends_with(const char *s, const char *suffix) {
 ** met again through a symlink (a loop, or two links to one folder) is
 ** walked once, so no scenario runs twice. */
 typedef struct dir_seen {
-  dev_t dev[64];
-  ino_t ino[64];
-  int n;
+  struct dir_id {
+    dev_t dev;
+    ino_t ino;
+  } *v;
+  size_t n, cap;
 } dir_seen;
 
-/* 1 when st's directory was entered before (or the list is full), else
-** marks it and returns 0. */
+/* 1 when st's directory was entered before, else marks it and returns 0
+** (-1 out of memory). */
 static int seen_before(dir_seen *seen, const struct stat *st) {
-  for (int i = 0; i < seen->n; i++)
-    if (seen->dev[i] == st->st_dev && seen->ino[i] == st->st_ino) return 1;
-  if (seen->n == 64) return 1; /* deeper than any real scenario tree */
-  seen->dev[seen->n] = st->st_dev;
-  seen->ino[seen->n++] = st->st_ino;
+  for (size_t i = 0; i < seen->n; i++)
+    if (seen->v[i].dev == st->st_dev && seen->v[i].ino == st->st_ino) return 1;
+  if (seen->n == seen->cap) {
+    size_t nc = seen->cap ? seen->cap * 2 : 16;
+    struct dir_id *nv = realloc(seen->v, nc * sizeof *nv);
+    if (!nv) return -1;
+    seen->v = nv;
+    seen->cap = nc;
+  }
+  seen->v[seen->n++] = (struct dir_id){st->st_dev, st->st_ino};
   return 0;
 }
 
 /* 1 if path is a JSON file revenant writes, not a scenario: a repro file
 ** ("revenant_repro"), a results document ("schema"), a Chrome trace
-** ("traceEvents") or a swarm baseline ("revenant_baseline") as its first key. A walk leaves them out, so `run .`
-** after a failure does not load its own revenant-out/repro-*.json. */
+** ("traceEvents") or a swarm baseline ("revenant_baseline") as its first
+** key. A walk leaves them out, so `run .` after a failure does not load its
+** own revenant-out/repro-*.json. */
 static int written_by_revenant(const char *path) {
   static const char *const keys[] = {"\"revenant_repro\"", "\"schema\"", "\"traceEvents\"",
                                      "\"revenant_baseline\"", NULL};
@@ -93,7 +101,8 @@ static int walk(cli_paths *p, const char *dir, dir_seen *seen) {
     struct stat st;
     if (name[0] != '.' && (size_t)snprintf(full, sizeof full, "%s/%s", dir, name) < sizeof full) {
       if (stat(full, &st) == 0 && S_ISDIR(st.st_mode)) {
-        if (!seen_before(seen, &st) && walk(p, full, seen)) rc = -1;
+        int was = seen_before(seen, &st);
+        if (was < 0 || (!was && walk(p, full, seen))) rc = -1;
       } else if (ends_with(name, ".json") && !ends_with(name, "baseline.json") && /* scenarios/swarm-baseline.json */
                  !written_by_revenant(full)) {
         if (push_path(p, full)) rc = -1;
@@ -113,9 +122,10 @@ int cli_expand(cli_paths *p, const char *arg) {
     return -1;
   }
   if (S_ISDIR(st.st_mode)) {
-    dir_seen seen = {.n = 0};
-    seen_before(&seen, &st);
-    return walk(p, arg, &seen);
+    dir_seen seen = {NULL, 0, 0};
+    int rc = seen_before(&seen, &st) < 0 ? -1 : walk(p, arg, &seen);
+    free(seen.v);
+    return rc;
   }
   return push_path(p, arg);
 }
