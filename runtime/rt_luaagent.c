@@ -435,9 +435,11 @@ static int p_schedule(lua_State *L) {
 static int p_cancel(lua_State *L) {
   rt_lagent *lg = lg_of(L);
   char cb[64] = "";
-  if (lua_type(L, 1) != LUA_TSTRING && !lua_isinteger(L, 1)) /* checked before a statement is prepared */
+  int whole = 0; /* a number with an integer value (2.0 too), as luaL_checkinteger takes it */
+  if (lua_type(L, 1) == LUA_TNUMBER) lua_tointegerx(L, 1, &whole);
+  if (lua_type(L, 1) != LUA_TSTRING && !whole) /* checked before a statement is prepared */
     return lg_error_at(L, 2, "cancelSchedule: give a schedule id (an integer) or a callback name (a string), "
-                       "not %s", lua_type(L, 1) == LUA_TNUMBER ? "float" : luaL_typename(L, 1));
+                       "not %s", lua_type(L, 1) == LUA_TNUMBER ? "a fraction" : luaL_typename(L, 1));
   if (lua_type(L, 1) == LUA_TNUMBER) {
     sqlite3_stmt *st = rt__prepare(lg->w, lg->a, "SELECT callback FROM cf_agents_schedules WHERE id=?");
     if (st) {

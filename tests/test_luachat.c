@@ -128,7 +128,8 @@ static void test_schedule_bad_arguments(void **st) {
       {"self:keepAliveWhile('go')", "agent.lua:2: keepAliveWhile: fn must be a function, not string"},
       {"self:cancelSchedule({})", "agent.lua:2: cancelSchedule: give a schedule id (an integer) or a "
                                   "callback name (a string), not table"},
-      {"self:cancelSchedule(1.5)", "agent.lua:2: cancelSchedule: give a schedule id"},
+      {"self:cancelSchedule(1.5)", "agent.lua:2: cancelSchedule: give a schedule id (an integer) or a callback "
+                                   "name (a string), not a fraction"},
       {"self:stash(1)", "agent.lua:2: stash() called outside a fiber"},
       {"self.sql:exec('SELEC 1')", "agent.lua:2: sql: near "},
       {"self.sql:exec('SELECT ?', print)", "agent.lua:2: sql: cannot bind a function value"},
