@@ -56,9 +56,6 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Checks the callbacks of the script's table (at index t of T): SDK names
-** it misspells or that scripts cannot define yet, a called one that is not
-** a function; fills s->fns with its function names, sorted. 0 or an error. */
 /* Adds to names (n of them, at most 256) the string keys with function
 ** values of the table at index t, then of the tables its metatable's
 ** __index chain leads to (a script whose table inherits from a base table,
@@ -82,6 +79,9 @@ static int callback_names(lua_State *T, int t, const char **names, int n) {
   return n;
 }
 
+/* Checks the callbacks of the script's table (at index t of T): SDK names
+** it misspells or that scripts cannot define yet, a called one that is not
+** a function; fills s->fns with its function names, sorted. 0 or an error. */
 static int check_callbacks(ld *L, const cJSON *node, scn_actor_script *s, lua_State *T, int t) {
   const char *names[256];
   int n = callback_names(T, t, names, 0), m = 0;
