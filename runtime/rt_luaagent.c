@@ -350,6 +350,12 @@ static int lg_edit_distance(const char *a, const char *b) {
 ** closest to cb: edit distance at most 2 and under half of cb's length, ties
 ** by name, so the table's hash order never shows. */
 static int lg_no_callback(lua_State *L, rt_lagent *lg, const char *fn, const char *cb) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->self_ref);
+  int sdk = lua_getfield(L, -1, cb) == LUA_TFUNCTION; /* self's method: the SDK's (runFiber, ...) */
+  lua_pop(L, 2);
+  if (sdk)
+    return luaL_error(L, "%s: '%s' is an SDK method, which revenant does not run as a schedule callback; "
+                      "schedule a function of the script that calls it", fn, cb);
   char best[48] = "";
   int best_d = 3;
   size_t lc = strlen(cb);

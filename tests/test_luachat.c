@@ -123,7 +123,8 @@ static void test_schedule_bad_arguments(void **st) {
        "agent.lua:2: scheduleEvery: this.tikc is not a function (agent.lua has no function 'tikc'; "
        "did you mean 'tick'?)"},
       {"self:schedule('*/5 * * * *', 'ticks', {n = 1})", "did you mean 'tick'?)"},
-      {"self:schedule(5, 'runFiber')", "agent.lua:2: schedule: this.runFiber is not a function"},
+      {"self:schedule(5, 'continueLastTurn')", "agent.lua:2: schedule: 'continueLastTurn' is an SDK method, "
+                                               "which revenant does not run as a schedule callback"},
       {"self:keepAliveWhile(nil)", "agent.lua:2: keepAliveWhile: fn must be a function, not nil"},
       {"self:keepAliveWhile('go')", "agent.lua:2: keepAliveWhile: fn must be a function, not string"},
       {"self:cancelSchedule({})", "agent.lua:2: cancelSchedule: give a schedule id (an integer) or a "
