@@ -54,6 +54,12 @@ int cli_parse_seed(const char *s, uint64_t *out);
 ** write, judging the crash-point invariants (docs/cli.md). */
 scn_run_opts cli_crash_run_opts(const scn_case *cs, uint64_t k);
 
+/* s as one word of a shell command line: s itself when every byte is one
+** of A-Z a-z 0-9 _ . / : = @ % + , -, else s in single quotes (a quote as
+** '\'') in buf (cap bytes; cut short if it does not fit). For the replay
+** commands reports print, so a path with a space can be pasted. */
+const char *cli_shell_word(const char *s, char *buf, size_t cap);
+
 /* 1 if v, given where an option's value is expected, is itself an option
 ** ("-q", "--json"): such a value is refused ("-" alone and "./-x" pass). */
 int cli_is_flag(const char *v);

@@ -114,6 +114,25 @@ static int walk(cli_paths *p, const char *dir, dir_seen *seen) {
   return rc;
 }
 
+const char *cli_shell_word(const char *s, char *buf, size_t cap) {
+  if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=@%+,-") == strlen(s))
+    return s;
+  size_t o = 0;
+  if (cap < 3) return s;
+  buf[o++] = '\'';
+  for (; *s && o + 5 < cap; s++) {
+    if (*s == '\'') {
+      memcpy(buf + o, "'\\''", 4);
+      o += 4;
+    } else {
+      buf[o++] = *s;
+    }
+  }
+  buf[o++] = '\'';
+  buf[o] = 0;
+  return buf;
+}
+
 int cli_expand(cli_paths *p, const char *arg) {
   struct stat st;
   if (stat(arg, &st) != 0) {

@@ -53,7 +53,8 @@ static int replay_outputs(const replay_opts *o, const scn_scenario *sc, int ci, 
   const char *names[SCN_MAX_ACTORS];
   for (uint32_t a = 0; a < sc->n_actors; a++) names[a] = sc->actors[a].id;
   snprintf(variant, sizeof variant, "%s", sc->cases[ci].label);
-  snprintf(line, sizeof line, "revenant replay %s", o->file);
+  char q[600];
+  snprintf(line, sizeof line, "revenant replay %s", cli_shell_word(o->file, q, sizeof q));
   rpt_run r = {.scenario_name = sc->name, .scenario_file = sc->file, .seed = res->seed,
                .strategy = sim_strategy_name(res->strategy), .variant = variant,
                .trace_hash = res->trace_hash, .events = res->events, .end_us = res->end_us,

@@ -156,8 +156,10 @@ static void fill_rpt(run_record *rec, const scn_scenario *sc, int ci, double wal
   rpt_run *r = &rec->rr;
   const scn_case *cs = &sc->cases[ci];
   snprintf(rec->variant, sizeof rec->variant, "%s", cs->label);
+  char qf[600], qc[160];
   int n = snprintf(rec->replay, sizeof rec->replay, "revenant run %s --case %s --seed 0x%llx --strategy %s",
-                   sc->file, cs->label, (unsigned long long)res->seed, sim_strategy_name(res->strategy));
+                   cli_shell_word(sc->file, qf, sizeof qf), cli_shell_word(cs->label, qc, sizeof qc),
+                   (unsigned long long)res->seed, sim_strategy_name(res->strategy));
   if (crash_at && n > 0 && (size_t)n < sizeof rec->replay) /* the crash point is part of the run */
     snprintf(rec->replay + n, sizeof rec->replay - (size_t)n, " --crash-at %llu", (unsigned long long)crash_at);
   for (int i = 0; i < res->n_figures; i++)
@@ -403,9 +405,11 @@ static int crash_points(run_state *st, const scn_scenario *sc, int ci, uint64_t 
     ro.crash_after_write = k;
     if (scn_run_case_ex(sc, ci, seed, strat, &ro, &res)) return -1;
     covered++;
+    char qf[600], qc[160];
     if (!res.passed && failed++ < CRASH_LIST_MAX)
       printf("  crash after write %llu: %s\n    replay: revenant run %s --case %s --seed 0x%llx "
-             "--strategy %s --crash-at %llu\n", (unsigned long long)k, res.failure, sc->file, cs->label,
+             "--strategy %s --crash-at %llu\n", (unsigned long long)k, res.failure,
+             cli_shell_word(sc->file, qf, sizeof qf), cli_shell_word(cs->label, qc, sizeof qc),
              (unsigned long long)seed, sim_strategy_name(strat), (unsigned long long)k);
     scn_result_free(&res);
   }
@@ -551,8 +555,11 @@ static scn_scenario *load_one(run_state *st, const char *path) {
     return sc;
   }
   if (!sc) snprintf(err, sizeof err, "%s: out of memory", path);
-  else if (is_repro_file(path))
-    snprintf(err, sizeof err, "%s: this is a repro file, not a scenario: use revenant replay %s", path, path);
+  else if (is_repro_file(path)) {
+    char q[600];
+    snprintf(err, sizeof err, "%s: this is a repro file, not a scenario: use revenant replay %s", path,
+             cli_shell_word(path, q, sizeof q));
+  }
   fprintf(stderr, "%s\n", err);
   add_error(st, path, err);
   free(sc);

@@ -114,6 +114,16 @@ else
   for k in 1 2 3; do ok 0 "# skip: running as root without setpriv"; done
 fi
 
+# ---- a replay line a shell can run: a path with a space, a case with a quote ----
+mkdir -p "$T/my dir"
+printf '{"name": "q", "duration": "1m", "actors": [{"id": "a"}],\n "cases": [{"name": "it'"'"'s x", "expect": {"violate": ["no_wedge"]}}]}\n' > "$T/my dir/q.json"
+rv run "my dir/q.json" -q --repro-dir ro
+line=$(sed -n 's/^ *replay: revenant //p' "$T/out")
+[ -n "$line" ] && (cd "$T" && eval "\"\$REVENANT\" $line -q" > "$T/out2" 2>&1)
+rc=$?
+[ $rc -eq 1 ] && grep -q "^0 passed, 1 failed" "$T/out2"
+ok $? "the replay line of a failure quotes a path with a space and a case with a quote: a shell runs it ($rc: $line)"
+
 # ---- a Lua agent that schedules a callback it does not define ----------------
 cat > "$T/sched.lua" << 'EOF'
 local A = {}
