@@ -54,6 +54,12 @@ int cli_parse_seed(const char *s, uint64_t *out);
 ** write, judging the crash-point invariants (docs/cli.md). */
 scn_run_opts cli_crash_run_opts(const scn_case *cs, uint64_t k);
 
+/* 0, or 2 after saying so on stderr (`revenant CMD: --json x.json would
+** overwrite the input x.json`) when the output file out (NULL: none, given
+** as option opt) is one of the n input files: an output written over its
+** own scenario or repro file would destroy it. */
+int cli_output_not_input(const char *cmd, const char *opt, const char *out, char *const *in, size_t n);
+
 /* s as one word of a shell command line: s itself when every byte is one
 ** of A-Z a-z 0-9 _ . / : = @ % + , -, else s in single quotes (a quote as
 ** '\'') in buf (cap bytes; cut short if it does not fit). For the replay

@@ -114,6 +114,17 @@ static int walk(cli_paths *p, const char *dir, dir_seen *seen) {
   return rc;
 }
 
+int cli_output_not_input(const char *cmd, const char *opt, const char *out, char *const *in, size_t n) {
+  struct stat so, si;
+  if (!out || stat(out, &so) != 0 || !S_ISREG(so.st_mode)) return 0; /* new, or /dev/stdout */
+  for (size_t i = 0; i < n; i++)
+    if (stat(in[i], &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+      fprintf(stderr, "revenant %s: %s %s would overwrite the input %s\n", cmd, opt, out, in[i]);
+      return 2;
+    }
+  return 0;
+}
+
 const char *cli_shell_word(const char *s, char *buf, size_t cap) {
   if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=@%+,-") == strlen(s))
     return s;

@@ -198,6 +198,11 @@ static int replay_args(int argc, char **argv, replay_opts *o) {
     fprintf(stderr, "revenant replay: expected exactly one repro FILE\n%s", replay_hint);
     return 2;
   }
+  char *in[1] = {(char *)o->file};
+  if (cli_output_not_input("replay", "--json", o->json, in, 1) ||
+      cli_output_not_input("replay", "--trace", o->trace, in, 1) ||
+      cli_output_not_input("replay", "--html", o->html, in, 1))
+    return 2;
   return -1;
 }
 

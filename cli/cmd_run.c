@@ -138,6 +138,9 @@ static int parse_run_opts(int argc, char **argv, run_opts *o) {
     if (takes) i++;
   }
   if (o->files.n == 0) return usage_error(argv[0], "no scenario files given", NULL);
+  const char *outs[4] = {o->json, o->junit, o->trace, o->html}, *names[4] = {"--json", "--junit", "--trace", "--html"};
+  for (int k = 0; k < 4; k++)
+    if (cli_output_not_input(argv[0], names[k], outs[k], o->files.v, o->files.n)) return 2;
   return 0;
 }
 

@@ -101,7 +101,9 @@ static int parse_shrink_opts(int argc, char **argv, shrink_opts *o) {
       o->file = a;
     }
   }
-  return o->file ? 0 : usage_error("no FILE given", NULL);
+  if (!o->file) return usage_error("no FILE given", NULL);
+  char *in[1] = {(char *)o->file};
+  return cli_output_not_input("shrink", "-o", o->out, in, 1);
 }
 
 /* A repro file: its scenario, seed, strategy and case. 1 if doc is one. */

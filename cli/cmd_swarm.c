@@ -205,6 +205,10 @@ static int parse_swarm_opts(int argc, char **argv, sw_opts *o) {
     }
   }
   if (o->files.n == 0) return usage_error("no scenario files given", NULL);
+  if (cli_output_not_input("swarm", "--json", o->json, o->files.v, o->files.n) ||
+      cli_output_not_input("swarm", "--html", o->html, o->files.v, o->files.n) ||
+      cli_output_not_input("swarm", "--write-baseline", o->write_baseline, o->files.v, o->files.n))
+    return 2;
   if (!o->e.seeds && !o->e.time_us) return usage_error("give --seeds N or --time D", NULL);
   if (!o->e.shard_n && shard_from_env(o)) return 2;
   if (!o->e.shard_n) o->e.shard_i = o->e.shard_n = 1;

@@ -124,6 +124,18 @@ rc=$?
 [ $rc -eq 1 ] && grep -q "^0 passed, 1 failed" "$T/out2"
 ok $? "the replay line of a failure quotes a path with a space and a case with a quote: a shell runs it ($rc: $line)"
 
+# ---- an output over an input is refused, the input kept ----------------------
+cp "$T/a.json" "$T/keep.json"
+rv run keep.json -q --json keep.json
+[ $rc -eq 2 ] && has "would overwrite the input keep.json" && cmp -s "$T/a.json" "$T/keep.json"
+ok $? "run --json over its own scenario file is refused and the file kept (it was replaced by results) ($rc)"
+rv swarm keep.json --seeds 1 -q --html keep.json
+[ $rc -eq 2 ] && cmp -s "$T/a.json" "$T/keep.json"
+ok $? "so is swarm --html over it ($rc)"
+rv shrink keep.json -o keep.json
+[ $rc -eq 2 ] && has "would overwrite the input" && cmp -s "$T/a.json" "$T/keep.json"
+ok $? "and shrink -o over its input ($rc)"
+
 # ---- a Lua agent that schedules a callback it does not define ----------------
 cat > "$T/sched.lua" << 'EOF'
 local A = {}
