@@ -726,7 +726,7 @@ static const char prelude[] =
     "function Agent:call(actor, method, args)\n"
     "  if type(actor) ~= 'string' then error('call: the actor must be its id (a string)', 2) end\n"
     "  if type(method) ~= 'string' then error('call: the method must be a string', 2) end\n"
-    "  local ok, v = yield('call', actor, method, P.json(args))\n"
+    "  local okj, js = pcall(P.json, args) if not okj then error('call: args: ' .. js, 2) end local ok, v = yield('call', actor, method, js)\n"
     "  if not ok then error(v, 0) end\n"
     "  return P.unjson(v)\n"
     "end\n"

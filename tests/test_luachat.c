@@ -135,6 +135,7 @@ static void test_schedule_bad_arguments(void **st) {
       {"self.sql:exec('SELEC 1')", "agent.lua:2: sql: near "},
       {"self.sql:exec('SELECT ?', print)", "agent.lua:2: sql: cannot bind a function value"},
       {"self.sql:exec(nil)", "agent.lua:2: sql:exec: the SQL must be a string, not nil"},
+      {"self:call('agent', 'go', {f = print})", "agent.lua:2: call: args: cannot convert to JSON: a function value"},
       {"self:schedule(5, 'cb', {s = 'caf\\233'})", "agent.lua:2: cannot convert to JSON: a string that is not UTF-8 "
                                                   "text (byte 0xe9 at byte 4 of 4)"},
       {"self.sql.exec('SELECT 1')", "agent.lua:2: sql:exec: the SQL must be a string, not nil (call it as "
