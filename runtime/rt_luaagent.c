@@ -486,6 +486,40 @@ static int p_json(lua_State *L) {
   return rt_lua_json_encode(L, 1);
 }
 
+static int raise_upvalue(lua_State *L) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  return lua_error(L);
+}
+
+/* P.kaw(fn): what keepAliveWhile's pcall calls: fn when it can be called,
+** else a function raising `keepAliveWhile: fn must be a function, not nil`
+** at the script's line, so that the ref is released before the error goes
+** on (as the SDK's finally). */
+static int p_kaw(lua_State *L) {
+  lua_settop(L, 1);
+  if (lua_isfunction(L, 1) || luaL_getmetafield(L, 1, "__call") != LUA_TNIL) {
+    lua_settop(L, 1);
+    return 1;
+  }
+  luaL_where(L, 2);
+  lua_pushfstring(L, "keepAliveWhile: fn must be a function, not %s", luaL_typename(L, 1));
+  lua_concat(L, 2);
+  lua_pushcclosure(L, raise_upvalue, 1);
+  return 1;
+}
+
+/* P.cargs(args): self:call's arguments as JSON; what JSON cannot carry is
+** an error at the script's line (the caller of Agent:call). */
+static int p_call_args(lua_State *L) {
+  lua_settop(L, 1);
+  lua_pushcfunction(L, p_json);
+  lua_insert(L, 1);
+  int rc = lua_pcall(L, 1, 1, 0);
+  if (rc == LUA_OK) return 1;
+  if (rc != LUA_ERRRUN) return lua_error(L); /* the memory cap: handed on, never caught here */
+  return lg_error_at(L, 2, "call: args: %s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "?");
+}
+
 static int p_unjson(lua_State *L) {
   size_t n;
   if (lua_isnil(L, 1)) return 0;
@@ -709,7 +743,7 @@ static const char prelude[] =
     "end\n"
     "function Agent:keepAliveWhile(fn)\n"
     "  local dispose = self:keepAlive()\n"
-    "  if type(fn) ~= 'function' then dispose() error('keepAliveWhile: fn must be a function, not ' .. type(fn), 2) end local ok, r = pcall(fn)\n"
+    "  local ok, r = pcall(P.kaw(fn))\n"
     "  dispose()\n"
     "  if not ok then error(r, 0) end\n"
     "  return r\n"
@@ -726,7 +760,7 @@ static const char prelude[] =
     "function Agent:call(actor, method, args)\n"
     "  if type(actor) ~= 'string' then error('call: the actor must be its id (a string)', 2) end\n"
     "  if type(method) ~= 'string' then error('call: the method must be a string', 2) end\n"
-    "  local okj, js = pcall(P.json, args) if not okj then error('call: args: ' .. js, 2) end local ok, v = yield('call', actor, method, js)\n"
+    "  local ok, v = yield('call', actor, method, P.cargs(args))\n"
     "  if not ok then error(v, 0) end\n"
     "  return P.unjson(v)\n"
     "end\n"
@@ -770,7 +804,7 @@ static const char prelude[] =
 static const luaL_Reg prims[] = {
     {"stash", p_stash},     {"fiber_stash", p_fiber_stash}, {"ka_acquire", p_ka_acquire}, {"ka_release", p_ka_release},
     {"schedule", p_schedule}, {"cancel", p_cancel},       {"effect", p_effect},
-    {"json", p_json},       {"unjson", p_unjson},         {"dur", p_dur},
+    {"json", p_json},       {"unjson", p_unjson},         {"dur", p_dur}, {"cargs", p_call_args}, {"kaw", p_kaw},
     {"sql", p_sql},
     {"tool_abort", p_tool_abort}, {"tool_open", p_tool_open},
     {NULL, NULL}};
