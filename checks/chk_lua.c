@@ -148,7 +148,11 @@ static void cl_spec_kinds(lua_State *L, cl_inv *v) {
   }
   if (ty != LUA_TTABLE)
     luaL_error(L, "revenant.invariant '%s': kinds must be a list of record kinds (\"effect\", ...)", v->name);
-  lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+  lua_Integer n = (lua_Integer)lua_rawlen(L, -1), items = 0;
+  for (lua_pushnil(L); lua_next(L, -2); lua_pop(L, 1)) items++; /* {effect = true} is no list */
+  if (items != n)
+    luaL_error(L, "revenant.invariant '%s': kinds must be a list of record kinds ({\"effect\", ...}), "
+               "not a table with other keys", v->name);
   size_t cap = 0;
   for (lua_Integer i = 1; i <= n; i++) {
     lua_rawgeti(L, -1, i);

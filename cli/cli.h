@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "scenarios/scn.h"
+
 #define REVENANT_VERSION "0.1.0"
 
 /* A subcommand: argv[0] is the subcommand's name. Returns the process exit
@@ -27,7 +29,8 @@ typedef struct cli_paths {
 } cli_paths;
 
 /* Appends `arg` (a file) or every *.json below it (a directory, in name
-** order; swarm baselines, *baseline.json, left out) to p. Returns 0, or -1
+** order; swarm baselines, *baseline.json, and the repro, results, Chrome
+** trace and baseline files revenant writes left out) to p. Returns 0, or -1
 ** with a message on stderr. */
 int cli_expand(cli_paths *p, const char *arg);
 
@@ -44,6 +47,24 @@ double cli_wall_now(void);
 
 /* Parses a seed: decimal or 0x-hex, up to 2^64-1. Returns 0 or -1. */
 int cli_parse_seed(const char *s, uint64_t *out);
+
+/* The run options of crash point k of `run --crash-points` for case cs
+** (what `run --crash-at k` and `replay` of its repro file run): without
+** the file's faults, the process crashed right after the k-th durable
+** write, judging the crash-point invariants (docs/cli.md). */
+scn_run_opts cli_crash_run_opts(const scn_case *cs, uint64_t k);
+
+/* 0, or 2 after saying so on stderr (`revenant CMD: --json x.json would
+** overwrite the input x.json`) when the output file out (NULL: none, given
+** as option opt) is one of the n input files: an output written over its
+** own scenario or repro file would destroy it. */
+int cli_output_not_input(const char *cmd, const char *opt, const char *out, char *const *in, size_t n);
+
+/* s as one word of a shell command line: s itself when every byte is one
+** of A-Z a-z 0-9 _ . / : = @ % + , -, else s in single quotes (a quote as
+** '\'') in buf (cap bytes; cut short if it does not fit). For the replay
+** commands reports print, so a path with a space can be pasted. */
+const char *cli_shell_word(const char *s, char *buf, size_t cap);
 
 /* 1 if v, given where an option's value is expected, is itself an option
 ** ("-q", "--json"): such a value is refused ("-" alone and "./-x" pass). */

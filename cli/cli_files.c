@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "scenarios/scn_json.h"
 
 static int push_path(cli_paths *p, const char *path) {
   if (p->n == p->cap) {
@@ -35,37 +36,127 @@ static int ends_with(const char *s, const char *suffix) {
   return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-static int walk(cli_paths *p, const char *dir) {
+/* The directories a walk has entered, by device and inode: a directory
+** met again through a symlink (a loop, or two links to one folder) is
+** walked once, so no scenario runs twice. */
+typedef struct dir_seen {
+  struct dir_id {
+    dev_t dev;
+    ino_t ino;
+  } *v;
+  size_t n, cap;
+} dir_seen;
+
+/* 1 when st's directory was entered before, else marks it and returns 0
+** (-1 out of memory). */
+static int seen_before(dir_seen *seen, const struct stat *st) {
+  for (size_t i = 0; i < seen->n; i++)
+    if (seen->v[i].dev == st->st_dev && seen->v[i].ino == st->st_ino) return 1;
+  if (seen->n == seen->cap) {
+    size_t nc = seen->cap ? seen->cap * 2 : 16;
+    struct dir_id *nv = realloc(seen->v, nc * sizeof *nv);
+    if (!nv) return -1;
+    seen->v = nv;
+    seen->cap = nc;
+  }
+  seen->v[seen->n++] = (struct dir_id){st->st_dev, st->st_ino};
+  return 0;
+}
+
+/* 1 if path is a JSON file revenant writes, not a scenario: a repro file
+** ("revenant_repro"), a results document ("schema"), a Chrome trace
+** ("traceEvents") or a swarm baseline ("revenant_baseline") as its first
+** key. A walk leaves them out, so `run .` after a failure does not load its
+** own revenant-out/repro-*.json. */
+static int written_by_revenant(const char *path) {
+  static const char *const keys[] = {"\"revenant_repro\"", "\"schema\"", "\"traceEvents\"",
+                                     "\"revenant_baseline\"", NULL};
+  char buf[64];
+  FILE *f = scn_fopen_read(path);
+  size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+  if (f) fclose(f);
+  buf[n] = 0;
+  const char *p = buf + strspn(buf, " \t\r\n");
+  if (*p++ != '{') return 0;
+  p += strspn(p, " \t\r\n");
+  for (int k = 0; keys[k]; k++)
+    if (!strncmp(p, keys[k], strlen(keys[k]))) return 1;
+  return 0;
+}
+
+/* Adds the *.json files below dir, in name order. A directory that cannot
+** be read is named on stderr and the walk goes on (so every problem shows);
+** returns -1 if one could not be, 0 otherwise. */
+static int walk(cli_paths *p, const char *dir, dir_seen *seen) {
   struct dirent **ents;
   int n = scandir(dir, &ents, NULL, alphasort);
   int rc = 0;
-  if (n < 0) return -1;
+  if (n < 0) {
+    fprintf(stderr, "revenant: %s: cannot read the directory: %s\n", dir, strerror(errno));
+    return -1;
+  }
   for (int i = 0; i < n; i++) {
     const char *name = ents[i]->d_name;
     char full[4096];
     struct stat st;
-    if (name[0] == '.' || rc) {
-      free(ents[i]);
-      continue;
+    if (name[0] != '.' && (size_t)snprintf(full, sizeof full, "%s/%s", dir, name) < sizeof full) {
+      if (stat(full, &st) == 0 && S_ISDIR(st.st_mode)) {
+        int was = seen_before(seen, &st);
+        if (was < 0 || (!was && walk(p, full, seen))) rc = -1;
+      } else if (ends_with(name, ".json") && !ends_with(name, "baseline.json") && /* scenarios/swarm-baseline.json */
+                 !written_by_revenant(full)) {
+        if (push_path(p, full)) rc = -1;
+      }
     }
-    snprintf(full, sizeof full, "%s/%s", dir, name);
-    if (stat(full, &st) == 0 && S_ISDIR(st.st_mode))
-      rc = walk(p, full);
-    else if (ends_with(name, ".json") && !ends_with(name, "baseline.json")) /* scenarios/swarm-baseline.json */
-      rc = push_path(p, full);
     free(ents[i]);
   }
   free(ents);
   return rc;
 }
 
+int cli_output_not_input(const char *cmd, const char *opt, const char *out, char *const *in, size_t n) {
+  struct stat so, si;
+  if (!out || stat(out, &so) != 0 || !S_ISREG(so.st_mode)) return 0; /* new, or /dev/stdout */
+  for (size_t i = 0; i < n; i++)
+    if (stat(in[i], &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+      fprintf(stderr, "revenant %s: %s %s would overwrite the input %s\n", cmd, opt, out, in[i]);
+      return 2;
+    }
+  return 0;
+}
+
+const char *cli_shell_word(const char *s, char *buf, size_t cap) {
+  if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=@%+,-") == strlen(s))
+    return s;
+  size_t o = 0;
+  if (cap < 3) return s;
+  buf[o++] = '\'';
+  for (; *s && o + 5 < cap; s++) {
+    if (*s == '\'') {
+      memcpy(buf + o, "'\\''", 4);
+      o += 4;
+    } else {
+      buf[o++] = *s;
+    }
+  }
+  buf[o++] = '\'';
+  buf[o] = 0;
+  return buf;
+}
+
 int cli_expand(cli_paths *p, const char *arg) {
   struct stat st;
   if (stat(arg, &st) != 0) {
-    fprintf(stderr, "revenant: %s: no such file or directory\n", arg);
+    if (errno == ENOENT) fprintf(stderr, "revenant: %s: no such file or directory\n", arg);
+    else fprintf(stderr, "revenant: %s: %s\n", arg, strerror(errno));
     return -1;
   }
-  if (S_ISDIR(st.st_mode)) return walk(p, arg);
+  if (S_ISDIR(st.st_mode)) {
+    dir_seen seen = {NULL, 0, 0};
+    int rc = seen_before(&seen, &st) < 0 ? -1 : walk(p, arg, &seen);
+    free(seen.v);
+    return rc;
+  }
   return push_path(p, arg);
 }
 
@@ -77,7 +168,7 @@ void cli_paths_free(cli_paths *p) {
 }
 
 char *cli_read_file(const char *path) {
-  FILE *f = fopen(path, "rb");
+  FILE *f = scn_fopen_read(path); /* a named pipe must not block the open */
   if (!f) return NULL;
   char *buf = NULL;
   long n = -1;

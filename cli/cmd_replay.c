@@ -25,6 +25,7 @@ static const char replay_usage[] =
     "  --json FILE       write the run's results JSON (docs/reports.md)\n"
     "  --trace FILE      write the run's Chrome Trace Event timeline (Perfetto)\n"
     "  --html FILE       write the run as a self-contained HTML report\n"
+    "  -h, --help        show this help\n"
     "\n"
     "exit status: 0 same hash, 1 the hash differs (the build changed behaviour),\n"
     "2 usage error or unreadable repro file\n";
@@ -52,7 +53,8 @@ static int replay_outputs(const replay_opts *o, const scn_scenario *sc, int ci, 
   const char *names[SCN_MAX_ACTORS];
   for (uint32_t a = 0; a < sc->n_actors; a++) names[a] = sc->actors[a].id;
   snprintf(variant, sizeof variant, "%s", sc->cases[ci].label);
-  snprintf(line, sizeof line, "revenant replay %s", o->file);
+  char q[600];
+  snprintf(line, sizeof line, "revenant replay %s", cli_shell_word(o->file, q, sizeof q));
   rpt_run r = {.scenario_name = sc->name, .scenario_file = sc->file, .seed = res->seed,
                .strategy = sim_strategy_name(res->strategy), .variant = variant,
                .trace_hash = res->trace_hash, .events = res->events, .end_us = res->end_us,
@@ -103,15 +105,25 @@ static int replay(const replay_opts *o, const cJSON *doc, scn_scenario *sc) {
   if (sc->note[0]) printf("note: %s\n", sc->note);
   int ci = find_case(sc, variant);
   scn_result res;
-  if (ci < 0 || scn_run_case(sc, ci, seed, (sim_strategy)strat, &res)) {
+  const cJSON *cat = cJSON_GetObjectItemCaseSensitive(doc, "crash_at"); /* a run --crash-at K repro */
+  uint64_t crash_at = cJSON_IsNumber(cat) && cat->valuedouble >= 1 && cat->valuedouble < 1e15 ? (uint64_t)cat->valuedouble : 0;
+  if (cat && (!crash_at || (double)crash_at != cat->valuedouble)) {
+    fprintf(stderr, "revenant replay: %s: \"crash_at\" must be a write boundary from 1\n", path);
+    scn_free(sc);
+    return 2;
+  }
+  scn_run_opts ro = ci >= 0 && crash_at ? cli_crash_run_opts(&sc->cases[ci], crash_at) : (scn_run_opts){0};
+  if (ci < 0 || scn_run_case_ex(sc, ci, seed, (sim_strategy)strat, &ro, &res)) {
     fprintf(stderr, "revenant replay: %s: cannot run case \"%s\"\n", path, variant ? variant : "");
     scn_free(sc);
     return 2;
   }
   int same = res.trace_hash == want;
-  printf("%s %s case=%s seed=0x%llx: hash 0x%016llx %s 0x%016llx; expectation %s\n",
+  char cp[40] = "";
+  if (crash_at) snprintf(cp, sizeof cp, " crash-at=%llu", (unsigned long long)crash_at);
+  printf("%s %s case=%s seed=0x%llx%s: hash 0x%016llx %s 0x%016llx; expectation %s\n",
          same ? "REPRODUCED" : "DIVERGED", sc->name, sc->cases[ci].label,
-         (unsigned long long)seed, (unsigned long long)res.trace_hash, same ? "==" : "!=",
+         (unsigned long long)seed, cp, (unsigned long long)res.trace_hash, same ? "==" : "!=",
          (unsigned long long)want, res.passed ? "met" : "failed again");
   if (!res.passed && !o->verbose) printf("  %s\n", res.failure);
   int out = replay_outputs(o, sc, ci, &res);
@@ -158,6 +170,8 @@ static cJSON *read_repro(const char *path) {
   return doc;
 }
 
+static const char replay_hint[] = "usage: revenant replay FILE [options]; try 'revenant replay --help'\n";
+
 static int replay_args(int argc, char **argv, replay_opts *o) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -166,7 +180,7 @@ static int replay_args(int argc, char **argv, replay_opts *o) {
       return 0;
     }
     if ((!strcmp(a, "--json") || !strcmp(a, "--trace") || !strcmp(a, "--html")) && (!val || cli_is_flag(val))) {
-      fprintf(stderr, "revenant replay: option needs a value: %s\n%s", a, replay_usage);
+      fprintf(stderr, "revenant replay: option needs a value: %s\n%s", a, replay_hint);
       return 2;
     }
     if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) o->verbose = 1;
@@ -176,14 +190,19 @@ static int replay_args(int argc, char **argv, replay_opts *o) {
     else if (a[0] != '-' && !o->file) o->file = a;
     else {
       fprintf(stderr, "revenant replay: %s: %s\n%s", a[0] == '-' ? "unknown option" :
-              "expected exactly one repro FILE, got another", a, replay_usage);
+              "expected exactly one repro FILE, got another", a, replay_hint);
       return 2;
     }
   }
   if (!o->file) {
-    fprintf(stderr, "revenant replay: expected exactly one repro FILE\n%s", replay_usage);
+    fprintf(stderr, "revenant replay: expected exactly one repro FILE\n%s", replay_hint);
     return 2;
   }
+  char *in[1] = {(char *)o->file};
+  if (cli_output_not_input("replay", "--json", o->json, in, 1) ||
+      cli_output_not_input("replay", "--trace", o->trace, in, 1) ||
+      cli_output_not_input("replay", "--html", o->html, in, 1))
+    return 2;
   return -1;
 }
 

@@ -36,7 +36,8 @@ static const char run_usage[] =
     "                        violations and their chains; opens offline in a browser)\n"
     "  --repro-dir DIR       where repro files of failures go (default revenant-out)\n"
     "  -q, --quiet           print only failures and the summary line\n"
-    "  -v, --verbose         also print figures and expected violations\n"
+    "  -v, --verbose         also print figures, expected violations, the facts that\n"
+    "                        hold and the script errors of passing runs\n"
     "  -h, --help            show this help\n"
     "\n"
     "exit status: 0 every expectation met, 1 an expectation failed, 2 usage or scenario\n"
@@ -66,7 +67,8 @@ int cli_parse_seed(const char *s, uint64_t *out) {
 
 static int usage_error(const char *cmd, const char *msg, const char *arg) {
   fprintf(stderr, "revenant %s: %s%s%s\n", cmd, msg, arg ? " " : "", arg ? arg : "");
-  fprintf(stderr, "usage: revenant %s FILE|DIR... [options]; try 'revenant %s --help'\n", cmd, cmd);
+  fprintf(stderr, "usage: revenant %s FILE|DIR...%s; try 'revenant %s --help'\n", cmd,
+          strcmp(cmd, "check") ? " [options]" : "", cmd); /* check has no options */
   return 2;
 }
 
@@ -136,6 +138,9 @@ static int parse_run_opts(int argc, char **argv, run_opts *o) {
     if (takes) i++;
   }
   if (o->files.n == 0) return usage_error(argv[0], "no scenario files given", NULL);
+  const char *outs[4] = {o->json, o->junit, o->trace, o->html}, *names[4] = {"--json", "--junit", "--trace", "--html"};
+  for (int k = 0; k < 4; k++)
+    if (cli_output_not_input(argv[0], names[k], outs[k], o->files.v, o->files.n)) return 2;
   return 0;
 }
 
@@ -149,13 +154,17 @@ typedef struct run_record {
   const scn_scenario *sc;
 } run_record;
 
-static void fill_rpt(run_record *rec, const scn_scenario *sc, int ci, double wall) {
+static void fill_rpt(run_record *rec, const scn_scenario *sc, int ci, double wall, uint64_t crash_at) {
   scn_result *res = &rec->res;
   rpt_run *r = &rec->rr;
   const scn_case *cs = &sc->cases[ci];
   snprintf(rec->variant, sizeof rec->variant, "%s", cs->label);
-  snprintf(rec->replay, sizeof rec->replay, "revenant run %s --case %s --seed 0x%llx --strategy %s",
-           sc->file, cs->label, (unsigned long long)res->seed, sim_strategy_name(res->strategy));
+  char qf[600], qc[160];
+  int n = snprintf(rec->replay, sizeof rec->replay, "revenant run %s --case %s --seed 0x%llx --strategy %s",
+                   cli_shell_word(sc->file, qf, sizeof qf), cli_shell_word(cs->label, qc, sizeof qc),
+                   (unsigned long long)res->seed, sim_strategy_name(res->strategy));
+  if (crash_at && n > 0 && (size_t)n < sizeof rec->replay) /* the crash point is part of the run */
+    snprintf(rec->replay + n, sizeof rec->replay - (size_t)n, " --crash-at %llu", (unsigned long long)crash_at);
   for (int i = 0; i < res->n_figures; i++)
     rec->figs[i] = (rpt_figure){res->figure_names[i], res->figures[i], res->figure_units[i]};
   memset(r, 0, sizeof *r);
@@ -180,6 +189,7 @@ static void fill_rpt(run_record *rec, const scn_scenario *sc, int ci, double wal
   r->figures = rec->figs;
   r->n_figures = (size_t)res->n_figures;
   r->replay = rec->replay;
+  r->crash_at = crash_at;
   r->wall_s = wall;
   rec->sc = sc;
 }
@@ -310,8 +320,9 @@ static int run_one(run_state *st, const scn_scenario *sc, int ci, uint64_t seed)
                      .observer = rs ? rpt_recovery_observe : NULL,
                      .observer_ctx = rs};
   if (st->o.crash_at) { /* the run --crash-points made for this boundary: without the file's faults */
-    ro.without_faults = 1;
-    ro.check_mask = crash_check_mask(&sc->cases[ci]);
+    scn_run_opts cr = cli_crash_run_opts(&sc->cases[ci], st->o.crash_at);
+    ro.without_faults = cr.without_faults;
+    ro.check_mask = cr.check_mask;
   }
   int rc = scn_run_case_ex(sc, ci, seed, strat, &ro, &rec->res);
   size_t n_rec = rpt_recovery_stream_end(rs);
@@ -333,7 +344,7 @@ static int run_one(run_state *st, const scn_scenario *sc, int ci, uint64_t seed)
     record_free(rec);
     return -1;
   }
-  fill_rpt(rec, sc, ci, cli_wall_now() - t0);
+  fill_rpt(rec, sc, ci, cli_wall_now() - t0, st->o.crash_at);
   collect_recovery(st, rec_us, n_rec);
   st->runs++;
   if (rec->res.passed)
@@ -368,6 +379,11 @@ static uint32_t crash_check_mask(const scn_case *cs) {
   return (m | cs->hold_mask) & ~cs->violate_mask;
 }
 
+scn_run_opts cli_crash_run_opts(const scn_case *cs, uint64_t k) {
+  scn_run_opts ro = {.crash_after_write = k, .without_faults = 1, .check_mask = crash_check_mask(cs)};
+  return ro;
+}
+
 #define CRASH_LIST_MAX 5 /* failing boundaries listed by name */
 
 static int crash_points(run_state *st, const scn_scenario *sc, int ci, uint64_t seed) {
@@ -392,9 +408,11 @@ static int crash_points(run_state *st, const scn_scenario *sc, int ci, uint64_t 
     ro.crash_after_write = k;
     if (scn_run_case_ex(sc, ci, seed, strat, &ro, &res)) return -1;
     covered++;
+    char qf[600], qc[160];
     if (!res.passed && failed++ < CRASH_LIST_MAX)
       printf("  crash after write %llu: %s\n    replay: revenant run %s --case %s --seed 0x%llx "
-             "--strategy %s --crash-at %llu\n", (unsigned long long)k, res.failure, sc->file, cs->label,
+             "--strategy %s --crash-at %llu\n", (unsigned long long)k, res.failure,
+             cli_shell_word(sc->file, qf, sizeof qf), cli_shell_word(cs->label, qc, sizeof qc),
              (unsigned long long)seed, sim_strategy_name(strat), (unsigned long long)k);
     scn_result_free(&res);
   }
@@ -540,8 +558,11 @@ static scn_scenario *load_one(run_state *st, const char *path) {
     return sc;
   }
   if (!sc) snprintf(err, sizeof err, "%s: out of memory", path);
-  else if (is_repro_file(path))
-    snprintf(err, sizeof err, "%s: this is a repro file, not a scenario: use revenant replay %s", path, path);
+  else if (is_repro_file(path)) {
+    char q[600];
+    snprintf(err, sizeof err, "%s: this is a repro file, not a scenario: use revenant replay %s", path,
+             cli_shell_word(path, q, sizeof q));
+  }
   fprintf(stderr, "%s\n", err);
   add_error(st, path, err);
   free(sc);
@@ -631,6 +652,7 @@ int cli_cmd_check(int argc, char **argv) {
   }
   if (files.n == 0 && !bad) return usage_error("check", "no scenario files given", NULL);
   scn_scenario *sc = calloc(1, sizeof *sc);
+  int valid = 0; /* bad also counts paths that could not be listed */
   for (size_t i = 0; sc && i < files.n; i++) {
     char err[1024];
     if (scn_load(files.v[i], sc, err, sizeof err)) {
@@ -640,10 +662,12 @@ int cli_cmd_check(int argc, char **argv) {
     }
     printf("ok %s (%d case%s, %d fact%s)\n", files.v[i], sc->n_cases, sc->n_cases == 1 ? "" : "s",
            sc->n_facts, sc->n_facts == 1 ? "" : "s");
+    valid++;
     scn_free(sc);
   }
+  if (!sc) bad++; /* out of memory: nothing was checked */
   free(sc);
-  printf("%zu valid, %d invalid\n", files.n - (size_t)(bad > (int)files.n ? (int)files.n : bad), bad);
+  printf("%d valid, %d invalid\n", valid, bad);
   cli_paths_free(&files);
   return bad ? 2 : 0;
 }

@@ -101,7 +101,9 @@ static int parse_shrink_opts(int argc, char **argv, shrink_opts *o) {
       o->file = a;
     }
   }
-  return o->file ? 0 : usage_error("no FILE given", NULL);
+  if (!o->file) return usage_error("no FILE given", NULL);
+  char *in[1] = {(char *)o->file};
+  return cli_output_not_input("shrink", "-o", o->out, in, 1);
 }
 
 /* A repro file: its scenario, seed, strategy and case. 1 if doc is one. */
@@ -112,6 +114,11 @@ static int load_repro(const char *path, const cJSON *doc, shrink_in *in, char *e
   const cJSON *var = cJSON_GetObjectItemCaseSensitive(doc, "variant");
   if (!cJSON_IsObject(scn) || !cJSON_IsString(seed) || cli_parse_seed(seed->valuestring, &in->seed)) {
     snprintf(err, cap, "%s: a repro file needs \"scenario\" and \"seed\"", path);
+    return -1;
+  }
+  if (cJSON_GetObjectItemCaseSensitive(doc, "crash_at")) { /* its failure needs the crash */
+    snprintf(err, cap, "%s: a repro of run --crash-at (\"crash_at\"): shrink does not replay crash "
+             "points; replay it with revenant replay", path);
     return -1;
   }
   char *text = cJSON_PrintUnformatted(scn);
@@ -208,16 +215,27 @@ static int write_verify(const char *path, const scn_scenario *out, int inv) {
   return ok ? 0 : 1;
 }
 
+/* --invariant names a built-in invariant or one FILE's scripts registered
+** (interned when FILE loaded): 0, or 2 after a message with a "did you
+** mean". Checked before the case is picked, whose message would mislead. */
+static int check_invariant_name(const shrink_opts *o) {
+  const char *names[257];
+  int n = 0;
+  if (!o->invariant_name || chk_invariant_parse(o->invariant_name) >= 0) return 0;
+  for (int i = 0; i < chk_invariant_count() && n < 256; i++) names[n++] = chk_invariant_name((chk_invariant)i);
+  names[n] = NULL;
+  const char *best = scn_suggest(o->invariant_name, names);
+  fprintf(stderr, "revenant shrink: unknown invariant: %s (neither built-in nor registered by %s's "
+          "invariants)%s%s%s\n", o->invariant_name, o->file, best ? "; did you mean " : "",
+          best ? best : "", best ? "?" : "");
+  return 2;
+}
+
 static int shrink_main(const shrink_opts *o, shrink_in *in, scn_scenario *out) {
   char err[1024], path[1024], b1[400], b2[400];
   scn_shrink_stats st;
   double t0 = cli_wall_now(), deadline = t0 + (double)o->time_us / 1e6;
   int inv = o->invariant_name ? chk_invariant_parse(o->invariant_name) : -1;
-  if (o->invariant_name && inv < 0) {
-    fprintf(stderr, "revenant shrink: unknown invariant: %s (neither built-in nor registered by %s's invariants)\n",
-            o->invariant_name, o->file);
-    return 2;
-  }
   scn_shrink_opts so = {inv, out_of_time, &deadline};
   printf("shrink %s [%s] seed=0x%" PRIx64 " %s\n", in->sc.name, in->sc.cases[in->ci].label, in->seed,
          sim_strategy_name(in->st));
@@ -252,6 +270,7 @@ int cli_cmd_shrink(int argc, char **argv) {
   scn_scenario *out = calloc(1, sizeof *out);
   if (!in || !out) rc = 2;
   if (!rc) rc = load_input(&o, in);
+  if (!rc) rc = check_invariant_name(&o);
   if (!rc) rc = pick_case(&o, in);
   if (!rc) rc = shrink_main(&o, in, out);
   if (in) scn_free(&in->sc);

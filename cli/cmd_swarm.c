@@ -205,6 +205,10 @@ static int parse_swarm_opts(int argc, char **argv, sw_opts *o) {
     }
   }
   if (o->files.n == 0) return usage_error("no scenario files given", NULL);
+  if (cli_output_not_input("swarm", "--json", o->json, o->files.v, o->files.n) ||
+      cli_output_not_input("swarm", "--html", o->html, o->files.v, o->files.n) ||
+      cli_output_not_input("swarm", "--write-baseline", o->write_baseline, o->files.v, o->files.n))
+    return 2;
   if (!o->e.seeds && !o->e.time_us) return usage_error("give --seeds N or --time D", NULL);
   if (!o->e.shard_n && shard_from_env(o)) return 2;
   if (!o->e.shard_n) o->e.shard_i = o->e.shard_n = 1;
@@ -381,8 +385,10 @@ static void on_progress(void *ctx, const scn_swarm_stats *st) {
 
 static void replay_cmd(const swarm *s, const scn_swarm_job *jb, char *b, size_t cap) {
   const scn_scenario *sc = s->sc[jb->file];
+  char qf[600], qc[160];
   int n = snprintf(b, cap, "revenant swarm %s --case %s --seeds 1 --seed-base 0x%" PRIx64 " --strategy %s",
-                   sc->file, sc->cases[jb->ci].label, jb->seed, sim_strategy_name(jb->strategy));
+                   cli_shell_word(sc->file, qf, sizeof qf), cli_shell_word(sc->cases[jb->ci].label, qc, sizeof qc),
+                   jb->seed, sim_strategy_name(jb->strategy));
   if (s->o.e.duration_us && n > 0 && (size_t)n < cap)
     n += snprintf(b + n, cap - (size_t)n, " --duration %" PRId64 "us", s->o.e.duration_us);
   if (s->o.e.all_faults && n > 0 && (size_t)n < cap) snprintf(b + n, cap - (size_t)n, " --all-faults");

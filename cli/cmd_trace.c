@@ -28,6 +28,7 @@ static const char trace_usage[] =
     "                      kind=K1,K2 (or just K1,K2; a trailing * matches a prefix),\n"
     "                      actor=A1,A2, from=25s, to=35s, FIELD=V1,V2\n"
     "  --format text|jsonl one readable line or one JSON object per record (default text)\n"
+    "  -h, --help          show this help\n"
     "\n"
     "exit status: 0 printed, 2 usage or scenario error\n";
 
@@ -51,7 +52,8 @@ typedef struct tr_ctx {
 } tr_ctx;
 
 static int tr_usage(const char *msg, const char *arg) {
-  fprintf(stderr, "revenant trace: %s%s%s\n%s", msg, arg ? " " : "", arg ? arg : "", trace_usage);
+  fprintf(stderr, "revenant trace: %s%s%s\n", msg, arg ? " " : "", arg ? arg : "");
+  fputs("usage: revenant trace FILE [options]; try 'revenant trace --help'\n", stderr);
   return 2;
 }
 
@@ -271,7 +273,7 @@ int cli_cmd_trace(int argc, char **argv) {
       fputs(trace_usage, stdout);
       return 0;
     }
-    if (takes && !val) return tr_usage("option needs a value:", a);
+    if (takes && (!val || cli_is_flag(val))) return tr_usage("option needs a value:", a);
     if (!strcmp(a, "--case")) case_name = val;
     else if (!strcmp(a, "--filter")) filter = val;
     else if (!strcmp(a, "--format")) format = val;

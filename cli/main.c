@@ -41,6 +41,14 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *cmd = argv[1];
+  if (!strcmp(cmd, "help") && argc > 2) { /* `revenant help run`: run's own help */
+    char *sub[] = {argv[2], "--help", NULL};
+    for (const cli_command *c = cli_commands; c->name; c++)
+      if (!strcmp(argv[2], c->name)) return stdout_checked(c->fn(2, sub));
+    fprintf(stderr, "revenant: unknown command '%s'\n", argv[2]);
+    fputs("usage: revenant <command> [options]; try 'revenant --help'\n", stderr);
+    return 2;
+  }
   if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
     usage(stdout);
     return stdout_checked(0);

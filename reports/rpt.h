@@ -53,13 +53,16 @@ typedef struct rpt_run {
   const uint32_t *probes;        /* RT_PROBE_COUNT counts of the probes the run
                                     reached (rt_events.h); may be NULL */
   const char *replay;            /* the command that replays this run */
+  uint64_t crash_at;             /* run --crash-at K: the crash point (0: none);
+                                    a repro file records it as "crash_at" */
   double wall_s;                 /* wall seconds of the run (report only) */
 } rpt_run;
 
 /* Writes the terminal report of one run to f. Always one line
 **   PASS <name> seed=0x2a <strategy> <events> events <end> hash=0x<16 hex>
-** (FAIL for a failed run); a passed run with (expected) violations ends
-** " no_wedge, recovery_finishes violated as expected". A failed run adds
+** (FAIL for a failed run); a passed run with violations ends
+** " no_wedge, recovery_finishes violated as expected" (those expect.violate
+** lists; the others follow as "... violated (not judged: not in expect)"). A failed run adds
 ** the failure text, the expectation, the variant, each violation (the
 ** repeats of one invariant on one actor merged into one with a count:
 ** invariant, actor, time,

@@ -112,6 +112,15 @@ int rpt__utf8_len(const unsigned char *p) {
   return n;
 }
 
+void rpt__utf8_scrub(char *s) {
+  unsigned char *p = (unsigned char *)s;
+  while (p && *p) {
+    int n = rpt__utf8_len(p);
+    if (n == 0) *p++ = '?';
+    else p += n;
+  }
+}
+
 void rpt__json_str(FILE *f, const char *s) {
   if (!s) {
     fputs("null", f);

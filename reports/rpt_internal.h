@@ -58,6 +58,11 @@ int rpt__utf8_len(const unsigned char *p);
 ** UTF-8 replaced by '?'. */
 void rpt__json_str(FILE *f, const char *s);
 
+/* Replaces, in place, every byte of s that starts no valid UTF-8 sequence
+** with '?' (as rpt__json_str does), so a printed JSON document whose strings
+** came from a script's bytes (revenant.log("\xff")) is valid JSON. */
+void rpt__utf8_scrub(char *s);
+
 /* A JSON integer item: a number below 10^15 in magnitude, else a decimal
 ** string (cJSON prints larger numbers lossily). NULL on OOM. */
 cJSON *rpt__json_int(int64_t v);

@@ -51,6 +51,7 @@ static int rpt_jprint(FILE *f, cJSON *root, int err) {
   char *s = err ? NULL : cJSON_Print(root);
   cJSON_Delete(root);
   if (!s) return -1;
+  rpt__utf8_scrub(s);
   size_t len = strlen(s);
   int rc = (fwrite(s, 1, len, f) == len && fputc('\n', f) != EOF && !ferror(f)) ? 0 : -1;
   cJSON_free(s);
@@ -81,6 +82,7 @@ int rpt_record_jsonl(FILE *f, const rpt_run *r, const sim_rec *rec, uint64_t ind
   char *s = o && !b.err ? cJSON_PrintUnformatted(o) : NULL;
   cJSON_Delete(o);
   if (!s) return -1;
+  rpt__utf8_scrub(s);
   int rc = fputs(s, f) < 0 || fputc('\n', f) == EOF ? -1 : 0;
   cJSON_free(s);
   return rc;
@@ -195,6 +197,7 @@ void rpt_json_add(rpt_json_stream *w, const rpt_run *r) {
     w->err = 1;
     return;
   }
+  rpt__utf8_scrub(s);
   if (w->n && fputs(", ", w->f) == EOF) w->err = 1;
   for (const char *p = s; *p; p++) {
     if (fputc(*p, w->f) == EOF) w->err = 1;
@@ -208,6 +211,7 @@ void rpt_json_add(rpt_json_stream *w, const rpt_run *r) {
 static void rpt_json_str_raw(FILE *f, const char *key, const char *v) {
   cJSON *s = cJSON_CreateString(v ? v : "");
   char *p = s ? cJSON_PrintUnformatted(s) : NULL;
+  rpt__utf8_scrub(p);
   fprintf(f, "\t\t\t\"%s\":\t%s", key, p ? p : "\"\"");
   cJSON_free(p);
   cJSON_Delete(s);
@@ -288,6 +292,8 @@ int rpt_repro_write(FILE *f, const rpt_run *r, const char *scenario_json) {
   rpt_jstr(&b, root, "variant", r->variant);
   rpt_jhex(&b, root, "trace_hash", r->trace_hash, 1);
   rpt_jstr(&b, root, "expect", r->expect);
+  if (r->crash_at) /* replay runs crash point K as run --crash-at K does */
+    rpt_jadd(&b, root, "crash_at", cJSON_CreateNumber((double)r->crash_at));
   rpt_json_facts(&b, root, r, 1);
   cJSON *faults = rpt_jadd(&b, root, "faults", cJSON_CreateArray());
   const sim_trace *t = r->trace;

@@ -237,10 +237,47 @@ static void rpt_text_figures(FILE *f, const rpt_run *r) {
   fputc('\n', f);
 }
 
+/* Whether the expectation text ("hold: a, b; violate: c, d") lists name
+** under violate. */
+static int rpt_expected_violation(const char *expect, const char *name) {
+  const char *p = expect ? strstr(expect, "violate:") : NULL;
+  size_t n = strlen(name);
+  if (!p) return 0;
+  for (p += 8; *p && *p != ';';) {
+    while (*p == ' ' || *p == ',') p++;
+    size_t k = strcspn(p, ",;");
+    while (k > 0 && p[k - 1] == ' ') k--;
+    if (k == n && !strncmp(p, name, n)) return 1;
+    p += strcspn(p, ",;");
+  }
+  return 0;
+}
+
+/* Prints the passed run's violated invariants that expect.violate lists
+** (want 1) or does not (want 0), each once, in invariant order, after sep;
+** returns how many. */
+static int rpt_text_violated(FILE *f, const rpt_run *r, int want, const char *sep) {
+  int last = -1, n = 0; /* by number: user invariant numbers have no bound */
+  for (;;) {
+    int next = -1;
+    for (size_t i = 0; r->passed && r->violations && i < r->n_violations; i++) {
+      int inv = (int)r->violations[i].inv;
+      if (inv > last && (next < 0 || inv < next) &&
+          rpt_expected_violation(r->expect, rpt__inv_name((chk_invariant)inv)) == want)
+        next = inv;
+    }
+    if (next < 0) break;
+    fprintf(f, "%s%s", n++ ? ", " : sep, rpt__inv_name((chk_invariant)next));
+    last = next;
+  }
+  return n;
+}
+
 /* The one line of a run: PASS/FAIL, scenario, [case] unless the run's
 ** variant is "default" or absent, seed, strategy, events, end, hash; a
-** passed run with violations (expected ones) ends "X, Y violated as
-** expected" (the invariants, in invariant order). */
+** passed run with violations ends "X, Y violated as expected" (those
+** expect.violate lists) and "Z violated (not judged: not in expect)" (the
+** others: a case judges only what it names). */
 static void rpt_text_header(FILE *f, const rpt_run *r, const rpt_colors *c) {
   char dur[32];
   int show_case = r->variant && *r->variant && strcmp(r->variant, "default") != 0;
@@ -249,19 +286,10 @@ static void rpt_text_header(FILE *f, const rpt_run *r, const rpt_colors *c) {
           rpt_or(r->scenario_name, "(unnamed)"), show_case ? " [" : "",
           show_case ? r->variant : "", show_case ? "]" : "", r->seed, rpt_or(r->strategy, "-"),
           r->events, rpt__fmt_dur(dur, sizeof dur, r->end_us), r->trace_hash);
-  /* each violated invariant once, by number (user invariant numbers have no bound) */
-  int last = -1, n = 0;
-  for (;;) {
-    int next = -1;
-    for (size_t i = 0; r->passed && r->violations && i < r->n_violations; i++) {
-      int inv = (int)r->violations[i].inv;
-      if (inv > last && (next < 0 || inv < next)) next = inv;
-    }
-    if (next < 0) break;
-    fprintf(f, "%s%s", n++ ? ", " : " ", rpt__inv_name((chk_invariant)next));
-    last = next;
-  }
-  fputs(n ? " violated as expected\n" : "\n", f);
+  int n = rpt_text_violated(f, r, 1, " ");
+  if (n) fputs(" violated as expected", f);
+  if (rpt_text_violated(f, r, 0, n ? "; " : " ")) fputs(" violated (not judged: not in expect)", f);
+  fputc('\n', f);
 }
 
 /* How many violations from i on repeat violation i's (invariant, actor),
@@ -338,8 +366,9 @@ void rpt_text_run(FILE *f, const rpt_run *r, int verbose, int color) {
     size_t again = rpt_text_repeats(r, i, &last);
     if (r->passed) {
       if (!verbose) break;
-      fprintf(f, "  violation (expected): %s actor %s t=%s", rpt__inv_name(v->inv),
-              rpt__actor(r, v->actor, ab), rpt__fmt_s(tb, sizeof tb, v->t_us));
+      fprintf(f, "  violation (%s): %s actor %s t=%s",
+              rpt_expected_violation(r->expect, rpt__inv_name(v->inv)) ? "expected" : "not judged",
+              rpt__inv_name(v->inv), rpt__actor(r, v->actor, ab), rpt__fmt_s(tb, sizeof tb, v->t_us));
       if (again) fprintf(f, " (and %zu more, the last at t=%s)", again, rpt__fmt_s(tb, sizeof tb, last));
       fputc('\n', f);
       continue;

@@ -416,8 +416,18 @@ static int load_rc(rt_lua *x, int st) {
   return st == LUA_ERRSYNTAX ? RT_LUA_ERR_SYNTAX : RT_LUA_ERR_FILE;
 }
 
+size_t rt__lua_text_start(const char *src, size_t len) {
+  size_t i = len >= 3 && !memcmp(src, "\xEF\xBB\xBF", 3) ? 3 : 0;
+  if (i < len && src[i] == '#')
+    while (i < len && src[i] != '\n') i++;
+  return i;
+}
+
 int rt_lua_load(rt_lua *x, const char *name, const char *src, size_t len) {
   char chunk[512];
+  size_t skip = rt__lua_text_start(src, len);
+  src += skip;
+  len -= skip;
   if (len > 0 && src[0] == LUA_SIGNATURE[0]) {
     snprintf(x->err, sizeof x->err, "%s: binary chunks are refused (text only)", name);
     return RT_LUA_ERR_SYNTAX;

@@ -204,4 +204,10 @@ const char *rt_lua_json_text(lua_State *L, int idx, size_t *len);
 ** syntax error pushes nil and returns -1; else 0. Raises only on memory. */
 int rt_lua_json_decode(lua_State *L, const char *s, size_t n);
 
+/* Whether text (n bytes) is text a JSON string carries unchanged: no NUL
+** byte and well-formed UTF-8 (shortest forms, no surrogates). 0, or -1 with
+** the 1-based *line and the value of the first offending *byte. Scripts and
+** modules are checked so, as repro files embed them as JSON strings. */
+int rt_lua_text_check(const char *text, size_t n, int *line, unsigned *byte);
+
 #endif

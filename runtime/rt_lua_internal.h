@@ -96,4 +96,10 @@ const char *rt__lua_tostring(lua_State *L, int idx, size_t *len);
 ** message pushed (LUA_ERRFILE for a refused or unreadable path). */
 int rt__lua_loadfile(lua_State *L, const char *relpath);
 
+/* Where the Lua text of a file's bytes starts, as the stand-alone lua reads
+** a file (luaL_loadfilex): past a UTF-8 byte order mark, and past a first
+** line that starts with '#' (a shebang), its newline kept so that line
+** numbers stay those of the file. */
+size_t rt__lua_text_start(const char *src, size_t len);
+
 #endif

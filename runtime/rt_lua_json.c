@@ -70,12 +70,41 @@ static inline void adds(jb *b, const char *s) { add(b, s, strlen(s)); }
 
 static void enc(jb *b, int idx, int depth);
 
+/* The length (2..4) of the well-formed UTF-8 sequence at p (p[0] >= 0x80,
+** left bytes there), or 0: shortest forms, no surrogates, <= U+10FFFF. */
+static size_t u8len(const unsigned char *p, size_t left) {
+  size_t len;
+  unsigned cp, min;
+  if (p[0] >= 0xC2 && p[0] <= 0xDF) len = 2, cp = p[0] & 0x1Fu, min = 0x80;
+  else if ((p[0] & 0xF0) == 0xE0) len = 3, cp = p[0] & 0x0Fu, min = 0x800;
+  else if (p[0] >= 0xF0 && p[0] <= 0xF4) len = 4, cp = p[0] & 0x07u, min = 0x10000;
+  else return 0;
+  if (len > left) return 0;
+  for (size_t k = 1; k < len; k++) {
+    if ((p[k] & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (p[k] & 0x3Fu);
+  }
+  return cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF) ? 0 : len;
+}
+
 static void enc_string(jb *out, const char *s, size_t n) {
   size_t run = 0; /* bytes that need no escape, copied in one go */
   add(out, "\"", 1);
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
     if (c >= 0x20 && c != '"' && c != '\\') {
+      if (c >= 0x80) { /* JSON, like a JavaScript string, carries text only */
+        size_t k = u8len((const unsigned char *)s + i, n - i);
+        if (!k) {
+          char at[64];
+          snprintf(at, sizeof at, "byte 0x%02x at byte %zu of %zu", c, i + 1, n);
+          luaL_error(out->L, "cannot convert to JSON: a string that is not UTF-8 text (%s); encode "
+                     "bytes first (hex, base64)", at);
+        }
+        run += k;
+        i += k - 1;
+        continue;
+      }
       run++;
       continue;
     }

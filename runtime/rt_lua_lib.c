@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <lauxlib.h>
 #include <lualib.h>
@@ -607,6 +608,39 @@ static const char *path_refusal(const char *p) {
   return NULL;
 }
 
+int rt_lua_text_check(const char *text, size_t n, int *line, unsigned *byte) {
+  const unsigned char *s = (const unsigned char *)text;
+  size_t i = 0, k, len;
+  unsigned cp, min;
+  *line = 1;
+  while (i < n) {
+    if (s[i] != 0 && s[i] < 0x80) {
+      *line += s[i++] == '\n';
+      continue;
+    }
+    if (s[i] >= 0xC2 && s[i] <= 0xDF)
+      len = 2, cp = s[i] & 0x1Fu, min = 0x80;
+    else if ((s[i] & 0xF0) == 0xE0)
+      len = 3, cp = s[i] & 0x0Fu, min = 0x800;
+    else if (s[i] >= 0xF0 && s[i] <= 0xF4)
+      len = 4, cp = s[i] & 0x07u, min = 0x10000;
+    else
+      len = 0, cp = 0, min = 1; /* NUL, a continuation byte, 0xC0, 0xC1, 0xF5.. */
+    for (k = 1; len && k < len; k++) {
+      if (i + k >= n || (s[i + k] & 0xC0) != 0x80)
+        len = 0;
+      else
+        cp = (cp << 6) | (s[i + k] & 0x3Fu);
+    }
+    if (len == 0 || cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      *byte = s[i];
+      return -1;
+    }
+    i += len;
+  }
+  return 0;
+}
+
 /* Reads dir/rel into a new userdata buffer (pushed); NULL with a message
 ** pushed when it cannot. */
 static char *read_inside(lua_State *L, rt_lua *x, const char *rel, size_t *len) {
@@ -619,8 +653,14 @@ static char *read_inside(lua_State *L, rt_lua *x, const char *rel, size_t *len) 
     return NULL;
   }
   int inside = strncmp(real, x->dir, dl) == 0 && real[dl] == '/';
-  FILE *f = inside ? fopen(real, "rb") : NULL;
+  struct stat st; /* a directory or a named pipe is no module (and a pipe would block the open) */
+  int regular = inside && stat(real, &st) == 0 && S_ISREG(st.st_mode);
+  FILE *f = regular ? fopen(real, "rb") : NULL;
   free(real);
+  if (inside && !regular) {
+    lua_pushfstring(L, "%s: not a regular file", rel);
+    return NULL;
+  }
   if (!inside) {
     lua_pushfstring(L, "%s is refused: it leads outside the scenario's folder", rel);
     return NULL;
@@ -640,6 +680,16 @@ static char *read_inside(lua_State *L, rt_lua *x, const char *rel, size_t *len) 
   char *buf = lua_newuserdatauv(L, (size_t)sz + 1, 0);
   *len = fread(buf, 1, (size_t)sz, f);
   fclose(f);
+  int line;
+  unsigned byte;
+  if (rt_lua_text_check(buf, *len, &line, &byte)) {
+    char why[64];
+    snprintf(why, sizeof why, "line %d is not UTF-8 text (byte 0x%02x)", line, byte);
+    lua_pop(L, 1);
+    lua_pushfstring(L, "%s: %s: a repro file embeds modules as JSON, which cannot carry it; write "
+                    "bytes as escapes in strings (\"\\xff\")", rel, why);
+    return NULL;
+  }
   return buf;
 }
 
@@ -674,12 +724,13 @@ int rt__lua_loadfile(lua_State *L, const char *rel) {
       return LUA_ERRFILE;
     }
   }
-  if (m->len > 0 && m->text[0] == LUA_SIGNATURE[0]) {
+  size_t skip = rt__lua_text_start(m->text, m->len); /* a byte order mark, a #! line */
+  if (m->len > skip && m->text[skip] == LUA_SIGNATURE[0]) {
     lua_pushfstring(L, "%s is refused: binary chunks are not loaded (text only)", rel);
     return LUA_ERRFILE;
   }
   lua_pushfstring(L, "@%s", rel);
-  int st = luaL_loadbufferx(L, m->text, m->len, lua_tostring(L, -1), "t");
+  int st = luaL_loadbufferx(L, m->text + skip, m->len - skip, lua_tostring(L, -1), "t");
   lua_remove(L, -2); /* the function (or message) stays */
   return st;
 }

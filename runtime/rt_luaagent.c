@@ -21,6 +21,7 @@
 */
 #include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <ctype.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +94,7 @@ struct rt_lagent {
 };
 
 static int load_prelude_chat(rt_lagent *lg);
+static int push_callback(rt_lagent *lg, const char *name);
 
 /* Scripts own no SDK table; their writes are RT_W_USER_SQL on the user's
 ** own tables (the WRITE record's table: "user"). */
@@ -270,9 +272,22 @@ static rt_fiber *live_fiber(rt_lagent *lg, int64_t id) {
   return NULL;
 }
 
+/* Raises the message fmt at the script's line: `level` frames up from the
+** primitive (1: its caller; 2: the caller of the prelude method that called
+** it, which is the script), as an SDK call's errors name the caller's line. */
+static int lg_error_at(lua_State *L, int level, const char *fmt, ...) {
+  va_list ap;
+  luaL_where(L, level);
+  va_start(ap, fmt);
+  lua_pushvfstring(L, fmt, ap);
+  va_end(ap);
+  lua_concat(L, 2);
+  return lua_error(L);
+}
+
 /* Stashes the value at index 2 for fiber `id` (0: none). */
 static int stash_to(lua_State *L, rt_lagent *lg, int64_t id, int via_this) {
-  if (!id) return luaL_error(L, RT_MSG_STASH_OUTSIDE);
+  if (!id) return lg_error_at(L, 2, RT_MSG_STASH_OUTSIDE); /* via Agent:stash: its caller's line */
   if (!live_fiber(lg, id)) return luaL_error(L, "stash: fiber %I has ended", (lua_Integer)id);
   size_t n;
   const char *json = rt_lua_json_text(L, 2, &n);
@@ -322,6 +337,57 @@ static rt_sdk_actor lg_sdk(rt_lagent *lg) {
   return me;
 }
 
+/* The edit distance (with transpositions) of a and b, each under 48 bytes. */
+static int lg_edit_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  int t[48][48];
+  if (la > 47 || lb > 47) return 99;
+  for (size_t i = 0; i <= la; i++) t[i][0] = (int)i;
+  for (size_t j = 0; j <= lb; j++) t[0][j] = (int)j;
+  for (size_t i = 1; i <= la; i++)
+    for (size_t j = 1; j <= lb; j++) {
+      int v = t[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (t[i - 1][j] + 1 < v) v = t[i - 1][j] + 1;
+      if (t[i][j - 1] + 1 < v) v = t[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && t[i - 2][j - 2] + 1 < v)
+        v = t[i - 2][j - 2] + 1;
+      t[i][j] = v;
+    }
+  return t[la][lb];
+}
+
+/* Raises `fn: this.cb is not a function` (the SDK checks the callback when
+** schedule is called, not when the row runs), with the script's function
+** closest to cb: edit distance at most 2 and under half of cb's length, ties
+** by name, so the table's hash order never shows. */
+static int lg_no_callback(lua_State *L, rt_lagent *lg, const char *fn, const char *cb) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->self_ref);
+  int sdk = lua_getfield(L, -1, cb) == LUA_TFUNCTION; /* self's method: the SDK's (runFiber, ...) */
+  lua_pop(L, 2);
+  if (sdk)
+    return luaL_error(L, "%s: '%s' is an SDK method, which revenant does not run as a schedule callback; "
+                      "schedule a function of the script that calls it", fn, cb);
+  char best[48] = "";
+  int best_d = 3;
+  size_t lc = strlen(cb);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->mod_ref);
+  for (lua_pushnil(L); lua_next(L, -2); lua_pop(L, 1)) {
+    if (lua_type(L, -2) != LUA_TSTRING || !lua_isfunction(L, -1)) continue;
+    const char *k = lua_tostring(L, -2);
+    int d = lg_edit_distance(cb, k);
+    if (d < 3 && (size_t)d * 2 < lc && (d < best_d || (d == best_d && strcmp(k, best) < 0))) {
+      snprintf(best, sizeof best, "%s", k);
+      best_d = d;
+    }
+  }
+  lua_pop(L, 1);
+  const char *script = script_of(lg->w, lg->a)->name;
+  if (best[0])
+    return luaL_error(L, "%s: this.%s is not a function (%s has no function '%s'; did you mean '%s'?)",
+                      fn, cb, script, cb, best);
+  return luaL_error(L, "%s: this.%s is not a function (%s has no function '%s')", fn, cb, script, cb);
+}
+
 /* P.schedule(when, callback, payload, opts, every): schedule(when, cb,
 ** payload, {idempotent}) with `when` seconds (a number or "2s") or a cron
 ** string (it has spaces), or scheduleEvery(seconds, cb, payload). */
@@ -365,6 +431,11 @@ static int p_schedule(lua_State *L) {
     if (!lua_isnil(L, -1)) idem = lua_toboolean(L, -1);
     lua_pop(L, 1);
   }
+  size_t cb_len = strlen(cb);
+  if (cb_len >= 1 && cb_len <= 47) { /* else rt_sdk names the bound */
+    if (!push_callback(lg, cb)) return lg_no_callback(L, lg, fn, cb);
+    lua_pop(L, 1);
+  }
   rt_sdk_actor me = lg_sdk(lg);
   char err[200] = "";
   int64_t id = rt_sdk_schedule_with(&me, cb, &when, payload[0] ? payload : NULL, idem, NULL, err,
@@ -381,6 +452,11 @@ static int p_schedule(lua_State *L) {
 static int p_cancel(lua_State *L) {
   rt_lagent *lg = lg_of(L);
   char cb[64] = "";
+  int whole = 0; /* a number with an integer value (2.0 too), as luaL_checkinteger takes it */
+  if (lua_type(L, 1) == LUA_TNUMBER) lua_tointegerx(L, 1, &whole);
+  if (lua_type(L, 1) != LUA_TSTRING && !whole) /* checked before a statement is prepared */
+    return lg_error_at(L, 2, "cancelSchedule: give a schedule id (an integer) or a callback name (a string), "
+                       "not %s", lua_type(L, 1) == LUA_TNUMBER ? "a fraction" : luaL_typename(L, 1));
   if (lua_type(L, 1) == LUA_TNUMBER) {
     sqlite3_stmt *st = rt__prepare(lg->w, lg->a, "SELECT callback FROM cf_agents_schedules WHERE id=?");
     if (st) {
@@ -419,6 +495,40 @@ static int p_effect(lua_State *L) {
 static int p_json(lua_State *L) {
   lua_settop(L, 1);
   return rt_lua_json_encode(L, 1);
+}
+
+static int raise_upvalue(lua_State *L) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  return lua_error(L);
+}
+
+/* P.kaw(fn): what keepAliveWhile's pcall calls: fn when it can be called,
+** else a function raising `keepAliveWhile: fn must be a function, not nil`
+** at the script's line, so that the ref is released before the error goes
+** on (as the SDK's finally). */
+static int p_kaw(lua_State *L) {
+  lua_settop(L, 1);
+  if (lua_isfunction(L, 1) || luaL_getmetafield(L, 1, "__call") != LUA_TNIL) {
+    lua_settop(L, 1);
+    return 1;
+  }
+  luaL_where(L, 2);
+  lua_pushfstring(L, "keepAliveWhile: fn must be a function, not %s", luaL_typename(L, 1));
+  lua_concat(L, 2);
+  lua_pushcclosure(L, raise_upvalue, 1);
+  return 1;
+}
+
+/* P.cargs(args): self:call's arguments as JSON; what JSON cannot carry is
+** an error at the script's line (the caller of Agent:call). */
+static int p_call_args(lua_State *L) {
+  lua_settop(L, 1);
+  lua_pushcfunction(L, p_json);
+  lua_insert(L, 1);
+  int rc = lua_pcall(L, 1, 1, 0);
+  if (rc == LUA_OK) return 1;
+  if (rc != LUA_ERRRUN) return lua_error(L); /* the memory cap: handed on, never caught here */
+  return lg_error_at(L, 2, "call: args: %s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "?");
 }
 
 static int p_unjson(lua_State *L) {
@@ -510,11 +620,14 @@ static int p_sql(lua_State *L) {
   rt_world *w = lg->w;
   uint32_t a = lg->a;
   rt_db *d = &w->actors[a].store;
-  const char *q = luaL_checkstring(L, 1);
+  if (lua_type(L, 1) != LUA_TSTRING) /* errors name the script's line: sql:exec's caller */
+    return lg_error_at(L, 2, "sql:exec: the SQL must be a string, not %s%s", luaL_typename(L, 1),
+                       lua_isnil(L, 1) ? " (call it as self.sql:exec(sql, ...))" : "");
+  const char *q = lua_tostring(L, 1);
   int top = lua_gettop(L);
   char err[512];
   luaL_checkstack(L, top + 2, "sql: arguments");
-  if (!d->db && rt__db_open(w, a)) return luaL_error(L, "sql: the actor's storage cannot be opened");
+  if (!d->db && rt__db_open(w, a)) return lg_error_at(L, 2, "sql: the actor's storage cannot be opened");
   if (!d->sbx) {
     struct rt_script *s = script_of(w, a);
     /* the SDK's tables and the runtime's own (alarm slot, child runs,
@@ -522,23 +635,23 @@ static int p_sql(lua_State *L) {
     rt_sql_sandbox_config cfg = {s, sql_now, sql_random, NULL, 0, "cf_,rv_,beach_"};
     d->poolable = 0; /* user tables and the overrides must not reach another world */
     d->sbx = rt_sql_sandbox(d->db, &cfg, err, sizeof err);
-    if (!d->sbx) return luaL_error(L, "sql: %s", err);
+    if (!d->sbx) return lg_error_at(L, 2, "sql: %s", err);
   }
   sqlite3_stmt *st = NULL;
   const char *tail = NULL;
   if (rt_sql_sandbox_prepare(d->sbx, q, &st, &tail, err, sizeof err) != SQLITE_OK)
-    return luaL_error(L, "sql: %s", err);
+    return lg_error_at(L, 2, "sql: %s", err);
   while (tail && isspace((unsigned char)*tail)) tail++;
   if (tail && *tail == ';') tail++;
   while (tail && isspace((unsigned char)*tail)) tail++;
   if (!st || (tail && *tail)) {
     sqlite3_finalize(st);
-    return luaL_error(L, st ? "sql: one statement per exec" : "sql: an empty statement");
+    return lg_error_at(L, 2, st ? "sql: one statement per exec" : "sql: an empty statement");
   }
   int writes = !sqlite3_stmt_readonly(st);
   if (writes && rt__txn_join(w, a)) {
     sqlite3_finalize(st);
-    return luaL_error(L, "sql: the actor's storage is broken (a commit failed)");
+    return lg_error_at(L, 2, "sql: the actor's storage is broken (a commit failed)");
   }
   sql_run run = {st, d->sbx, SQLITE_OK};
   lua_pushcfunction(L, sql_rows);
@@ -547,14 +660,19 @@ static int p_sql(lua_State *L) {
   if (lua_pcall(L, top, 1, 0) != LUA_OK) {
     rt_sql_sandbox_user(d->sbx, 0);
     sqlite3_finalize(st);
-    return lua_error(L); /* the same error, the statement finalized */
+    if (lua_type(L, -1) == LUA_TSTRING) { /* the same error at the script's line, the statement finalized */
+      luaL_where(L, 2);
+      lua_insert(L, -2);
+      lua_concat(L, 2);
+    }
+    return lua_error(L);
   }
   int rc = run.rc;
   if (rc != SQLITE_DONE) {
     const char *refusal = rt_sql_sandbox_refusal(d->sbx);
     snprintf(err, sizeof err, "%s", refusal && *refusal ? refusal : sqlite3_errmsg(d->db));
     sqlite3_finalize(st);
-    return luaL_error(L, "sql: %s", err);
+    return lg_error_at(L, 2, "sql: %s", err);
   }
   int changes = sqlite3_changes(d->db);
   sqlite3_finalize(st);
@@ -562,7 +680,7 @@ static int p_sql(lua_State *L) {
     char text[96];
     snprintf(text, sizeof text, "%.95s", q);
     rt__txn_wrote_row(w, a, RT_W_USER_SQL, changes, SQLITE_DONE, text);
-    if (lg->dead) return luaL_error(L, "this actor's incarnation has ended");
+    if (lg->dead) return lg_error_at(L, 2, "this actor's incarnation has ended");
   }
   return 1;
 }
@@ -636,7 +754,7 @@ static const char prelude[] =
     "end\n"
     "function Agent:keepAliveWhile(fn)\n"
     "  local dispose = self:keepAlive()\n"
-    "  local ok, r = pcall(fn)\n"
+    "  local ok, r = pcall(P.kaw(fn))\n"
     "  dispose()\n"
     "  if not ok then error(r, 0) end\n"
     "  return r\n"
@@ -653,7 +771,7 @@ static const char prelude[] =
     "function Agent:call(actor, method, args)\n"
     "  if type(actor) ~= 'string' then error('call: the actor must be its id (a string)', 2) end\n"
     "  if type(method) ~= 'string' then error('call: the method must be a string', 2) end\n"
-    "  local ok, v = yield('call', actor, method, P.json(args))\n"
+    "  local ok, v = yield('call', actor, method, P.cargs(args))\n"
     "  if not ok then error(v, 0) end\n"
     "  return P.unjson(v)\n"
     "end\n"
@@ -713,7 +831,7 @@ static const luaL_Reg prims[] = {
     {"run_fiber", p_run_fiber},
     {"stash", p_stash},     {"fiber_stash", p_fiber_stash}, {"ka_acquire", p_ka_acquire}, {"ka_release", p_ka_release},
     {"schedule", p_schedule}, {"cancel", p_cancel},       {"effect", p_effect},
-    {"json", p_json},       {"unjson", p_unjson},         {"dur", p_dur},
+    {"json", p_json},       {"unjson", p_unjson},         {"dur", p_dur}, {"cargs", p_call_args}, {"kaw", p_kaw},
     {"sql", p_sql},
     {"tool_abort", p_tool_abort}, {"tool_open", p_tool_open},
     {NULL, NULL}};

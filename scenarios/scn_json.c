@@ -17,12 +17,15 @@
 #include "scn_json.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define SCN__INT_LIMIT 1000000000000000LL   /* 10^15: exact JSON integers stay below this */
 #define SCN__MAX_NUMBER_LEN 512             /* longer number literals are rejected */
@@ -803,6 +806,8 @@ static int scn__value(scn__parser *p, int depth, scn_pos kpos, cJSON **out)
         rc = scn__literal(p, out);
     else if (c == '\'')
         return scn__perr(p, pos, "expected a value (strings need double quotes)");
+    else if (depth == 0 && p->i >= p->len)
+        return scn__perr(p, pos, "expected a value: the file is empty (or only whitespace and comments)");
     else
         return scn__perr(p, pos, "expected a value");
     if (rc < 0)
@@ -881,10 +886,32 @@ int scn_doc_parse(const char *file, const char *text, size_t len, scn_doc **out,
     return rc;
 }
 
+FILE *scn_fopen_read(const char *path)
+{
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), fl;
+    FILE *f;
+    if (fd < 0)
+        return NULL;
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        close(fd);
+        errno = EISDIR;
+        return NULL;
+    }
+    fl = fcntl(fd, F_GETFL); /* blocking reads again: a pipe's writer may be slow */
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 || (f = fdopen(fd, "rb")) == NULL) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return NULL;
+    }
+    return f;
+}
+
 /* Reads a whole file into a cJSON_malloc'd buffer; on failure errno says why. */
 static int scn__read_file(const char *path, char **text, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = scn_fopen_read(path);
     char *buf = NULL, *nb;
     size_t n = 0, cap = 0, got;
     int e = 0;

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include <cJSON.h>
+#include <stdio.h>
 
 typedef struct scn_doc scn_doc;                 /* parsed document: owns the cJSON tree and positions */
 typedef struct { int line, col; } scn_pos;
@@ -135,6 +136,11 @@ int scn_check_fields(const scn_doc *d, const cJSON *obj, const char *const *allo
  * `missing "what"` without a position.
  */
 int scn_expect_type(const scn_doc *d, const cJSON *node, int cjson_type_mask, const char *what, scn_err *err); /* "expected an object for \"actors[2]\"" style */
+
+/* fopen(path, "rb") for a file revenant reads whole (a scenario, a script)
+** that never hangs: a named pipe with no writer reads as empty instead of
+** blocking in open(). NULL with errno set; EISDIR for a directory. */
+FILE *scn_fopen_read(const char *path);
 
 /* The name in names (NULL-terminated) that key most likely misspells, as
 ** the "did you mean" of scn_check_fields chooses it, or NULL. */

@@ -1150,6 +1150,10 @@ static void profile_faults(ld *L) {
 }
 
 static int load_root(ld *L) {
+  const cJSON *repro = ld_get(L->root, "revenant_repro");
+  if (repro) /* a file `run` wrote for a failure: say what reads it */
+    return scn_errf(L->err, L->d, repro, "this is a repro file, not a scenario: revenant replay FILE "
+                    "runs it again, revenant shrink FILE shrinks it (docs/reports.md, \"Repro file\")");
   if (scn_check_fields(L->d, L->root, top_fields, L->err) < 0) return -1;
   if (load_header(L) < 0 || load_base(L) < 0 || load_checks(L) < 0) return -1;
   if (ld_load_invariants(L) < 0) return -1;
@@ -1207,7 +1211,7 @@ int scn_load_text(const char *path, const char *text, size_t len, scn_scenario *
 ** is larger is refused before anything is read); 0, or -1 with errno set
 ** (EFBIG: too large, EISDIR: a directory). */
 static int read_file(const char *path, char **text, size_t *len) {
-  FILE *f = fopen(path, "rb");
+  FILE *f = scn_fopen_read(path);
   size_t cap = 0, n = 0, got;
   char *buf = NULL, *nb;
   int saved = 0;

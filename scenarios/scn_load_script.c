@@ -36,7 +36,7 @@ static int in_list(const char *s, const char *const *l) {
 }
 
 static int read_script(const char *path, char **text, size_t *len) {
-  FILE *f = fopen(path, "rb");
+  FILE *f = scn_fopen_read(path);
   if (!f) return -1;
   char *buf = malloc(SCN_MAX_AGENT_SCRIPT_BYTES + 1);
   size_t n = buf ? fread(buf, 1, SCN_MAX_AGENT_SCRIPT_BYTES + 1, f) : 0;
@@ -56,18 +56,39 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* Adds to names (n of them, at most 256) the string keys with function
+** values of the table at index t, then of the tables its metatable's
+** __index chain leads to (a script whose table inherits from a base table,
+** as `class A extends Base` ports), at most 8 levels: the runtime finds
+** those methods too (lua_getfield). Leaves the stack as it was. */
+static int callback_names(lua_State *T, int t, const char **names, int n) {
+  lua_pushvalue(T, t);
+  for (int level = 0; level < 8 && lua_istable(T, -1); level++) {
+    int tab = lua_gettop(T);
+    lua_pushnil(T);
+    while (lua_next(T, tab)) { /* lua_next order: sorted by the caller */
+      if (n < 256 && lua_type(T, -2) == LUA_TSTRING && lua_isfunction(T, -1)) names[n++] = lua_tostring(T, -2);
+      lua_pop(T, 1);
+    }
+    if (!lua_getmetatable(T, tab)) break;
+    lua_getfield(T, -1, "__index");
+    lua_remove(T, -2);  /* the metatable */
+    lua_remove(T, tab); /* the table walked */
+  }
+  lua_pop(T, 1);
+  return n;
+}
+
 /* Checks the callbacks of the script's table (at index t of T): SDK names
 ** it misspells or that scripts cannot define yet, a called one that is not
 ** a function; fills s->fns with its function names, sorted. 0 or an error. */
 static int check_callbacks(ld *L, const cJSON *node, scn_actor_script *s, lua_State *T, int t) {
   const char *names[256];
-  int n = 0;
-  lua_pushnil(T);
-  while (lua_next(T, t) && n < 256) { /* lua_next order: sorted below */
-    if (lua_type(T, -2) == LUA_TSTRING && lua_isfunction(T, -1)) names[n++] = lua_tostring(T, -2);
-    lua_pop(T, 1);
-  }
+  int n = callback_names(T, t, names, 0), m = 0;
   qsort(names, (size_t)n, sizeof names[0], cmp_str);
+  for (int i = 0; i < n; i++) /* a name the table and a base both define, once */
+    if (!m || strcmp(names[m - 1], names[i])) names[m++] = names[i];
+  n = m;
   for (int i = 0; wired[i]; i++) { /* a callback that is not a function would be skipped */
     int ty = lua_getfield(T, t, wired[i]);
     lua_pop(T, 1);
@@ -153,9 +174,15 @@ int ld_actor_script(ld *L, const cJSON *a, uint32_t i) {
     const char *use = real && strlen(real) < sizeof s->path ? real : full;
     memcpy(s->path, use, strlen(use) + 1); /* both fit: checked above */
     free(real);
-    if (read_script(s->path, &s->text, &s->len) < 0)
-      return scn_errf(L->err, L->d, v, "\"script\": cannot read %s: %s", s->path,
+    if (read_script(s->path, &s->text, &s->len) < 0) /* named as written: the absolute path is in no file */
+      return scn_errf(L->err, L->d, v, "\"script\": cannot read %s: %s", full,
                       errno == EFBIG ? "larger than 256 KiB" : strerror(errno));
+    int line;
+    unsigned byte;
+    if (rt_lua_text_check(s->text, s->len, &line, &byte))
+      return scn_errf(L->err, L->d, v, "script %s: line %d is not UTF-8 text (byte 0x%02x): a repro file "
+                      "embeds the script as JSON, which cannot carry it; write bytes as escapes in "
+                      "strings (\"\\xff\")", s->name, line, byte);
   } else if (cJSON_IsObject(v)) {
     static const char *const fields[] = {"name", "text", "hash", "file", NULL};
     const char *name = NULL, *text = NULL, *hash = NULL, *file = NULL;

@@ -60,7 +60,7 @@ uint64_t scn__script_hash(const char *text, size_t len) {
 
 /* The whole file into a malloc'd buffer; NULL with errno set. */
 static char *read_all(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
+  FILE *f = scn_fopen_read(path);
   if (!f) return NULL;
   size_t cap = 4096, n = 0;
   char *buf = malloc(cap);
@@ -112,6 +112,14 @@ static int read_script(ld *L, const cJSON *node, scn_script *s) {
   if (memchr(text, '\0', len)) {
     free(text);
     return scn_errf(L->err, L->d, node, "invariants: \"%s\" is not a text file", ld_quote(q, sizeof q, s->path));
+  }
+  int line;
+  unsigned byte;
+  if (rt_lua_text_check(text, len, &line, &byte)) {
+    free(text);
+    return scn_errf(L->err, L->d, node, "invariants: \"%s\": line %d is not UTF-8 text (byte 0x%02x): a repro "
+                    "file embeds the script as JSON, which cannot carry it; write bytes as escapes in "
+                    "strings (\"\\xff\")", ld_quote(q, sizeof q, s->path), line, byte);
   }
   s->text = scn_text_intern(text, len);
   s->len = len;
@@ -404,7 +412,7 @@ int ld_load_invariants(ld *L) {
   if (cJSON_IsString(inv)) {
     if (one_script(L, inv, embeds)) return -1;
   } else if (cJSON_IsArray(inv)) {
-    if (ld_arr_len(L, inv, "invariants", 1, CHK_LUA_MAX_SCRIPTS, "script") < 0) return -1;
+    if (ld_arr_len(L, inv, "invariants", 1, CHK_LUA_MAX_SCRIPTS, "scripts") < 0) return -1;
     for (const cJSON *n = inv->child; n; n = n->next)
       if (one_script(L, n, embeds)) return -1;
   } else {

@@ -297,6 +297,9 @@ static void test_load_errors(void **st) {
                     "unknown field 'on_recrod'");
   expect_load_error("revenant.invariant('inv', {kinds = {'efect'}, on_record = function(r) end})\n", "inv",
                     "unknown record kind \"efect\"");
+  /* a set instead of a list filtered nothing (its length is 0: every kind) */
+  expect_load_error("revenant.invariant('inv', {kinds = {effect = true}, on_record = function(r) end})\n", "inv",
+                    "kinds must be a list of record kinds ({\"effect\", ...}), not a table with other keys");
   expect_load_error("revenant.violate('x')\n", "inv", "call it from on_record or on_finish");
   expect_load_error("while true do end\n", "inv", "instruction budget");
   expect_load_error("os.execute('true')\n", "inv", "os.execute is refused by the revenant sandbox");

@@ -34,7 +34,7 @@ static int l_dec(lua_State *L) {
   return 2;
 }
 
-#define CASES_N 98 /* the checks below: one more or fewer fails */
+#define CASES_N 105 /* the checks below: one more or fewer fails */
 static const char *const CASES =
     "local n = 0\n"
     "local function eq(v, want)\n"
@@ -54,6 +54,10 @@ static const char *const CASES =
     "refused(0/0, 'NaN'); refused(1/0, 'inf'); refused(-1/0, '-inf')\n"
     "eq('a\"b\\\\c\\n\\t\\r\\1z', '\"a\\\\\"b\\\\\\\\c\\\\n\\\\t\\\\r\\\\u0001z\"')\n"
     "eq('', '\"\"'); eq(string.rep('x', 600), '\"' .. string.rep('x', 600) .. '\"')\n"
+    "eq('caf\\195\\169 \\226\\130\\172 \\240\\159\\152\\128', '\"caf\\195\\169 \\226\\130\\172 \\240\\159\\152\\128\"')\n"
+    "refused('caf\\233', 'not UTF-8 text (byte 0xe9 at byte 4 of 4)'); refused({k = '\\255'}, 'not UTF-8')\n"
+    "refused('\\192\\128', 'not UTF-8'); refused('\\237\\160\\128', 'not UTF-8'); refused('\\226\\130', 'not UTF-8')\n"
+    "refused({['\\255'] = 1}, 'not UTF-8') -- keys too\n"
     "eq({}, '{}'); eq({1, 2, 3}, '[1,2,3]'); eq({1, nil, 3}, '[1,null,3]')\n"
     "eq({b = 1, a = 2, ab = 3, [''] = 0}, '{\"\":0,\"a\":2,\"ab\":3,\"b\":1}')\n"
     "eq({x = {1, {y = false}}}, '{\"x\":[1,{\"y\":false}]}')\n"

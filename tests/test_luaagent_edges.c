@@ -123,6 +123,8 @@ static const char script[] =
     "function A:args(a, b, c)\n"
     "  return {a = a, b = b, c = c}\n"
     "end\n"
+    "function A:tick() end -- schedule needs its callback to exist (as the SDK)\n"
+    "function A:pulse() end\n"
     "return A\n";
 
 typedef struct world {

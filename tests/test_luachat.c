@@ -78,6 +78,7 @@ static void test_schedule_idempotent_options(void **st) {
            "  local e2 = self:scheduleEvery(30, 'every', {x = 1})\n"
            "  return {c1 == c2, c1 ~= c3, d1 == d2, d1 ~= d3, e1 == e2}\n"
            "end\n"
+           "function A:tick() end function A:later() end function A:every() end\n"
            "return A\n");
   assert_int_equal(rt_invoke_at(x.w, 0, "go", NULL, MS(100)), 0);
   sim_run(&x.s, MS(1000), 0);
@@ -115,13 +116,37 @@ static void test_schedule_bad_arguments(void **st) {
        "agent.lua:2: schedule: unknown option 'retry' (idempotent is the one modelled)"},
       {"self:scheduleEvery(5, 'cb', nil, {zz = 1, aa = 2})", "agent.lua:2: scheduleEvery: unknown option 'aa'"},
       {"revenant.work(-1)", "agent.lua:2: a duration must be a number from 0 to 10000000000000 ms (got -1)"},
+      /* the SDK throws `this.x is not a function` at the call, not when the row runs */
+      {"self:schedule(5, 'nosuch')",
+       "agent.lua:2: schedule: this.nosuch is not a function (agent.lua has no function 'nosuch')"},
+      {"self:scheduleEvery(5, 'tikc')",
+       "agent.lua:2: scheduleEvery: this.tikc is not a function (agent.lua has no function 'tikc'; "
+       "did you mean 'tick'?)"},
+      {"self:schedule('*/5 * * * *', 'ticks', {n = 1})", "did you mean 'tick'?)"},
+      {"self:schedule(5, 'continueLastTurn')", "agent.lua:2: schedule: 'continueLastTurn' is an SDK method, "
+                                               "which revenant does not run as a schedule callback"},
+      {"self:keepAliveWhile(nil)", "agent.lua:2: keepAliveWhile: fn must be a function, not nil"},
+      {"self:keepAliveWhile('go')", "agent.lua:2: keepAliveWhile: fn must be a function, not string"},
+      {"self:cancelSchedule({})", "agent.lua:2: cancelSchedule: give a schedule id (an integer) or a "
+                                  "callback name (a string), not table"},
+      {"self:cancelSchedule(1.5)", "agent.lua:2: cancelSchedule: give a schedule id (an integer) or a callback "
+                                   "name (a string), not a fraction"},
+      {"self:stash(1)", "agent.lua:2: stash() called outside a fiber"},
+      {"self.sql:exec('SELEC 1')", "agent.lua:2: sql: near "},
+      {"self.sql:exec('SELECT ?', print)", "agent.lua:2: sql: cannot bind a function value"},
+      {"self.sql:exec(nil)", "agent.lua:2: sql:exec: the SQL must be a string, not nil"},
+      {"self:call('agent', 'go', {f = print})", "agent.lua:2: call: args: cannot convert to JSON: a function value"},
+      {"self:schedule(5, 'cb', {s = 'caf\\233'})", "agent.lua:2: cannot convert to JSON: a string that is not UTF-8 "
+                                                  "text (byte 0xe9 at byte 4 of 4)"},
+      {"self.sql.exec('SELECT 1')", "agent.lua:2: sql:exec: the SQL must be a string, not nil (call it as "
+                                    "self.sql:exec(sql, ...))"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     world x;
     char src[512];
     (void)st;
     snprintf(src, sizeof src, "local A = {}\nfunction A:go() return select(2, pcall(function() %s end))\n"
-             "end\nreturn A\n", cases[i].call);
+             "end\nfunction A:cb() end\nfunction A:tick() end\nreturn A\n", cases[i].call);
     make(&x, src);
     assert_int_equal(rt_invoke_at(x.w, 0, "go", NULL, MS(100)), 0);
     sim_run(&x.s, MS(1000), 0);

@@ -276,6 +276,7 @@ static void test_text_pass_one_line(void **state) {
   rpt_run r = x->run;
   r.passed = 1;
   r.failure = NULL;
+  r.expect = "hold: recovery_finishes; violate: no_wedge";
   r.end_us = 7 * 86400 * S_;
   r.events = 1234;
   char *s = render_text(&r, 0, 0);
@@ -297,6 +298,20 @@ static void test_text_pass_one_line(void **state) {
   r.n_violations = nv;
   s = render_text(&r, 1, 0);
   assert_contains(s, "violation (expected): no_wedge actor parent t=100.000s");
+  free(s);
+  /* a violation the case does not name is not judged, and not "expected" */
+  r.expect = "hold: recovery_finishes; violate: no_wedged, x";
+  s = render_text(&r, 1, 0);
+  assert_contains(s, "hash=0x00000000deadbeef no_wedge violated (not judged: not in expect)\n");
+  assert_contains(s, "violation (not judged): no_wedge actor parent t=100.000s");
+  assert_not_contains(s, "as expected");
+  free(s);
+  r.expect = NULL; /* no expectation at all */
+  s = render_text(&r, 0, 0);
+  assert_contains(s, "hash=0x00000000deadbeef no_wedge violated (not judged: not in expect)\n");
+  free(s);
+  r.expect = "hold: recovery_finishes; violate: no_wedge";
+  s = render_text(&r, 1, 0);
   assert_contains(s, "figures: gate_timeouts=1");
   assert_not_contains(s, "chain:");
   free(s);
@@ -323,6 +338,7 @@ static void test_text_merges_repeated_violations(void **state) {
   assert_not_contains(s, "violation 4/4");
   free(s);
   r.passed = 1;
+  r.expect = "violate: no_wedge";
   s = render_text(&r, 1, 0);
   assert_contains(s, "violation (expected): no_wedge actor parent t=100.000s (and 2 more, the last at t=190.000s)");
   free(s);

@@ -466,7 +466,7 @@ static void test_api(void **state) {
   assert_null(g_sc.source);
   assert_int_equal(scn_load("tests/corpus/scenario_good/none.json", &g_sc, err, sizeof err), -1);
   assert_int_equal(strncmp(err, "tests/corpus/", 13), 0);
-  load_bad_text("", "1:1: expected a value");
+  load_bad_text("", "1:1: expected a value: the file is empty (or only whitespace and comments)");
 }
 
 /* Appends printf-style text to a growing buffer. */

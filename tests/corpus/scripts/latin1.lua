@@ -1,0 +1,2 @@
+-- a script saved in Latin-1: café
+return {}
