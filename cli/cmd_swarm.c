@@ -922,6 +922,9 @@ int cli_cmd_swarm(int argc, char **argv) {
   else if (!s.o.quiet)
     printf("swarm: %zu file(s), %zu case(s), seeds for %.0fs (shard %d/%d)\n", s.o.files.n, st.units,
            (double)s.o.e.time_us / 1e6, s.o.e.shard_i, s.o.e.shard_n);
+  if (!s.o.quiet && !s.o.e.seeds && st.total)
+    printf("swarm: --time stops after %" PRIu64 " seeds at the latest: the last seed is 0xffffffffffffffff\n",
+           st.total / st.units);
   /* Runs come in job order: seed step k, then file and case. That is the
      (seed, case) order of the JSON whenever every file starts from the same
      seed, so the file is streamed; otherwise a small record per run is kept

@@ -64,6 +64,7 @@ struct scn_swarm {
   sw_unit *units;
   size_t n_units;
   uint64_t total;               /* jobs; 0 = unbounded */
+  int no_seeds;                 /* --time, but this shard has no seed below 2^64 */
   sw_res *ring;                 /* job j at ring[j % ring_cap] */
   uint64_t ring_cap, next_out, end_seen;
   uint64_t done, failed;
@@ -690,7 +691,7 @@ static void unit_groups(scn_swarm *s) {
 }
 
 int scn_swarm_run(scn_swarm *s, char *err, size_t errlen) {
-  if (s->total == 0 && s->o.seeds) return 0;
+  if (s->total == 0 && (s->o.seeds || s->no_seeds)) return 0;
   int rc = run_pool(s);
   deliver_ready(s, 1);
   if (!rc) unit_groups(s);
@@ -749,6 +750,52 @@ static int make_tmpdir(scn_swarm *s) {
   return scn__tmpdir_make(s->tmpdir, sizeof s->tmpdir, "swarm");
 }
 
+/* How many seed offsets past each file's base stay at or below 2^64-1
+** (the least over the files; UINT64_MAX when every base is 0). */
+static uint64_t seed_room(const scn_swarm *s, size_t *file) {
+  uint64_t room = UINT64_MAX;
+  for (size_t i = 0; i < s->n_sc; i++) {
+    uint64_t base = s->o.have_base ? s->o.base : s->sc[i]->seed;
+    if (UINT64_MAX - base < room) {
+      room = UINT64_MAX - base;
+      *file = i;
+    }
+  }
+  return room;
+}
+
+/* s->total from --seeds, or the seeds left before 2^64-1 with --time; a
+** --seeds count that would pass seed 2^64-1 (or a job count past 2^64) is
+** refused, never wrapped to seed 0. 0, or -1 with err. */
+static int set_total(scn_swarm *s, char *err, size_t errlen) {
+  size_t f = 0;
+  uint64_t room = seed_room(s, &f), seeds = s->o.seeds;
+  uint64_t i0 = (uint64_t)(s->o.shard_i - 1), n = (uint64_t)s->o.shard_n;
+  uint64_t base = s->o.have_base ? s->o.base : s->sc[f]->seed;
+  if (seeds && seeds - 1 > room) {
+    snprintf(err, errlen,
+             "revenant swarm: %s: %" PRIu64 " seeds from 0x%" PRIx64 " would pass the last seed 0xffffffffffffffff "
+             "(at most %" PRIu64 " from this base); lower --seeds or --seed-base",
+             s->sc[f]->file, seeds, base, room + 1); /* room < seeds - 1 here */
+    return -1;
+  }
+  if (!seeds) {
+    if (room >= UINT64_MAX / s->n_units) return 0; /* no run reaches 2^64-1: unbounded */
+    s->no_seeds = room < i0;
+    uint64_t steps = room < i0 ? 0 : (room - i0) / n + 1;
+    s->total = steps * s->n_units;
+    return 0;
+  }
+  uint64_t steps = seeds > i0 ? (seeds - i0 - 1) / n + 1 : 0;
+  if (steps > UINT64_MAX / s->n_units) {
+    snprintf(err, errlen, "revenant swarm: %" PRIu64 " seeds x %zu cases is more than 2^64 runs; lower --seeds",
+             seeds, s->n_units);
+    return -1;
+  }
+  s->total = steps * s->n_units;
+  return 0;
+}
+
 scn_swarm *scn_swarm_new(scn_scenario *const *sc, size_t n_sc, const scn_swarm_opts *o,
                          char *err, size_t errlen) {
   scn_swarm *s = calloc(1, sizeof *s);
@@ -780,9 +827,10 @@ scn_swarm *scn_swarm_new(scn_scenario *const *sc, size_t n_sc, const scn_swarm_o
       return NULL;
     }
   }
-  uint64_t i0 = (uint64_t)(s->o.shard_i - 1), n = (uint64_t)s->o.shard_n;
-  uint64_t steps = o->seeds > i0 ? (o->seeds - i0 + n - 1) / n : 0;
-  s->total = o->seeds ? steps * s->n_units : 0;
+  if (set_total(s, err, errlen)) {
+    scn_swarm_free(s);
+    return NULL;
+  }
   s->n_w = o->jobs;
   if (s->total && (uint64_t)s->n_w > s->total / s->n_units) s->n_w = (int)(s->total / s->n_units);
   if (s->n_w < 1) s->n_w = 1;

