@@ -285,6 +285,28 @@ static int lg_error_at(lua_State *L, int level, const char *fmt, ...) {
   return lua_error(L);
 }
 
+/* Raises "METHOD: call it as USAGE, with a colon" at the script's line
+** (`level` as lg_error_at's): an SDK method called with a dot, so that its
+** object is missing (Lua's own "calling 'x' on bad self"). */
+static int lg_dot_error(lua_State *L, int level, const char *method, const char *usage) {
+  return lg_error_at(L, level, "%s: call it as %s, with a colon", method, usage);
+}
+
+/* P.dot(method, usage): lg_dot_error at the caller of the prelude method
+** that called it (no tail call there, so level 2 is the script). */
+static int p_dot(lua_State *L) {
+  return lg_dot_error(L, 2, luaL_checkstring(L, 1), luaL_checkstring(L, 2));
+}
+
+/* 1 if the value at idx is a fiber handle (its metatable is Fiber). */
+static int is_fiber_handle(lua_State *L, rt_lagent *lg, int idx) {
+  if (!lua_getmetatable(L, idx)) return 0;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->fiber_mt);
+  int same = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  return same;
+}
+
 /* Stashes the value at index 2 for fiber `id` (0: none). */
 static int stash_to(lua_State *L, rt_lagent *lg, int64_t id, int via_this) {
   if (!id) return lg_error_at(L, 2, RT_MSG_STASH_OUTSIDE); /* via Agent:stash: its caller's line */
@@ -308,13 +330,14 @@ static int p_stash(lua_State *L) {
 ** (a stash is the commonest call of a fiber body); a handle's integer id
 ** goes straight to stash_to, anything else through P.stash's checks. */
 static int p_fiber_stash(lua_State *L) {
-  luaL_checktype(L, 1, LUA_TTABLE);
+  if (lua_type(L, 1) != LUA_TTABLE) return lg_dot_error(L, 1, "stash", "fiber:stash(value)");
   lua_getfield(L, 1, "id");
   if (lua_isinteger(L, -1)) {
     int64_t id = lua_tointeger(L, -1);
     lua_pop(L, 1);
     return stash_to(L, lg_of(L), id, 0);
   }
+  if (!is_fiber_handle(L, lg_of(L), 1)) return lg_dot_error(L, 1, "stash", "fiber:stash(value)");
   lua_replace(L, 1);
   return p_stash(L);
 }
@@ -726,12 +749,12 @@ static const char yield_token = 0;
 static const char run_fiber_token = 1;
 
 static const char prelude[] =
-    "local P, H = ...\n"
+    "local P, H = ... local getmetatable = getmetatable\n" /* the script may change the global */
     "local yield0, TK = coroutine.yield, P.token; local function yield(...) return yield0(TK, ...) end\n"
     "local Fiber = {}\n"
     "Fiber.__index = Fiber\n"
     "Fiber.stash = P.fiber_stash\n"
-    "function Fiber:await()\n"
+    "function Fiber:await() if self == nil then P.dot('await', 'handle:await()') end\n"
     "  local ok, v\n"
     "  if self._ok ~= nil then\n"
     "    ok, v = self._ok, self._value\n"
@@ -746,29 +769,29 @@ static const char prelude[] =
     "Agent.__index = Agent\n"
     "Agent.runFiber = P.run_fiber\n" /* was five lines of Lua: the blank ones */
     "\n\n\n\n"                          /* keep later lines' numbers (tracebacks) */
-    "function Agent:stash(v) P.stash(nil, v) end\n"
-    "function Agent:keepAlive()\n"
+    "function Agent:stash(v) if getmetatable(self) ~= Agent then P.dot('stash', 'self:stash(value)') end P.stash(nil, v) end\n"
+    "function Agent:keepAlive() if getmetatable(self) ~= Agent then P.dot('keepAlive', 'self:keepAlive()') end\n"
     "  P.ka_acquire()\n"
     "  local disposed = false\n"
     "  return function() if disposed then return end disposed = true P.ka_release() end\n"
     "end\n"
-    "function Agent:keepAliveWhile(fn)\n"
+    "function Agent:keepAliveWhile(fn) if getmetatable(self) ~= Agent then P.dot('keepAliveWhile', 'self:keepAliveWhile(fn)') end\n"
     "  local dispose = self:keepAlive()\n"
     "  local ok, r = pcall(P.kaw(fn))\n"
     "  dispose()\n"
     "  if not ok then error(r, 0) end\n"
     "  return r\n"
     "end\n"
-    "function Agent:schedule(when, cb, payload, opts)\n"
+    "function Agent:schedule(when, cb, payload, opts) if getmetatable(self) ~= Agent then P.dot('schedule', 'self:schedule(when, callback, payload)') end\n"
     "  H.check_options('schedule', opts, 'sched') local id = H.at_caller(P.schedule, when, cb, payload, opts, false)\n"
     "  return id\n"
     "end\n"
-    "function Agent:scheduleEvery(every, cb, payload, opts)\n"
+    "function Agent:scheduleEvery(every, cb, payload, opts) if getmetatable(self) ~= Agent then P.dot('scheduleEvery', 'self:scheduleEvery(every, callback, payload)') end\n"
     "  H.check_options('scheduleEvery', opts, 'sched') local id = H.at_caller(P.schedule, every, cb, payload, opts, true)\n"
     "  return id\n"
     "end\n"
-    "function Agent:cancelSchedule(x) return P.cancel(x) end\n"
-    "function Agent:call(actor, method, args)\n"
+    "function Agent:cancelSchedule(x) if getmetatable(self) ~= Agent then P.dot('cancelSchedule', 'self:cancelSchedule(id or callback)') end return P.cancel(x) end\n"
+    "function Agent:call(actor, method, args) if getmetatable(self) ~= Agent then P.dot('call', 'self:call(actor, method, args)') end\n"
     "  if type(actor) ~= 'string' then error('call: the actor must be its id (a string)', 2) end\n"
     "  if type(method) ~= 'string' then error('call: the method must be a string', 2) end\n"
     "  local ok, v = yield('call', actor, method, P.cargs(args))\n"
@@ -776,7 +799,7 @@ static const char prelude[] =
     "  return P.unjson(v)\n"
     "end\n"
     /* runAgentTool / abortAgentTool / openAgentTools (tool runs, A.11) */
-    "function Agent:runAgentTool(child, input, opts)\n"
+    "function Agent:runAgentTool(child, input, opts) if getmetatable(self) ~= Agent then P.dot('runAgentTool', 'self:runAgentTool(child, input, opts)') end\n"
     "  if type(child) ~= 'string' then error('runAgentTool: the child must be an actor id or a class name (a string)', 2) end\n"
     "  if opts ~= nil and type(opts) ~= 'table' then error('runAgentTool: opts must be a table', 2) end\n"
     "  opts = opts or {} H.check_options('runAgentTool', opts, 'tool')\n"
@@ -790,11 +813,11 @@ static const char prelude[] =
     "  if not ok then error(r, 2) end\n"
     "  return r\n"
     "end\n"
-    "function Agent:abortAgentTool(id)\n"
+    "function Agent:abortAgentTool(id) if getmetatable(self) ~= Agent then P.dot('abortAgentTool', 'self:abortAgentTool(id)') end\n"
     "  if math.type(id) ~= 'integer' then error('abortAgentTool: the run id must be an integer', 2) end\n"
     "  return P.tool_abort(id)\n"
     "end\n"
-    "function Agent:openAgentTools() return P.tool_open() end\n"
+    "function Agent:openAgentTools() if getmetatable(self) ~= Agent then P.dot('openAgentTools', 'self:openAgentTools()') end return P.tool_open() end\n"
     "local sql = {}\n"
     "function sql:exec(q, ...) return P.sql(q, ...) end\n"
     "H.self = setmetatable({name = H.name, sql = sql}, Agent)\n"
@@ -816,11 +839,25 @@ static const char prelude[] =
 ** to the host (drive, cmd_run_fiber), which resumes the caller with the
 ** handle: a C function, so no Lua frame (nor the count hook's trap on its
 ** instructions) lies between the script and the host. */
-static int p_run_fiber(lua_State *L) {
+/* runFiber's error for bad arguments: a call with a dot (no self before
+** the name), a bad name or a bad fn. */
+static int run_fiber_bad_args(lua_State *L) {
+  rt_lagent *lg = lg_of(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->self_ref);
+  int is_self = lua_rawequal(L, 1, -1);
+  lua_pop(L, 1);
+  if (!is_self && lua_type(L, 1) == LUA_TSTRING && lua_type(L, 2) == LUA_TFUNCTION)
+    return lg_dot_error(L, 1, "runFiber", "self:runFiber(name, fn)");
   size_t n = 0;
   if (lua_type(L, 2) != LUA_TSTRING || (lua_tolstring(L, 2, &n), n == 0))
     return luaL_error(L, "runFiber: the name must be a non-empty string");
-  if (lua_type(L, 3) != LUA_TFUNCTION) return luaL_error(L, "runFiber: fn must be a function");
+  return luaL_error(L, "runFiber: fn must be a function");
+}
+
+static int p_run_fiber(lua_State *L) {
+  size_t n = 0;
+  if (lua_type(L, 2) != LUA_TSTRING || (lua_tolstring(L, 2, &n), n == 0) || lua_type(L, 3) != LUA_TFUNCTION)
+    return run_fiber_bad_args(L);
   lua_settop(L, 3);
   lua_pushlightuserdata(L, (void *)&run_fiber_token);
   lua_replace(L, 1); /* self -> the token */
@@ -829,7 +866,7 @@ static int p_run_fiber(lua_State *L) {
 
 static const luaL_Reg prims[] = {
     {"run_fiber", p_run_fiber},
-    {"stash", p_stash},     {"fiber_stash", p_fiber_stash}, {"ka_acquire", p_ka_acquire}, {"ka_release", p_ka_release},
+    {"stash", p_stash},     {"fiber_stash", p_fiber_stash}, {"dot", p_dot}, {"ka_acquire", p_ka_acquire}, {"ka_release", p_ka_release},
     {"schedule", p_schedule}, {"cancel", p_cancel},       {"effect", p_effect},
     {"json", p_json},       {"unjson", p_unjson},         {"dur", p_dur}, {"cargs", p_call_args}, {"kaw", p_kaw},
     {"sql", p_sql},
@@ -1652,7 +1689,7 @@ void rt__lg_call_reply(rt_world *w, uint32_t a, int64_t key, int ok, const char 
 /* The prelude's second part: the chat calls on self, and the wrappers that
 ** shape a schedule callback's and onChatRecovery's arguments and results. */
 static const char prelude_chat[] =
-    "local P, H = ...\n"
+    "local P, H = ... local getmetatable = getmetatable\n"
     "local Agent = getmetatable(H.self)\n"
     "-- f(...) whose error names the line of the script that called the method\n"
     "-- (the method must call it without a tail call: level 3 is the script)\n"
@@ -1661,9 +1698,9 @@ static const char prelude_chat[] =
     "  if not ok then error(r, 3) end\n"
     "  return r\n"
     "end\n"
-    "function Agent:continueLastTurn() local r = H.at_caller(P.continue_last_turn) return r end\n"
-    "function Agent:cancelChat() local r = H.at_caller(P.chat_cancel) return r end\n"
-    "function Agent:saveMessages(text)\n"
+    "function Agent:continueLastTurn() if getmetatable(self) ~= Agent then P.dot('continueLastTurn', 'self:continueLastTurn()') end local r = H.at_caller(P.continue_last_turn) return r end\n"
+    "function Agent:cancelChat() if getmetatable(self) ~= Agent then P.dot('cancelChat', 'self:cancelChat()') end local r = H.at_caller(P.chat_cancel) return r end\n"
+    "function Agent:saveMessages(text) if getmetatable(self) ~= Agent then P.dot('saveMessages', 'self:saveMessages(text)') end\n"
     "  if type(text) ~= 'string' or text == '' then\n"
     "    error('saveMessages: the user message must be a non-empty string, not ' .. type(text), 2)\n"
     "  end\n"
@@ -1745,6 +1782,7 @@ static const luaL_Reg prims_chat[] = {{"continue_last_turn", p_continue_last_tur
                                       {"save_messages", p_save_messages},
                                       {"chat_cancel", p_chat_cancel},
                                       {"unjson", p_unjson},
+                                      {"dot", p_dot},
                                       {NULL, NULL}};
 
 /* Runs the second prelude on a new state (0, or -1 with the error on the

@@ -56,3 +56,32 @@ ok $(( $(grep -c '"seed"' "$T/s.json") != 4 )) "... 2 seeds x 2 cases in the res
 rv run a.json --seeds 0xfffffffffffffffe..0xffffffffffffffff
 ok $rc "run --seeds up to 2^64-1 runs ($rc)"
 ok $(( $(grep -c '^PASS' "$T/out") != 4 )) "... 2 seeds x 2 cases, no wrap"
+
+# ---- an SDK method called with a dot ------------------------------------------
+printf '%s\n' '{"name": "dot", "seed": 1, "duration": "1m",' \
+  ' "actors": [{"id": "agent", "class": "DotAgent", "script": "d.lua"}],' \
+  ' "workload": [{"invoke": "agent", "method": "go", "at": "1s"}]}' > "$T/d.json"
+# dot BODY MESSAGE: BODY on line 3 of the script must fail with "d.lua:3: MESSAGE"
+dot() {
+  printf 'local A = {}\nfunction A:go()\n  %s\nend\nreturn A\n' "$1" > "$T/d.lua"
+  rv trace d.json
+  has "error=\"d.lua:3: $2"
+  ok $? "$1: says \"$2\" at the script's line"
+}
+dot 'self.runFiber("x", function(f) end)' "runFiber: call it as self:runFiber(name, fn), with a colon"
+dot 'local h = self:runFiber("x", function(f) revenant.work(10) return 1 end) h.await()' \
+  "await: call it as handle:await(), with a colon"
+dot 'self:runFiber("x", function(fiber) fiber.stash(1) end)' "stash: call it as fiber:stash(value), with a colon"
+dot 'self:runFiber("x", function(fiber) fiber.stash({done = 1}) end)' "stash: call it as fiber:stash(value), with a colon"
+dot 'self.stash({done = 1})' "stash: call it as self:stash(value), with a colon"
+dot 'self.keepAlive()' "keepAlive: call it as self:keepAlive(), with a colon"
+dot 'self.schedule(1, "go")' "schedule: call it as self:schedule(when, callback, payload), with a colon"
+dot 'self.call("a", "b")' "call: call it as self:call(actor, method, args), with a colon"
+dot 'self.saveMessages("hi")' "saveMessages: call it as self:saveMessages(text), with a colon"
+dot 'self:runFiber("", function() end)' "runFiber: the name must be a non-empty string"
+dot 'self:runFiber("x", 1)' "runFiber: fn must be a function"
+printf 'local A = {}\nfunction A:go()\n  %s\nend\nreturn A\n' \
+  'self:runFiber("x", function(fiber) fiber:stash({done = 1}) self:stash({done = 2}) end)' > "$T/d.lua"
+rv trace d.json
+has 'value={"done":2}'
+ok $? "fiber:stash and self:stash with a colon still stash"
