@@ -134,7 +134,6 @@ typedef struct scn_case {
 
 /* The Lua script of an actor (issue #13; docs/scripting.md). */
 #define SCN_MAX_AGENT_SCRIPT_BYTES (256 * 1024)
-#define SCN_MAX_SCRIPT_FNS 32
 typedef struct scn_actor_script {
   char name[128];          /* the file name as written ("" = no script): errors say name:line */
   char path[512];          /* the file it was read from ("" when inline, e.g. a repro) */
@@ -142,7 +141,8 @@ typedef struct scn_actor_script {
   char *text;              /* the script (owned by the loaded scenario, see borrowed) */
   size_t len;
   uint64_t hash;           /* FNV-1a 64 of the text */
-  char fns[SCN_MAX_SCRIPT_FNS][48]; /* the functions of the table it returns */
+  char *fns;               /* the functions of the table it returns, sorted, each
+                              name with its NUL (owned as text is); any number */
   int n_fns;
 } scn_actor_script;
 

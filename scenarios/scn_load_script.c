@@ -56,18 +56,41 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Adds to names (n of them, at most 256) the string keys with function
-** values of the table at index t, then of the tables its metatable's
-** __index chain leads to (a script whose table inherits from a base table,
-** as `class A extends Base` ports), at most 8 levels: the runtime finds
-** those methods too (lua_getfield). Leaves the stack as it was. */
-static int callback_names(lua_State *T, int t, const char **names, int n) {
+/* A growing list of names (pointers into the throwaway Lua state). */
+typedef struct {
+  const char **v;
+  int n, cap;
+} name_list;
+
+/* Appends k; 0, or -1 out of memory. */
+static int name_add(name_list *l, const char *k) {
+  if (l->n == l->cap) {
+    int cap = l->cap ? 2 * l->cap : 64;
+    const char **v = realloc(l->v, (size_t)cap * sizeof *v);
+    if (!v) return -1;
+    l->v = v;
+    l->cap = cap;
+  }
+  l->v[l->n++] = k;
+  return 0;
+}
+
+/* Adds to l every string key with a function value of the table at index
+** t, then of the tables its metatable's __index chain leads to (a script
+** whose table inherits from a base table, as `class A extends Base`
+** ports), at most 8 levels: the runtime finds those methods too
+** (lua_getfield). No limit on their number. Leaves the stack as it was;
+** 0, or -1 out of memory. */
+static int callback_names(lua_State *T, int t, name_list *l) {
   lua_pushvalue(T, t);
   for (int level = 0; level < 8 && lua_istable(T, -1); level++) {
     int tab = lua_gettop(T);
     lua_pushnil(T);
     while (lua_next(T, tab)) { /* lua_next order: sorted by the caller */
-      if (n < 256 && lua_type(T, -2) == LUA_TSTRING && lua_isfunction(T, -1)) names[n++] = lua_tostring(T, -2);
+      if (lua_type(T, -2) == LUA_TSTRING && lua_isfunction(T, -1) && name_add(l, lua_tostring(T, -2))) {
+        lua_settop(T, t < tab ? tab - 1 : t); /* as it was */
+        return -1;
+      }
       lua_pop(T, 1);
     }
     if (!lua_getmetatable(T, tab)) break;
@@ -76,16 +99,34 @@ static int callback_names(lua_State *T, int t, const char **names, int n) {
     lua_remove(T, tab); /* the table walked */
   }
   lua_pop(T, 1);
-  return n;
+  return 0;
 }
 
-/* Checks the callbacks of the script's table (at index t of T): SDK names
-** it misspells or that scripts cannot define yet, a called one that is not
-** a function; fills s->fns with its function names, sorted. 0 or an error. */
-static int check_callbacks(ld *L, const cJSON *node, scn_actor_script *s, lua_State *T, int t) {
-  const char *names[256];
-  int n = callback_names(T, t, names, 0), m = 0;
-  qsort(names, (size_t)n, sizeof names[0], cmp_str);
+/* s->fns: the n names (sorted, distinct) one after another, each with its
+** NUL; 0, or -1 out of memory. */
+static int keep_names(scn_actor_script *s, const char *const *names, int n) {
+  size_t len = 1;
+  for (int i = 0; i < n; i++) len += strlen(names[i]) + 1;
+  char *p = malloc(len);
+  if (!p) return -1;
+  free(s->fns);
+  s->fns = p;
+  s->n_fns = n;
+  for (int i = 0; i < n; i++) {
+    size_t k = strlen(names[i]) + 1;
+    memcpy(p, names[i], k);
+    p += k;
+  }
+  *p = 0;
+  return 0;
+}
+
+/* The checks of check_callbacks over the names (n of them, sorted here;
+** duplicates dropped); keeps them in s->fns. 0 or an error. */
+static int check_names(ld *L, const cJSON *node, scn_actor_script *s, lua_State *T, int t, const char **names,
+                       int n) {
+  int m = 0;
+  if (n) qsort(names, (size_t)n, sizeof names[0], cmp_str);
   for (int i = 0; i < n; i++) /* a name the table and a base both define, once */
     if (!m || strcmp(names[m - 1], names[i])) names[m++] = names[i];
   n = m;
@@ -110,10 +151,20 @@ static int check_callbacks(ld *L, const cJSON *node, scn_actor_script *s, lua_St
       return scn_errf(L->err, L->d, node, "script %s: callback \"%s\" is not called for scripts "
                       "yet (scripts may define onStart, onFiberRecovered, onAlarm, onChatRecovery, "
                       "onAgentToolFinish, methods and schedule callbacks)", s->name, k);
-    if (s->n_fns < SCN_MAX_SCRIPT_FNS && strlen(k) < sizeof s->fns[0])
-      snprintf(s->fns[s->n_fns++], sizeof s->fns[0], "%s", k);
   }
+  if (keep_names(s, names, n)) return scn_errf(L->err, L->d, node, "script %s: out of memory", s->name);
   return 0;
+}
+
+/* Checks the callbacks of the script's table (at index t of T): SDK names
+** it misspells or that scripts cannot define yet, a called one that is not
+** a function; fills s->fns with its function names, sorted. 0 or an error. */
+static int check_callbacks(ld *L, const cJSON *node, scn_actor_script *s, lua_State *T, int t) {
+  name_list l = {0};
+  int r = callback_names(T, t, &l) ? scn_errf(L->err, L->d, node, "script %s: out of memory", s->name)
+                                   : check_names(L, node, s, T, t, l.v, l.n);
+  free(l.v);
+  return r;
 }
 
 /* Compiles and runs the chunk of s in a throwaway state; fills s->fns. */
@@ -223,16 +274,22 @@ int ld_actor_script(ld *L, const cJSON *a, uint32_t i) {
 
 int ld_check_invoke(ld *L, const cJSON *node, uint32_t actor, const char *method) {
   const scn_actor_script *s = &L->sc->actor_scripts[actor];
-  const char *names[SCN_MAX_SCRIPT_FNS + 1];
   if (!s->name[0])
     return scn_errf(L->err, L->d, node, "actor \"%s\" has no script (give it \"script\": \"agent.lua\")",
                     L->sc->actors[actor].id);
-  for (int i = 0; i < s->n_fns; i++) {
-    if (!strcmp(s->fns[i], method)) return 0;
-    names[i] = s->fns[i];
+  const char **names = malloc(((size_t)s->n_fns + 1) * sizeof *names);
+  if (!names) return scn_errf(L->err, L->d, node, "out of memory");
+  const char *p = s->fns;
+  for (int i = 0; i < s->n_fns; i++, p += strlen(p) + 1) {
+    if (!strcmp(p, method)) {
+      free(names);
+      return 0;
+    }
+    names[i] = p;
   }
   names[s->n_fns] = NULL;
   const char *best = scn_suggest(method, names);
+  free(names);
   if (best)
     return scn_errf(L->err, L->d, node, "script %s has no function \"%s\"; did you mean \"%s\"?",
                     s->name, method, best);
@@ -244,5 +301,7 @@ void scn__actor_scripts_free(scn_scenario *sc) {
   for (int i = 0; i < SCN_MAX_ACTORS; i++) {
     free(sc->actor_scripts[i].text);
     sc->actor_scripts[i].text = NULL;
+    free(sc->actor_scripts[i].fns);
+    sc->actor_scripts[i].fns = NULL;
   }
 }

@@ -229,7 +229,10 @@ static void reindex(uint32_t *v, uint32_t gone) {
 static void remove_actor_script(scn_scenario *s, uint32_t a) {
   scn_actor_script *as = s->actor_scripts;
   if (as[a].name[0]) s->n_actor_scripts--;
-  if (!s->actor_scripts_borrowed) free(as[a].text);
+  if (!s->actor_scripts_borrowed) {
+    free(as[a].text);
+    free(as[a].fns);
+  }
   memmove(&as[a], &as[a + 1], (s->n_actors - a - 1) * sizeof as[0]);
   memset(&as[s->n_actors - 1], 0, sizeof as[0]);
 }

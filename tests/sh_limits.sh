@@ -85,3 +85,29 @@ printf 'local A = {}\nfunction A:go()\n  %s\nend\nreturn A\n' \
 rv trace d.json
 has 'value={"done":2}'
 ok $? "fiber:stash and self:stash with a colon still stash"
+
+# ---- a script with many functions: every name is checked and callable --------
+# mk FILE EXTRA: a script with 1000 methods m0000..m0999 (and EXTRA before the return)
+mk() {
+  { echo 'local A = {}'
+    i=0
+    while [ $i -lt 1000 ]; do printf 'function A:m%04d() revenant.log("m%04d") end\n' $i $i; i=$((i + 1)); done
+    echo "$2"
+    echo 'return A'; } > "$T/$1"
+}
+mk many.lua ''
+mk many-bad.lua 'local Base = {} function Base:onStrat() end setmetatable(A, {__index = Base})'
+printf '%s\n' '{"name": "many", "seed": 1, "duration": "1m",' \
+  ' "actors": [{"id": "agent", "class": "ManyAgent", "script": "many.lua"}],' \
+  ' "workload": [{"invoke": "agent", "method": "m0999", "at": "1s"}, {"invoke": "agent", "method": "m0000", "at": "2s"}]}' \
+  > "$T/many.json"
+sed 's/many.lua/many-bad.lua/' "$T/many.json" > "$T/many-bad.json"
+rv check many.json
+ok $rc "a script with 1000 methods loads, its last one invokable ($rc)"
+rv trace many.json
+has 'message="m0999"'
+ok $? "... and m0999 runs"
+rv check many-bad.json
+ok $(( rc != 2 )) "a misspelled callback of a base table under 1000 methods is still caught ($rc)"
+has 'unknown callback "onStrat"; did you mean "onStart"?'
+ok $? "... with its did-you-mean"
