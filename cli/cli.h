@@ -28,10 +28,13 @@ typedef struct cli_paths {
   size_t n, cap;
 } cli_paths;
 
+/* The default output directory of run and swarm repro files and of shrink. */
+#define CLI_OUT_DIR "revenant-out"
+
 /* Appends `arg` (a file) or every *.json below it (a directory, in name
-** order; swarm baselines, *baseline.json, and the repro, results, Chrome
-** trace and baseline files revenant writes left out) to p. Returns 0, or -1
-** with a message on stderr. */
+** order; swarm baselines, *baseline.json, the repro, results, Chrome trace
+** and baseline files revenant writes, and subdirectories called
+** CLI_OUT_DIR left out) to p. Returns 0, or -1 with a message on stderr. */
 int cli_expand(cli_paths *p, const char *arg);
 
 /* Frees the list. */

@@ -86,7 +86,7 @@ static int parse_seeds(run_opts *o, const char *arg) {
 static int parse_run_opts(int argc, char **argv, run_opts *o) {
   memset(o, 0, sizeof *o);
   o->strategy = -1;
-  o->repro_dir = "revenant-out";
+  o->repro_dir = CLI_OUT_DIR;
   const char *no_color = getenv("NO_COLOR"); /* no-color.org: set and not empty */
   o->color = isatty(1) && !(no_color && *no_color);
   for (int i = 1; i < argc; i++) {

@@ -251,8 +251,8 @@ static int shrink_main(const shrink_opts *o, shrink_in *in, scn_scenario *out) {
     for (const char *c = out->name; *c && k + 1 < sizeof name; c++) /* never a raw name in a path */
       name[k++] = (isalnum((unsigned char)*c) || *c == '-' || *c == '_') ? *c : '_';
     name[k] = 0;
-    mkdir("revenant-out", 0777);
-    snprintf(path, sizeof path, "revenant-out/%s.json", k ? name : "shrunk");
+    mkdir(CLI_OUT_DIR, 0777);
+    snprintf(path, sizeof path, CLI_OUT_DIR "/%s.json", k ? name : "shrunk");
   }
   printf("  kept: %s violated, %d runs, %d reductions kept, %.2fs%s\n",
          chk_invariant_name((chk_invariant)st.invariant), st.runs, st.accepted, cli_wall_now() - t0,

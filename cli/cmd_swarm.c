@@ -175,7 +175,7 @@ static int parse_swarm_opts(int argc, char **argv, sw_opts *o) {
   memset(o, 0, sizeof *o);
   o->e.strategy = -1;
   o->e.timeout_us = 60000000;
-  o->repro_dir = "revenant-out";
+  o->repro_dir = CLI_OUT_DIR;
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   o->e.jobs = cpus > 0 && cpus <= 1024 ? (int)cpus : 1;
   for (int i = 1; i < argc; i++) {

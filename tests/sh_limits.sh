@@ -78,6 +78,10 @@ dot 'self.keepAlive()' "keepAlive: call it as self:keepAlive(), with a colon"
 dot 'self.schedule(1, "go")' "schedule: call it as self:schedule(when, callback, payload), with a colon"
 dot 'self.call("a", "b")' "call: call it as self:call(actor, method, args), with a colon"
 dot 'self.saveMessages("hi")' "saveMessages: call it as self:saveMessages(text), with a colon"
+h1=$(cd "$T" && "$REVENANT" run d.json | grep -o 'hash=0x[0-9a-f]*')
+h2=$(cd "$T" && "$REVENANT" run d.json | grep -o 'hash=0x[0-9a-f]*')
+[ -n "$h1" ] && [ "$h1" = "$h2" ]
+ok $? "the dot error's run has one trace hash in two processes ($h1 $h2)"
 dot 'self:runFiber("", function() end)' "runFiber: the name must be a non-empty string"
 dot 'self:runFiber("x", 1)' "runFiber: fn must be a function"
 printf 'local A = {}\nfunction A:go()\n  %s\nend\nreturn A\n' \
@@ -111,3 +115,29 @@ rv check many-bad.json
 ok $(( rc != 2 )) "a misspelled callback of a base table under 1000 methods is still caught ($rc)"
 has 'unknown callback "onStrat"; did you mean "onStart"?'
 ok $? "... with its did-you-mean"
+
+# ---- shrink output under revenant-out/ and a later `run .` ------------------------
+mkdir -p "$T/sp/lua"
+cp "$EX/lua/sees_last_stash.lua" "$T/sp/lua/"
+# the turn-commits case expects the stricter invariant to hold: it fails (a bug to shrink)
+sed 's/"no_double_recovery"\], "violate": \["recovery_sees_last_stash"\]/"no_double_recovery", "recovery_sees_last_stash"]/' \
+  "$EX/lua-sees-last-stash.json" > "$T/sp/s.json"
+(cd "$T/sp" && timeout -s KILL 20 "$REVENANT" run . -q > "$T/out" 2>&1)
+ok $(( $? != 1 )) "the edited scenario fails (the bug)"
+(cd "$T/sp" && timeout -s KILL 40 "$REVENANT" shrink revenant-out/repro-*.json --time 20s > "$T/out" 2>&1)
+ok $? "shrink of its repro writes revenant-out/ ($(tail -1 "$T/out"))"
+cp "$T/sp/revenant-out/lua-sees-last-stash-shrunk.json" "$T/sp/revenant-out/kept.json"
+(cd "$T/sp" && timeout -s KILL 40 "$REVENANT" shrink s.json --case turn-commits -o revenant-out/o.json --time 20s > /dev/null 2>&1)
+[ -f "$T/sp/revenant-out/o.json" ]
+ok $? "shrink -o revenant-out/o.json writes it"
+# the bug fixed: the case expects what happens; the shrunk files still fail, and are output
+cp "$EX/lua-sees-last-stash.json" "$T/sp/s.json"
+(cd "$T/sp" && timeout -s KILL 20 "$REVENANT" run . > "$T/out" 2>&1)
+rc=$?
+ok $rc "a later 'run .' passes: it does not load revenant-out/ ($rc)"
+has "^2 passed, 0 failed"
+ok $? "... only the two cases of s.json run"
+(cd "$T/sp" && timeout -s KILL 20 "$REVENANT" run revenant-out -q > "$T/out" 2>&1)
+rc=$?
+has "^0 passed, 3 failed"
+ok $(( $? + (rc != 1) )) "naming revenant-out walks it: the three shrunk files, not the repro ($rc)"
