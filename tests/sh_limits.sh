@@ -3,23 +3,12 @@
 # script, met at their edges: a seed range that would pass 2^64-1 (refused,
 # never wrapped to seed 0), a Lua SDK method called with a dot instead of a
 # colon (the message says how to call it, at the script's line), a script
-# with more function names than the loader lists (docs/lua.md), and shrink
+# with more function names than the loader once listed, and shrink
 # output kept under revenant-out/ beside the scenarios that a later
 # `revenant run DIR` walks. One TAP line per check; every command runs
 # under a watchdog.
-REVENANT=${REVENANT:-./revenant}
-case "$REVENANT" in /*) ;; *) REVENANT="$PWD/$REVENANT" ;; esac
 EX="$PWD/scenarios/examples"
-T=$(mktemp -d "${TMPDIR:-/tmp}/revenant-limits-XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM
-n=0
-fails=0
-
-ok() { # ok COND-STATUS DESCRIPTION
-  n=$((n + 1))
-  if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi
-}
+TAP_NAME=limits; . "${0%/*}/tap.sh" # REVENANT, T, ok (tests/tap.sh)
 
 # rv ARGS...: runs revenant (20 s watchdog) in $T; stdout+stderr to $T/out, status in rc.
 rv() {
@@ -141,3 +130,6 @@ ok $? "... only the two cases of s.json run"
 rc=$?
 has "^0 passed, 3 failed"
 ok $(( $? + (rc != 1) )) "naming revenant-out walks it: the three shrunk files, not the repro ($rc)"
+
+echo "1..$n"
+[ "$fails" -eq 0 ]
