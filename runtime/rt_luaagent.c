@@ -292,10 +292,29 @@ static int lg_dot_error(lua_State *L, int level, const char *method, const char 
   return lg_error_at(L, level, "%s: call it as %s, with a colon", method, usage);
 }
 
-/* P.dot(method, usage): lg_dot_error at the caller of the prelude method
-** that called it (no tail call there, so level 2 is the script). */
+/* How each SDK method of self and of a fiber handle is called. */
+static const char *const dot_usage[][2] = {
+    {"await", "handle:await()"},
+    {"stash", "self:stash(value)"},
+    {"keepAliveWhile", "self:keepAliveWhile(fn)"},
+    {"schedule", "self:schedule(when, callback, payload)"},
+    {"scheduleEvery", "self:scheduleEvery(every, callback, payload)"},
+    {"cancelSchedule", "self:cancelSchedule(id or callback)"},
+    {"call", "self:call(actor, method, args)"},
+    {"runAgentTool", "self:runAgentTool(child, input, opts)"},
+    {"abortAgentTool", "self:abortAgentTool(id)"},
+    {"saveMessages", "self:saveMessages(text)"},
+};
+
+/* P.dot(method): lg_dot_error at the caller of the prelude method that
+** called it (no tail call there, so level 2 is the script); the usage
+** from dot_usage (the prelude's checks stay short: it is compiled per
+** incarnation). */
 static int p_dot(lua_State *L) {
-  return lg_dot_error(L, 2, luaL_checkstring(L, 1), luaL_checkstring(L, 2));
+  const char *m = luaL_checkstring(L, 1), *usage = "obj:method(...)";
+  for (size_t i = 0; i < sizeof dot_usage / sizeof dot_usage[0]; i++)
+    if (!strcmp(dot_usage[i][0], m)) usage = dot_usage[i][1];
+  return lg_dot_error(L, 2, m, usage);
 }
 
 /* 1 if the value at idx is a fiber handle (its metatable is Fiber). */
@@ -749,12 +768,12 @@ static const char yield_token = 0;
 static const char run_fiber_token = 1;
 
 static const char prelude[] =
-    "local P, H = ... local getmetatable = getmetatable\n" /* the script may change the global */
+    "local P, H = ... local S\n" /* S: the agent object (H.self), that SDK methods check their self against */
     "local yield0, TK = coroutine.yield, P.token; local function yield(...) return yield0(TK, ...) end\n"
     "local Fiber = {}\n"
     "Fiber.__index = Fiber\n"
     "Fiber.stash = P.fiber_stash\n"
-    "function Fiber:await() if self == nil then P.dot('await', 'handle:await()') end\n"
+    "function Fiber:await() if self==nil then P.dot'await'end\n"
     "  local ok, v\n"
     "  if self._ok ~= nil then\n"
     "    ok, v = self._ok, self._value\n"
@@ -769,29 +788,29 @@ static const char prelude[] =
     "Agent.__index = Agent\n"
     "Agent.runFiber = P.run_fiber\n" /* was five lines of Lua: the blank ones */
     "\n\n\n\n"                          /* keep later lines' numbers (tracebacks) */
-    "function Agent:stash(v) if getmetatable(self) ~= Agent then P.dot('stash', 'self:stash(value)') end P.stash(nil, v) end\n"
-    "function Agent:keepAlive() if getmetatable(self) ~= Agent then P.dot('keepAlive', 'self:keepAlive()') end\n"
+    "function Agent:stash(v) if self~=S then P.dot'stash'end P.stash(nil, v) end\n"
+    "function Agent:keepAlive()\n"
     "  P.ka_acquire()\n"
     "  local disposed = false\n"
     "  return function() if disposed then return end disposed = true P.ka_release() end\n"
     "end\n"
-    "function Agent:keepAliveWhile(fn) if getmetatable(self) ~= Agent then P.dot('keepAliveWhile', 'self:keepAliveWhile(fn)') end\n"
+    "function Agent:keepAliveWhile(fn) if self~=S then P.dot'keepAliveWhile'end\n"
     "  local dispose = self:keepAlive()\n"
     "  local ok, r = pcall(P.kaw(fn))\n"
     "  dispose()\n"
     "  if not ok then error(r, 0) end\n"
     "  return r\n"
     "end\n"
-    "function Agent:schedule(when, cb, payload, opts) if getmetatable(self) ~= Agent then P.dot('schedule', 'self:schedule(when, callback, payload)') end\n"
+    "function Agent:schedule(when, cb, payload, opts) if self~=S then P.dot'schedule'end\n"
     "  H.check_options('schedule', opts, 'sched') local id = H.at_caller(P.schedule, when, cb, payload, opts, false)\n"
     "  return id\n"
     "end\n"
-    "function Agent:scheduleEvery(every, cb, payload, opts) if getmetatable(self) ~= Agent then P.dot('scheduleEvery', 'self:scheduleEvery(every, callback, payload)') end\n"
+    "function Agent:scheduleEvery(every, cb, payload, opts) if self~=S then P.dot'scheduleEvery'end\n"
     "  H.check_options('scheduleEvery', opts, 'sched') local id = H.at_caller(P.schedule, every, cb, payload, opts, true)\n"
     "  return id\n"
     "end\n"
-    "function Agent:cancelSchedule(x) if getmetatable(self) ~= Agent then P.dot('cancelSchedule', 'self:cancelSchedule(id or callback)') end return P.cancel(x) end\n"
-    "function Agent:call(actor, method, args) if getmetatable(self) ~= Agent then P.dot('call', 'self:call(actor, method, args)') end\n"
+    "function Agent:cancelSchedule(x) if self~=S then P.dot'cancelSchedule'end return P.cancel(x) end\n"
+    "function Agent:call(actor, method, args) if self~=S then P.dot'call'end\n"
     "  if type(actor) ~= 'string' then error('call: the actor must be its id (a string)', 2) end\n"
     "  if type(method) ~= 'string' then error('call: the method must be a string', 2) end\n"
     "  local ok, v = yield('call', actor, method, P.cargs(args))\n"
@@ -799,7 +818,7 @@ static const char prelude[] =
     "  return P.unjson(v)\n"
     "end\n"
     /* runAgentTool / abortAgentTool / openAgentTools (tool runs, A.11) */
-    "function Agent:runAgentTool(child, input, opts) if getmetatable(self) ~= Agent then P.dot('runAgentTool', 'self:runAgentTool(child, input, opts)') end\n"
+    "function Agent:runAgentTool(child, input, opts) if self~=S then P.dot'runAgentTool'end\n"
     "  if type(child) ~= 'string' then error('runAgentTool: the child must be an actor id or a class name (a string)', 2) end\n"
     "  if opts ~= nil and type(opts) ~= 'table' then error('runAgentTool: opts must be a table', 2) end\n"
     "  opts = opts or {} H.check_options('runAgentTool', opts, 'tool')\n"
@@ -813,14 +832,14 @@ static const char prelude[] =
     "  if not ok then error(r, 2) end\n"
     "  return r\n"
     "end\n"
-    "function Agent:abortAgentTool(id) if getmetatable(self) ~= Agent then P.dot('abortAgentTool', 'self:abortAgentTool(id)') end\n"
+    "function Agent:abortAgentTool(id) if self~=S then P.dot'abortAgentTool'end\n"
     "  if math.type(id) ~= 'integer' then error('abortAgentTool: the run id must be an integer', 2) end\n"
     "  return P.tool_abort(id)\n"
     "end\n"
-    "function Agent:openAgentTools() if getmetatable(self) ~= Agent then P.dot('openAgentTools', 'self:openAgentTools()') end return P.tool_open() end\n"
+    "function Agent:openAgentTools() return P.tool_open() end\n"
     "local sql = {}\n"
     "function sql:exec(q, ...) return P.sql(q, ...) end\n"
-    "H.self = setmetatable({name = H.name, sql = sql}, Agent)\n"
+    "H.self = setmetatable({name = H.name, sql = sql}, Agent) S = H.self\n"
     "H.Fiber = Fiber\n"
     "function H.recovery(id, name, snap, created)\n"
     "  return {id = id, name = name, snapshot = P.unjson(snap), createdAt = created}\n"
@@ -1689,7 +1708,7 @@ void rt__lg_call_reply(rt_world *w, uint32_t a, int64_t key, int ok, const char 
 /* The prelude's second part: the chat calls on self, and the wrappers that
 ** shape a schedule callback's and onChatRecovery's arguments and results. */
 static const char prelude_chat[] =
-    "local P, H = ... local getmetatable = getmetatable\n"
+    "local P, H = ... local S = H.self\n"
     "local Agent = getmetatable(H.self)\n"
     "-- f(...) whose error names the line of the script that called the method\n"
     "-- (the method must call it without a tail call: level 3 is the script)\n"
@@ -1698,9 +1717,9 @@ static const char prelude_chat[] =
     "  if not ok then error(r, 3) end\n"
     "  return r\n"
     "end\n"
-    "function Agent:continueLastTurn() if getmetatable(self) ~= Agent then P.dot('continueLastTurn', 'self:continueLastTurn()') end local r = H.at_caller(P.continue_last_turn) return r end\n"
-    "function Agent:cancelChat() if getmetatable(self) ~= Agent then P.dot('cancelChat', 'self:cancelChat()') end local r = H.at_caller(P.chat_cancel) return r end\n"
-    "function Agent:saveMessages(text) if getmetatable(self) ~= Agent then P.dot('saveMessages', 'self:saveMessages(text)') end\n"
+    "function Agent:continueLastTurn() local r = H.at_caller(P.continue_last_turn) return r end\n"
+    "function Agent:cancelChat() local r = H.at_caller(P.chat_cancel) return r end\n"
+    "function Agent:saveMessages(text) if self~=S then P.dot'saveMessages'end\n"
     "  if type(text) ~= 'string' or text == '' then\n"
     "    error('saveMessages: the user message must be a non-empty string, not ' .. type(text), 2)\n"
     "  end\n"

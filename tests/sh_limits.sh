@@ -63,7 +63,7 @@ dot 'local h = self:runFiber("x", function(f) revenant.work(10) return 1 end) h.
 dot 'self:runFiber("x", function(fiber) fiber.stash(1) end)' "stash: call it as fiber:stash(value), with a colon"
 dot 'self:runFiber("x", function(fiber) fiber.stash({done = 1}) end)' "stash: call it as fiber:stash(value), with a colon"
 dot 'self.stash({done = 1})' "stash: call it as self:stash(value), with a colon"
-dot 'self.keepAlive()' "keepAlive: call it as self:keepAlive(), with a colon"
+dot 'self.keepAliveWhile(function() end)' "keepAliveWhile: call it as self:keepAliveWhile(fn), with a colon"
 dot 'self.schedule(1, "go")' "schedule: call it as self:schedule(when, callback, payload), with a colon"
 dot 'self.call("a", "b")' "call: call it as self:call(actor, method, args), with a colon"
 dot 'self.saveMessages("hi")' "saveMessages: call it as self:saveMessages(text), with a colon"
