@@ -1047,12 +1047,19 @@ static int co_new(rt_lagent *lg, int kind, const char *what) {
     lg->n_cos++;
   }
   lg_co *c = &lg->cos[i];
-  memset(c, 0, offsetof(lg_co, what)); /* what: set below (perf: the whole
-                                       ** struct's memset showed) */
+  /* field by field, not memset: perf put the memset's `rep stos` at 0.4 %
+  ** of a scripted lifecycle (issue #13); what: set below */
   c->used = 1;
   c->kind = kind;
-  c->fn_ref = LUA_NOREF;
+  c->co.L = NULL;
   c->co.ref = LUA_NOREF;
+  c->co.nres = 0;
+  c->co.status = 0;
+  c->started = 0;
+  c->fn_ref = LUA_NOREF;
+  c->has_ctx = 0;
+  c->fiber = c->msg = c->await = c->tool = 0;
+  c->made_fiber = 0;
   c->seq = ++lg->next_seq;
   size_t n = strnlen(what, sizeof c->what - 1);
   memcpy(c->what, what, n);
