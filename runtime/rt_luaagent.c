@@ -319,11 +319,9 @@ static int p_fiber_stash(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_pushvalue(L, lua_upvalueindex(2)); /* "id", interned once */
   lua_gettable(L, 1);
-  if (lua_isinteger(L, -1)) {
-    int64_t id = lua_tointeger(L, -1);
-    lua_pop(L, 1);
-    return stash_to(L, lg_of(L), id, 0);
-  }
+  int isnum; /* a float or a numeric string P.stash would take as the same id */
+  lua_Integer id = lua_tointegerx(L, -1, &isnum);
+  if (isnum) return stash_to(L, lg_of(L), id, 0); /* the id above the value: no matter */
   lua_replace(L, 1);
   return p_stash(L);
 }
@@ -1290,8 +1288,8 @@ static int cmd_run_fiber(rt_lagent *lg, int ci) {
     return run(lg, ci, 0, 1);
   }
   lg->cos[bi].fiber = id;
-  lua_pushvalue(co, -1); /* fn: it stays below the handle */
-  lua_xmove(co, L, 1);
+  lua_xmove(co, L, 1); /* fn: it stays below the handle (the caller's stack
+                       ** is cleared when it resumes) */
   lua_createtable(L, 0, 4); /* the handle: {id, name} with the Fiber methods; room for
                                ** the outcome its fiber leaves there (_ok, _value) */
   lua_pushvalue(L, LG_S_ID); /* a new table without a metatable: rawset */
@@ -1308,10 +1306,11 @@ static int cmd_run_fiber(rt_lagent *lg, int ci) {
     m->pending_resume[m->n_pending_resume++] = id;
     lua_pushvalue(L, -2); /* fn waits in the registry for rt__lg_fiber_begin */
     lg->cos[bi].fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_remove(L, -2); /* fn */
   } else { /* the body starts now with fn and the handle from the stack (no
             ** registry round trip: callgrind, a scripted fiber's commonest path) */
-    lua_pushvalue(L, -2);
-    lua_pushvalue(L, -2);
+    lua_rotate(L, -2, 1); /* handle, fn */
+    lua_pushvalue(L, -2); /* handle, fn, handle: the last two go to the body */
     lg->depth++; /* a death in the body's slice frees the state below, not in run */
     drive(lg, bi, run(lg, bi, 1, 1));
     lg->depth--;
@@ -1321,11 +1320,10 @@ static int cmd_run_fiber(rt_lagent *lg, int ci) {
     return LG_GONE;
   }
   if (!RT_MEM(w, a) || LG_OF_MEM(RT_MEM(w, a)) != lg) {
-    lua_pop(L, 2);
+    lua_pop(L, 1);
     return LG_GONE;
   }
-  lua_remove(L, -2); /* fn */
-  return run(lg, ci, 0, 1);
+  return run(lg, ci, 0, 1); /* the handle */
 }
 
 static int cmd_call(rt_lagent *lg, int ci) {
