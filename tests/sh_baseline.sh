@@ -6,18 +6,8 @@
 # scenario (its recovery hook throws once, so its work is lost) makes the
 # baselined swarm exit 1 naming only the new signature. Then the shipped
 # baseline and the loader's errors. TAP lines; run by tests/run_tests.sh.
-REVENANT=${REVENANT:-./revenant}
-case "$REVENANT" in /*) ;; *) REVENANT="$PWD/$REVENANT" ;; esac
-T=$(mktemp -d "${TMPDIR:-/tmp}/revenant-baseline-XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM  # so EXIT runs on a signal too
-n=0
-fails=0
+TAP_NAME=baseline; . "${0%/*}/tap.sh" # REVENANT, T, ok (tests/tap.sh)
 
-ok() { # ok COND-STATUS DESCRIPTION
-  n=$((n + 1))
-  if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi
-}
 rv() { # rv SECONDS ARGS...: revenant under a watchdog; output in $T/out, status in $rc
   secs=$1
   shift

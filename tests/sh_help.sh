@@ -5,19 +5,8 @@
 # the command accepts (never "unknown option"), and a usage error is one line
 # and a hint (docs/cli.md: "Unknown commands and options print a one-line
 # error and a usage hint"). One TAP line per check.
-REVENANT=${REVENANT:-./revenant}
-case "$REVENANT" in /*) ;; *) REVENANT="$PWD/$REVENANT" ;; esac
+TAP_NAME=help; . "${0%/*}/tap.sh" # REVENANT, T, ok (tests/tap.sh)
 DOC=${DOC:-docs/cli.md}
-T=$(mktemp -d "${TMPDIR:-/tmp}/revenant-help-XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM
-n=0
-fails=0
-
-ok() { # ok COND-STATUS DESCRIPTION
-  n=$((n + 1))
-  if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi
-}
 
 # flags_of TEXT-ON-STDIN: the -x / --long-name words, one a line, sorted, -h/--help left out.
 flags_of() {

@@ -5,18 +5,7 @@
 # one TAP line ("ok N - ..." / "not ok N - ..."); run by tests/run_tests.sh
 # (and so under `make asan` with REVENANT=build-asan/revenant) from the
 # repository root. Every command runs under a watchdog: a hang is a failure.
-REVENANT=${REVENANT:-./revenant}
-case "$REVENANT" in /*) ;; *) REVENANT="$PWD/$REVENANT" ;; esac
-T=$(mktemp -d "${TMPDIR:-/tmp}/revenant-hostile-XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM  # so EXIT runs on a signal too
-n=0
-fails=0
-
-ok() { # ok COND-STATUS DESCRIPTION
-  n=$((n + 1))
-  if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi
-}
+TAP_NAME=hostile; . "${0%/*}/tap.sh" # REVENANT, T, ok (tests/tap.sh)
 
 # rv SECONDS ARGS...: runs revenant with a watchdog; stdout+stderr to $T/out.
 rv() {

@@ -5,18 +5,7 @@
 # directory that cannot be read, a symlink loop in a scenario tree, and a
 # Lua agent that schedules a callback it does not define. One TAP line per
 # check; every command runs under a watchdog, so a hang is a failure.
-REVENANT=${REVENANT:-./revenant}
-case "$REVENANT" in /*) ;; *) REVENANT="$PWD/$REVENANT" ;; esac
-T=$(mktemp -d "${TMPDIR:-/tmp}/revenant-inputs-XXXXXX") || exit 1
-trap 'chmod -R u+rwx "$T" 2> /dev/null; rm -rf "$T"' EXIT
-trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM
-n=0
-fails=0
-
-ok() { # ok COND-STATUS DESCRIPTION
-  n=$((n + 1))
-  if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi
-}
+TAP_NAME=inputs; . "${0%/*}/tap.sh" # REVENANT, T, ok (tests/tap.sh)
 
 # rv ARGS...: runs revenant (10 s watchdog) in $T; stdout+stderr to $T/out, status in rc.
 rv() {

@@ -6,17 +6,7 @@
 # another folder with the same hash; a changed module on disk is named in a
 # note and the embedded copy runs; a module too large for a repro file is a
 # clear error. TAP lines, run by tests/run_tests.sh from the repository root.
-REVENANT=${REVENANT:-./revenant}
-case "$REVENANT" in /*) ;; *) REVENANT="$PWD/$REVENANT" ;; esac
-T=$(mktemp -d "${TMPDIR:-/tmp}/revenant-modules-XXXXXX") || exit 1
-trap '[ -n "$KEEP" ] || rm -rf "$T"' EXIT
-trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM  # so EXIT runs on a signal too
-n=0
-
-ok() { # ok COND-STATUS DESCRIPTION
-  n=$((n + 1))
-  if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
-}
+TAP_NAME=modules; . "${0%/*}/tap.sh" # REVENANT, T, ok (tests/tap.sh)
 
 rv() { # rv ARGS...: revenant under a watchdog, output in $T/out, status in rc
   (cd "$T" && timeout -s KILL 120 "$REVENANT" "$@") > "$T/out" 2>&1
