@@ -1402,7 +1402,13 @@ static void user_method(rt_world *w, uint32_t a, const rt_msg *m) {
   method[mlen] = '\0';
   char *args = m->arg ? strdup(sim_trace_str(&w->s->trace, (uint32_t)m->arg)) : NULL;
   const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
-  memset(&out, 0, sizeof out);
+  /* the fields read below, not a memset of the ~600-byte struct (perf: its
+  ** `rep stos` was half of this function on a scripted method, issue #13) */
+  out.status = RT_UC_DONE;
+  out.cmd.kind = (rt_uc_cmd_kind)0;
+  out.value[0] = '\0';
+  out.action = 0;
+  out.hold_us = 0;
   if (!mem || (m->arg && !args) || rt__push_serving(&mem->inc, m)) {
     free(args);
     user_answer(w, a, m, 0, "out of memory");

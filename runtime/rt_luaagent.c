@@ -96,6 +96,14 @@ struct rt_lagent {
 static int load_prelude_chat(rt_lagent *lg);
 static int push_callback(rt_lagent *lg, const char *name);
 
+/* Fixed slots at the bottom of the main thread's stack, pushed when the
+** state is made (every other use of that stack is relative to its top):
+** the hot tables and key strings of a callback and a fiber, reached with
+** lua_pushvalue / lua_rawgeti instead of a registry look-up or lua_setfield's
+** interning of a C string (luaS_new + strcmp; callgrind, issue #13). */
+enum { LG_S_H = 1, LG_S_MOD, LG_S_SELF, LG_S_FIBER, LG_S_ID, LG_S_NAME, LG_S_OK, LG_S_VALUE,
+       LG_S_N = LG_S_VALUE };
+
 /* Scripts own no SDK table; their writes are RT_W_USER_SQL on the user's
 ** own tables (the WRITE record's table: "user"). */
 static const rt_store_op lua_ops[] = {{RT_W_USER_SQL, "user"}};
@@ -350,12 +358,11 @@ static int p_stash(lua_State *L) {
 ** goes straight to stash_to, anything else through P.stash's checks. */
 static int p_fiber_stash(lua_State *L) {
   if (lua_type(L, 1) != LUA_TTABLE) return lg_dot_error(L, 1, "stash", "fiber:stash(value)");
-  lua_getfield(L, 1, "id");
-  if (lua_isinteger(L, -1)) {
-    int64_t id = lua_tointeger(L, -1);
-    lua_pop(L, 1);
-    return stash_to(L, lg_of(L), id, 0);
-  }
+  lua_pushvalue(L, lua_upvalueindex(2)); /* "id", interned once */
+  lua_gettable(L, 1);
+  int isnum; /* a float or a numeric string P.stash would take as the same id */
+  lua_Integer id = lua_tointegerx(L, -1, &isnum);
+  if (isnum) return stash_to(L, lg_of(L), id, 0); /* the id above the value: no matter */
   if (!is_fiber_handle(L, lg_of(L), 1)) return lg_dot_error(L, 1, "stash", "fiber:stash(value)");
   lua_replace(L, 1);
   return p_stash(L);
@@ -885,7 +892,7 @@ static int p_run_fiber(lua_State *L) {
 
 static const luaL_Reg prims[] = {
     {"run_fiber", p_run_fiber},
-    {"stash", p_stash},     {"fiber_stash", p_fiber_stash}, {"dot", p_dot}, {"ka_acquire", p_ka_acquire}, {"ka_release", p_ka_release},
+    {"stash", p_stash},     {"dot", p_dot}, {"ka_acquire", p_ka_acquire}, {"ka_release", p_ka_release},
     {"schedule", p_schedule}, {"cancel", p_cancel},       {"effect", p_effect},
     {"json", p_json},       {"unjson", p_unjson},         {"dur", p_dur}, {"cargs", p_call_args}, {"kaw", p_kaw},
     {"sql", p_sql},
@@ -943,6 +950,16 @@ static rt_lagent *lg_make(rt_world *w, uint32_t a) {
     return NULL;
   }
   lua_State *L = rt_lua_L(lg->x);
+  if (lua_gettop(L) != 0 || !lua_checkstack(L, LG_S_N + 2 * LUA_MINSTACK)) {
+    make_failed(w, s, "out of memory making the Lua state");
+    lg_free(lg);
+    return NULL;
+  }
+  for (int i = LG_S_H; i < LG_S_ID; i++) lua_pushnil(L); /* set below */
+  lua_pushliteral(L, "id");
+  lua_pushliteral(L, "name");
+  lua_pushliteral(L, "_ok");
+  lua_pushliteral(L, "_value");
   /* generational collection: an agent's callbacks make many short-lived
   ** tables (stash values, handles); the collector's timing is not
   ** observable in the sandbox (no finalizers, no weak tables) */
@@ -958,6 +975,10 @@ static rt_lagent *lg_make(rt_world *w, uint32_t a) {
   luaL_newlibtable(L, prims);
   lua_pushlightuserdata(L, lg);
   luaL_setfuncs(L, prims, 1);
+  lua_pushlightuserdata(L, lg);
+  lua_pushvalue(L, LG_S_ID);
+  lua_pushcclosure(L, p_fiber_stash, 2);
+  lua_setfield(L, -2, "fiber_stash");
   lua_pushlightuserdata(L, (void *)&yield_token); /* marks the prelude's yields */
   lua_setfield(L, -2, "token");
   lua_newtable(L);
@@ -966,6 +987,7 @@ static rt_lagent *lg_make(rt_world *w, uint32_t a) {
   lua_pushstring(L, w->case_label);
   lua_setfield(L, -2, "case");
   lua_pushvalue(L, -1);
+  lua_copy(L, -1, LG_S_H);
   lg->h_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
     make_failed(w, s, lua_tostring(L, -1));
@@ -978,8 +1000,10 @@ static rt_lagent *lg_make(rt_world *w, uint32_t a) {
     return NULL;
   }
   push_h(lg, "Fiber");
+  lua_copy(L, -1, LG_S_FIBER);
   lg->fiber_mt = luaL_ref(L, LUA_REGISTRYINDEX);
   push_h(lg, "self");
+  lua_copy(L, -1, LG_S_SELF);
   lg->self_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   /* the script's chunk, run once: it returns the table of callbacks */
   rt_lua_co co;
@@ -1005,6 +1029,7 @@ static rt_lagent *lg_make(rt_world *w, uint32_t a) {
   }
   lua_pushvalue(co.L, -co.nres);
   lua_xmove(co.L, L, 1);
+  lua_copy(L, -1, LG_S_MOD);
   lg->mod_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   rt_lua_co_release(lg->x, &co);
   if (rt_lua_escape(lg->x)[0]) {
@@ -1025,10 +1050,7 @@ static rt_lagent *lg_get(rt_world *w, uint32_t a) {
 /* Pushes mod[name] if it is a function (returns 1), else nothing (0). */
 static int push_callback(rt_lagent *lg, const char *name) {
   lua_State *L = rt_lua_L(lg->x);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->mod_ref);
-  lua_getfield(L, -1, name);
-  lua_remove(L, -2);
-  if (lua_isfunction(L, -1)) return 1;
+  if (lua_getfield(L, LG_S_MOD, name) == LUA_TFUNCTION) return 1;
   lua_pop(L, 1);
   return 0;
 }
@@ -1048,26 +1070,19 @@ int rt__lg_has(rt_world *w, uint32_t a, const char *callback) {
 ** luaL_unref were 0.5 k instructions of a scripted lifecycle). */
 static void ctx_keep(rt_lagent *lg, int ci) { /* the handle: on top of the main stack */
   lua_State *L = rt_lua_L(lg->x);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->h_ref);
-  lua_pushvalue(L, -2);
-  lua_rawseti(L, -2, ci + 1);
-  lua_pop(L, 1);
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, LG_S_H, ci + 1);
   lg->cos[ci].has_ctx = 1;
 }
 
 static void ctx_push(rt_lagent *lg, int ci) {
-  lua_State *L = rt_lua_L(lg->x);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->h_ref);
-  lua_rawgeti(L, -1, ci + 1);
-  lua_remove(L, -2);
+  lua_rawgeti(rt_lua_L(lg->x), LG_S_H, ci + 1);
 }
 
 static void ctx_clear(rt_lagent *lg, int ci) {
   lua_State *L = rt_lua_L(lg->x);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->h_ref);
   lua_pushnil(L);
-  lua_rawseti(L, -2, ci + 1);
-  lua_pop(L, 1);
+  lua_rawseti(L, LG_S_H, ci + 1);
   lg->cos[ci].has_ctx = 0;
 }
 
@@ -1086,12 +1101,19 @@ static int co_new(rt_lagent *lg, int kind, const char *what) {
     lg->n_cos++;
   }
   lg_co *c = &lg->cos[i];
-  memset(c, 0, offsetof(lg_co, what)); /* what: set below (perf: the whole
-                                       ** struct's memset showed) */
+  /* field by field, not memset: perf put the memset's `rep stos` at 0.4 %
+  ** of a scripted lifecycle (issue #13); what: set below */
   c->used = 1;
   c->kind = kind;
-  c->fn_ref = LUA_NOREF;
+  c->co.L = NULL;
   c->co.ref = LUA_NOREF;
+  c->co.nres = 0;
+  c->co.status = 0;
+  c->started = 0;
+  c->fn_ref = LUA_NOREF;
+  c->has_ctx = 0;
+  c->fiber = c->msg = c->await = c->tool = 0;
+  c->made_fiber = 0;
   c->seq = ++lg->next_seq;
   size_t n = strnlen(what, sizeof c->what - 1);
   memcpy(c->what, what, n);
@@ -1210,11 +1232,13 @@ static void finish(rt_lagent *lg, int ci, int ok, const char *err, uint32_t resu
     const char *v = ok ? (result ? sim_trace_str(&w->s->trace, result) : NULL) : err;
     ctx_push(lg, ci);
     if (v) { /* set before _ok: a handle with _ok has ended */
+      lua_pushvalue(L, LG_S_VALUE);
       lua_pushstring(L, v);
-      lua_setfield(L, -2, "_value");
+      lua_settable(L, -3);
     }
+    lua_pushvalue(L, LG_S_OK);
     lua_pushboolean(L, ok);
-    lua_setfield(L, -2, "_ok");
+    lua_settable(L, -3);
     lua_pop(L, 1);
   }
   co_drop(lg, ci);
@@ -1320,15 +1344,17 @@ static int cmd_run_fiber(rt_lagent *lg, int ci) {
     return run(lg, ci, 0, 1);
   }
   lg->cos[bi].fiber = id;
-  lua_pushvalue(co, -1); /* fn: it stays below the handle */
-  lua_xmove(co, L, 1);
+  lua_xmove(co, L, 1); /* fn: it stays below the handle (the caller's stack
+                       ** is cleared when it resumes) */
   lua_createtable(L, 0, 4); /* the handle: {id, name} with the Fiber methods; room for
                                ** the outcome its fiber leaves there (_ok, _value) */
+  lua_pushvalue(L, LG_S_ID); /* a new table without a metatable: rawset */
   lua_pushinteger(L, id);
-  lua_setfield(L, -2, "id");
+  lua_rawset(L, -3);
+  lua_pushvalue(L, LG_S_NAME);
   lua_pushstring(L, name);
-  lua_setfield(L, -2, "name");
-  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->fiber_mt);
+  lua_rawset(L, -3);
+  lua_pushvalue(L, LG_S_FIBER);
   lua_setmetatable(L, -2);
   ctx_keep(lg, bi); /* the handle stays on the stack */
   if (defer && m->n_pending_resume < RT_MAX_ORPHANS &&
@@ -1336,10 +1362,11 @@ static int cmd_run_fiber(rt_lagent *lg, int ci) {
     m->pending_resume[m->n_pending_resume++] = id;
     lua_pushvalue(L, -2); /* fn waits in the registry for rt__lg_fiber_begin */
     lg->cos[bi].fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_remove(L, -2); /* fn */
   } else { /* the body starts now with fn and the handle from the stack (no
             ** registry round trip: callgrind, a scripted fiber's commonest path) */
-    lua_pushvalue(L, -2);
-    lua_pushvalue(L, -2);
+    lua_rotate(L, -2, 1); /* handle, fn */
+    lua_pushvalue(L, -2); /* handle, fn, handle: the last two go to the body */
     lg->depth++; /* a death in the body's slice frees the state below, not in run */
     drive(lg, bi, run(lg, bi, 1, 1));
     lg->depth--;
@@ -1349,11 +1376,10 @@ static int cmd_run_fiber(rt_lagent *lg, int ci) {
     return LG_GONE;
   }
   if (!RT_MEM(w, a) || LG_OF_MEM(RT_MEM(w, a)) != lg) {
-    lua_pop(L, 2);
+    lua_pop(L, 1);
     return LG_GONE;
   }
-  lua_remove(L, -2); /* fn */
-  return run(lg, ci, 0, 1);
+  return run(lg, ci, 0, 1); /* the handle */
 }
 
 static int cmd_call(rt_lagent *lg, int ci) {
@@ -1603,7 +1629,7 @@ static int start_callback(rt_lagent *lg, int kind, const char *callback, int64_t
     return -1;
   }
   lg->cos[ci].msg = msg;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->self_ref);
+  lua_pushvalue(L, LG_S_SELF);
   int nargs = 1;
   if (args_json) {
     if (rt_lua_json_decode(L, args_json, strlen(args_json))) {

@@ -76,9 +76,14 @@ uint32_t sim_trace_intern(sim_trace *t, const char *s) {
   if (st->memo_ptr[m][0] == s && strcmp(st->str[st->memo_id[m][0]], s) == 0) return st->memo_id[m][0];
   if (st->memo_ptr[m][1] == s && strcmp(st->str[st->memo_id[m][1]], s) == 0) return st->memo_id[m][1];
   uint32_t id = sim_trace_intern_slow(t, s);
-  if (id) { /* the newest in way 0, the one it displaces in way 1 */
-    st->memo_ptr[m][1] = st->memo_ptr[m][0];
-    st->memo_id[m][1] = st->memo_id[m][0];
+  if (id) { /* the newest in way 0, the one it displaces in way 1; a buffer
+            ** reused with new content (a script's stash JSON) replaces its
+            ** own entry instead, so it does not push out a constant */
+    if (st->memo_ptr[m][1] == s) st->memo_ptr[m][1] = NULL;
+    if (st->memo_ptr[m][0] != s) {
+      st->memo_ptr[m][1] = st->memo_ptr[m][0];
+      st->memo_id[m][1] = st->memo_id[m][0];
+    }
     st->memo_ptr[m][0] = s;
     st->memo_id[m][0] = id;
   }

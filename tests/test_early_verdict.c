@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "faults/flt.h"
+#include "runtime/rt_events.h"
 #include "scenarios/scn.h"
 
 #define INCIDENT "scenarios/incidents/issue-1595.json"
@@ -320,6 +321,64 @@ static void test_missing_failure_is_not_rerun_kept(void **st) {
   unload(sc);
 }
 
+/* The gated case with rpc drops from 1 s to the end at `ppm`, kept (not
+** lean): its full run, the number of the parent's gate resets and the
+** time of the last drop record. */
+static void run_drops(uint32_t ppm, int early, scn_result *res, int *resets, int64_t *last_drop) {
+  int ci;
+  scn_scenario *sc = load_gated(&ci);
+  scn_fault *f = add_fault(sc, FLT_RPC_DROP);
+  f->at_us = 1000000;
+  f->ppm = ppm;
+  scn_run_opts o;
+  memset(&o, 0, sizeof o);
+  o.stop_when_decided = early;
+  assert_int_equal(scn_run_case_ex(sc, ci, sc->seed, SIM_FIFO, &o, res), 0);
+  *resets = 0;
+  *last_drop = -1;
+  const sim_trace *t = &res->s->trace;
+  for (size_t i = 0; i < t->n; i++) {
+    const sim_rec *r = &t->recs[i];
+    if (r->kind == RT_EV_GATE_TIMEOUT && r->actor == 0) ++*resets;
+    if (r->kind == RT_EV_FAULT && !strcmp(sim_trace_str(t, r->s), "rpc_drop")) *last_drop = r->t_us;
+  }
+  assert_int_equal(res->end_us, sc->duration_us); /* drops on: never decided early */
+  unload(sc);
+}
+
+/* Why per-call drops keep even a steady wedge running (docs/swarm.md,
+** "The steady wedge"): a dropped call to the researcher, which never
+** answers anyway, changes nothing in the world (the parent's gate is reset
+** just as often), yet its fault record restarts the clock of the
+** end-of-run judgement. With drops at 30 % the last one falls in the last
+** minute and the full run does NOT report recovery_finishes; at 1 % it
+** falls earlier and it does. Which one is decided by the drop draws of the
+** last cycles, so no rule can accept the wedge on day one. */
+static void test_late_drop_decides_the_verdict(void **st) {
+  (void)st;
+  int ci;
+  scn_scenario *sc = load_gated(&ci);
+  uint32_t rf = scn_inv_bit(sc, CHK_RECOVERY_FINISHES), nw = scn_inv_bit(sc, CHK_NO_WEDGE);
+  int64_t end = sc->duration_us, bound = sc->params.recovery_bound_us;
+  scn_result hi, lo, early;
+  int resets_hi, resets_lo, resets_early;
+  int64_t last_hi, last_lo, last_early;
+  run_drops(300000, 0, &hi, &resets_hi, &last_hi);
+  run_drops(10000, 0, &lo, &resets_lo, &last_lo);
+  assert_int_equal(resets_hi, resets_lo);          /* the same wedge, cycle for cycle */
+  assert_true(last_hi > end - bound);              /* a drop in the last minute */
+  assert_true(last_lo < end - 2 * bound);
+  assert_int_equal(scn_seen_mask(sc, &hi) & (rf | nw), nw); /* not reported */
+  assert_int_equal(scn_seen_mask(sc, &lo) & (rf | nw), rf | nw);
+  run_drops(300000, 1, &early, &resets_early, &last_early);
+  assert_int_equal(early.passed, hi.passed);
+  assert_int_equal(early.trace_hash, hi.trace_hash);
+  scn_result_free(&hi);
+  scn_result_free(&lo);
+  scn_result_free(&early);
+  unload(sc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_proven_wedge_stops_early),
@@ -329,6 +388,7 @@ int main(void) {
       cmocka_unit_test(test_steady_rule_waits_when_it_must),
       cmocka_unit_test(test_early_matches_full_over_swarm_seeds),
       cmocka_unit_test(test_missing_failure_is_not_rerun_kept),
+      cmocka_unit_test(test_late_drop_decides_the_verdict),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -111,6 +111,19 @@ static const char script[] =
     "  f:await()\n"
     "  return try(f.stash, f, 2)\n"
     "end\n"
+    "function A:stash_ids()\n"
+    "  local r = {}\n"
+    "  local f = self:runFiber('ids', function(h)\n"
+    "    r.float = try(h.stash, {id = h.id + 0.0}, {k = 1})\n"
+    "    r.str = try(h.stash, {id = tostring(h.id)}, {k = 2})\n"
+    "    r.none = try(h.stash, {}, {k = 3})\n"
+    "    r.word = try(h.stash, {id = 'x'}, {k = 4})\n"
+    "    r.half = try(h.stash, {id = h.id + 0.5}, {k = 5})\n"
+    "    r.other = try(h.stash, {id = h.id + 1}, {k = 6})\n"
+    "  end)\n"
+    "  f:await()\n"
+    "  return r\n"
+    "end\n"
     "function A:forge_work() return coroutine.yield('work') end\n"
     "function A:forge_fiber() return coroutine.yield('runFiber', 'x') end\n"
     "function A:forge_await() return coroutine.yield('await') end\n"
@@ -322,6 +335,13 @@ static void test_more_commands(void **st) {
   char want[256];
   assert_string_equal(answer2("plain_rpc"), "{}");
   assert_string_equal(answer2("late_stash"), "\"stash: fiber 2 has ended\"");
+  /* fiber:stash on a table whose id is not an integer: what P.stash takes
+  ** (a float or numeric string of the id, nil for the running fiber) is
+  ** the same write; anything else is refused as before (the fast path of
+  ** issue #13 must not change which ids are accepted) */
+  assert_string_equal(answer2("stash_ids"), "{\"float\":\"ok\",\"half\":\"bad argument #1 to '?' (number has no integer "
+                      "representation)\",\"none\":\"ok\",\"other\":\"stash: fiber 3 has ended\","
+                      "\"str\":\"ok\",\"word\":\"bad argument #1 to '?' (number expected, got string)\"}");
   /* ... and so is one with the right count: only the prelude's yields
   ** carry its token (a table for runFiber's name crashed the host) */
   static const char *const names[] = {"forge_work",   "forge_fiber",  "forge_await",
