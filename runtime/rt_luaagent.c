@@ -325,15 +325,6 @@ static int p_dot(lua_State *L) {
   return lg_dot_error(L, 2, m, usage);
 }
 
-/* 1 if the value at idx is a fiber handle (its metatable is Fiber). */
-static int is_fiber_handle(lua_State *L, rt_lagent *lg, int idx) {
-  if (!lua_getmetatable(L, idx)) return 0;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, lg->fiber_mt);
-  int same = lua_rawequal(L, -1, -2);
-  lua_pop(L, 2);
-  return same;
-}
-
 /* Stashes the value at index 2 for fiber `id` (0: none). */
 static int stash_to(lua_State *L, rt_lagent *lg, int64_t id, int via_this) {
   if (!id) return lg_error_at(L, 2, RT_MSG_STASH_OUTSIDE); /* via Agent:stash: its caller's line */
@@ -363,7 +354,8 @@ static int p_fiber_stash(lua_State *L) {
   int isnum; /* a float or a numeric string P.stash would take as the same id */
   lua_Integer id = lua_tointegerx(L, -1, &isnum);
   if (isnum) return stash_to(L, lg_of(L), id, 0); /* the id above the value: no matter */
-  if (!is_fiber_handle(L, lg_of(L), 1)) return lg_dot_error(L, 1, "stash", "fiber:stash(value)");
+  if (lua_isnil(L, -1) && lua_gettop(L) == 2) /* fiber.stash(t): t has no id, and no value follows */
+    return lg_dot_error(L, 1, "stash", "fiber:stash(value)");
   lua_replace(L, 1);
   return p_stash(L);
 }
