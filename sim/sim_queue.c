@@ -69,8 +69,7 @@ void sim_queue_free(sim_queue *q) {
   free(q->late.v);
   free(q->run.v);
   free(q->cur.v);
-  for (int i = 0; i < SIM_QUEUE_BUCKETS; i++)
-    if (q->bucket[i].v) free(q->bucket[i].v); /* most were never used */
+  for (int i = 0; i < SIM_QUEUE_BUCKETS; i++) free(q->bucket[i].v);
   free(q->slots);
   free(q->free_slots);
   sim_queue_init(q);
@@ -457,16 +456,6 @@ const sim_qentry *sim_queue_peek(sim_queue *q) {
     }
     refill(q);
   }
-}
-
-void sim_queue_pop_peeked(sim_queue *q, int64_t *out_time, sim_payload *out_p) {
-  sim_qvec *h = top_vec(q);
-  const sim_qentry *top = vec_top(h, q);
-  *out_time = top->time_us;
-  *out_p = q->slots[top->slot].p;
-  release_slot(q, top->slot);
-  q->n--;
-  vec_pop_top(h, q);
 }
 
 /* sim_queue_pop_until in full: every vector, dead entries, refills. */

@@ -117,14 +117,10 @@ const sim_qentry *sim_queue_peek(sim_queue *q);
 ** empty. */
 int sim_queue_pop(sim_queue *q, int64_t *out_time, sim_payload *out_p);
 
-/* sim_queue_pop right after a sim_queue_peek that returned an entry (no
-** push, pop or cancel in between): pops that entry without looking again. */
-void sim_queue_pop_peeked(sim_queue *q, int64_t *out_time, sim_payload *out_p);
-
 /* Pops the smallest event into *out_time, *out_p if its time is at most
 ** end_us: returns 1. Returns 0 when the queue is empty, and -1 (nothing
 ** popped) when the smallest lies beyond end_us. One look at the top where
-** peek then pop_peeked take two: the kernel's run loop. */
+** peek then pop take two: the kernel's run loop. */
 int sim_queue_pop_until(sim_queue *q, int64_t end_us, int64_t *out_time,
                         sim_payload *out_p);
 
