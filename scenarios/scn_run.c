@@ -249,13 +249,6 @@ void scn__judge(const scn_scenario *sc, int ci, const scn_run_opts *o, scn_resul
   }
 }
 
-/* stop_when_decided: the verdict is known once a "hold" invariant fails,
-** or once every "violate" invariant has fired or is certain to be reported
-** (chk_on_certain: a liveness violation the end of the run cannot undo,
-** such as a wedged actor's stale work past its recovery bound) and none
-** must hold. A certain one only completes the expected set: for a "hold"
-** invariant the first violation found, which names the signature, could
-** still be a later safety one. */
 /* The fault plan as the steady-wedge rule reads it (docs/swarm.md, "The
 ** steady wedge"): the last planned arrival of each class of fault. Times
 ** are -1 when there is none. */
@@ -270,6 +263,13 @@ typedef struct steady_plan {
   int n_kills;
 } steady_plan;
 
+/* stop_when_decided: the verdict is known once a "hold" invariant fails,
+** or once every "violate" invariant has fired or is certain to be reported
+** (chk_on_certain: a liveness violation the end of the run cannot undo,
+** such as a wedged actor's stale work past its recovery bound) and none
+** must hold. A certain one only completes the expected set: for a "hold"
+** invariant the first violation found, which names the signature, could
+** still be a later safety one. */
 typedef struct decide_ctx {
   sim *s;
   uint32_t hold, violate, seen, certain;

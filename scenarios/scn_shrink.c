@@ -223,7 +223,6 @@ static void reindex(uint32_t *v, uint32_t gone) {
   if (*v != RT_NO_ACTOR && *v > gone) (*v)--;
 }
 
-/* Removes actor a (and every child-list entry naming it); renumbers. */
 /* Drops actor a's script slot and moves the later actors' slots down with
 ** their actors (the slots are indexed by actor). */
 static void remove_actor_script(scn_scenario *s, uint32_t a) {
@@ -237,6 +236,7 @@ static void remove_actor_script(scn_scenario *s, uint32_t a) {
   memset(&as[s->n_actors - 1], 0, sizeof as[0]);
 }
 
+/* Removes actor a (and every child-list entry naming it); renumbers. */
 static void remove_actor(scn_scenario *s, uint32_t a) {
   for (uint32_t i = 0; i < s->n_actors; i++) {
     rt_actor_spec *sp = &s->actors[i];
