@@ -400,20 +400,17 @@ static int finish_generation(gen_proc *g, sim *s, scn_result *res, gen_proc *nex
   int end = in ? drain(in, s) : 0;
   if (end == 'K') kill(g->pid, SIGKILL); /* it killed itself; a zombie ignores this */
   if (end == 'K' && next) open_gate(next); /* g writes nothing after its 'K' */
-  if (end == 'D' && g->job.last) { /* done: its exit status says nothing more */
-    if (in)
-      fclose(in);
-    else
-      close(g->out);
-    defer_reap(g->pid);
-    return 0;
-  }
-  while (waitpid(g->pid, &status, 0) < 0 && errno == EINTR) {
+  int deferred = end == 'D' && g->job.last; /* done: its exit status says nothing more */
+  while (!deferred && waitpid(g->pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (in)
     fclose(in);
   else
     close(g->out);
+  if (deferred) {
+    defer_reap(g->pid);
+    return 0;
+  }
   int gen = g->job.gen;
   int killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
   if ((end == 'K' && killed) || (end == 'D' && WIFEXITED(status) && !WEXITSTATUS(status)))
