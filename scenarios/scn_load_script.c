@@ -88,7 +88,7 @@ static int callback_names(lua_State *T, int t, name_list *l) {
     lua_pushnil(T);
     while (lua_next(T, tab)) { /* lua_next order: sorted by the caller */
       if (lua_type(T, -2) == LUA_TSTRING && lua_isfunction(T, -1) && name_add(l, lua_tostring(T, -2))) {
-        lua_settop(T, t < tab ? tab - 1 : t); /* as it was */
+        lua_settop(T, tab - 1); /* as it was: tab is always the slot above the caller's top */
         return -1;
       }
       lua_pop(T, 1);
