@@ -103,6 +103,12 @@ extern const opt ld_store_opts[];
 /* The "workload" array into sc->work. */
 int ld_load_workload(ld *L);
 
+/* scn_load_scripts.c: 0 if the script text (len bytes) is UTF-8 throughout; else an error at
+** node, "WHO line N is not UTF-8 text (byte 0xXX): ..." (who names the
+** script, as "script agent.lua:"), since a repro file embeds scripts as
+** JSON, which cannot carry other bytes. */
+int ld_utf8_text(ld *L, const cJSON *node, const char *who, const char *text, size_t len);
+
 /* scn_load_script.c: the agent "script" field of actor i (absent: 0), and that
 ** `method` is a function of the script of `actor` (error at node). */
 int ld_actor_script(ld *L, const cJSON *a, uint32_t i);

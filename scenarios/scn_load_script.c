@@ -228,12 +228,9 @@ int ld_actor_script(ld *L, const cJSON *a, uint32_t i) {
     if (read_script(s->path, &s->text, &s->len) < 0) /* named as written: the absolute path is in no file */
       return scn_errf(L->err, L->d, v, "\"script\": cannot read %s: %s", full,
                       errno == EFBIG ? "larger than 256 KiB" : strerror(errno));
-    int line;
-    unsigned byte;
-    if (rt_lua_text_check(s->text, s->len, &line, &byte))
-      return scn_errf(L->err, L->d, v, "script %s: line %d is not UTF-8 text (byte 0x%02x): a repro file "
-                      "embeds the script as JSON, which cannot carry it; write bytes as escapes in "
-                      "strings (\"\\xff\")", s->name, line, byte);
+    char who[160];
+    snprintf(who, sizeof who, "script %s:", s->name);
+    if (ld_utf8_text(L, v, who, s->text, s->len)) return -1;
   } else if (cJSON_IsObject(v)) {
     static const char *const fields[] = {"name", "text", "hash", "file", NULL};
     const char *name = NULL, *text = NULL, *hash = NULL, *file = NULL;

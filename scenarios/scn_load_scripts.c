@@ -100,6 +100,15 @@ static void dir_of(const char *path, char *dir, size_t cap) {
   else snprintf(dir, cap, "%.*s", (int)(slash - path), path);
 }
 
+int ld_utf8_text(ld *L, const cJSON *node, const char *who, const char *text, size_t len) {
+  int line;
+  unsigned byte;
+  if (!rt_lua_text_check(text, len, &line, &byte)) return 0;
+  return scn_errf(L->err, L->d, node, "%s line %d is not UTF-8 text (byte 0x%02x): a repro file embeds the "
+                  "script as JSON, which cannot carry it; write bytes as escapes in strings (\"\\xff\")",
+                  who, line, byte);
+}
+
 /* Reads script sc->scripts[i] from disk (path already set). */
 static int read_script(ld *L, const cJSON *node, scn_script *s) {
   char q[96];
@@ -113,13 +122,11 @@ static int read_script(ld *L, const cJSON *node, scn_script *s) {
     free(text);
     return scn_errf(L->err, L->d, node, "invariants: \"%s\" is not a text file", ld_quote(q, sizeof q, s->path));
   }
-  int line;
-  unsigned byte;
-  if (rt_lua_text_check(text, len, &line, &byte)) {
+  char who[128];
+  snprintf(who, sizeof who, "invariants: \"%s\":", ld_quote(q, sizeof q, s->path));
+  if (ld_utf8_text(L, node, who, text, len)) {
     free(text);
-    return scn_errf(L->err, L->d, node, "invariants: \"%s\": line %d is not UTF-8 text (byte 0x%02x): a repro "
-                    "file embeds the script as JSON, which cannot carry it; write bytes as escapes in "
-                    "strings (\"\\xff\")", ld_quote(q, sizeof q, s->path), line, byte);
+    return -1;
   }
   s->text = scn_text_intern(text, len);
   s->len = len;
