@@ -1,8 +1,9 @@
 /*
 ** lua_world.h: the one-simulation world the Lua-agent unit tests build
-** (tests/test_luachat.c, tests/test_luatool.c) and the trace lookups they
-** share. Include after <cmocka.h>; every function is static inline so a
-** test that uses only some of them stays warning-free.
+** (tests/test_luachat.c, tests/test_luatool.c, tests/test_luaagent.c,
+** tests/test_luaagent_edges.c) and the trace lookups they share. Include
+** after <cmocka.h>; every function is static inline so a test that uses
+** only some of them stays warning-free.
 */
 #ifndef REVENANT_TESTS_LUA_WORLD_H
 #define REVENANT_TESTS_LUA_WORLD_H

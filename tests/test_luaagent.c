@@ -17,11 +17,8 @@
 
 #include <lauxlib.h>
 
-#include "runtime/rt.h"
+#include "tests/lua_world.h"
 #include "runtime/rt_lua.h"
-#include "sim/sim.h"
-
-#define MS(x) ((int64_t)(x) * 1000)
 
 static const char counter_script[] =
     "seen = seen or 0\n"
@@ -34,45 +31,15 @@ static const char counter_script[] =
     "end\n"
     "return A\n";
 
-typedef struct world {
-  sim s;
-  rt_world *w;
-} world;
-
+/* A world whose actor 0, "agent", runs `src`. */
 static void make(world *x, const char *src) {
-  sim_config sc = {1, SIM_FIFO, 3, 1000};
-  rt_config c;
-  rt_actor_spec sp;
-  rt_config_default(&c);
-  assert_int_equal(sim_init(&x->s, &sc), 0);
-  x->s.trace.keep = 1;
-  x->w = rt_world_new(&x->s, &c);
-  assert_non_null(x->w);
-  memset(&sp, 0, sizeof sp);
-  snprintf(sp.id, sizeof sp.id, "agent");
-  assert_int_equal(rt_actor_add(x->w, &sp), 0);
-  assert_int_equal(rt_actor_script(x->w, 0, "agent.lua", src, strlen(src), NULL), 0);
-}
-
-static void done(world *x) {
-  rt_world_free(x->w);
-  sim_free(&x->s);
+  world_start(x);
+  world_actor(x, "agent", NULL, 0);
+  world_script(x, src);
 }
 
 /* The result JSON of the k-th request_ok record (0-based), or NULL. */
-static const char *result_of(world *x, int k) {
-  for (size_t i = 0; i < x->s.trace.n; i++) {
-    const sim_rec *r = &x->s.trace.recs[i];
-    if (r->kind == RT_EV_REQUEST_OK && k-- == 0) return sim_trace_str(&x->s.trace, r->s);
-  }
-  return NULL;
-}
-
-static int count_kind(world *x, uint32_t kind) {
-  int n = 0;
-  for (size_t i = 0; i < x->s.trace.n; i++) n += x->s.trace.recs[i].kind == kind;
-  return n;
-}
+static const char *result_of(world *x, int k) { return str_of(x, RT_EV_REQUEST_OK, k); }
 
 static void kill_at(sim *s, void *ctx, uint64_t arg) {
   (void)s;

@@ -17,10 +17,7 @@
 
 #include <cmocka.h>
 
-#include "runtime/rt.h"
-#include "sim/sim.h"
-
-#define MS(x) ((int64_t)(x) * 1000)
+#include "tests/lua_world.h"
 
 static const char script[] =
     "local A = {}\n"
@@ -140,32 +137,14 @@ static const char script[] =
     "function A:pulse() end\n"
     "return A\n";
 
-typedef struct world {
-  sim s;
-  rt_world *w;
-} world;
-
+/* A world whose actor 0, "agent", runs `src` under the name edges.lua. */
 static void make_src(world *x, const char *src) {
-  sim_config sc = {1, SIM_FIFO, 3, 1000};
-  rt_config c;
-  rt_actor_spec sp;
-  rt_config_default(&c);
-  assert_int_equal(sim_init(&x->s, &sc), 0);
-  x->s.trace.keep = 1;
-  x->w = rt_world_new(&x->s, &c);
-  assert_non_null(x->w);
-  memset(&sp, 0, sizeof sp);
-  snprintf(sp.id, sizeof sp.id, "agent");
-  assert_int_equal(rt_actor_add(x->w, &sp), 0);
+  world_start(x);
+  world_actor(x, "agent", NULL, 0);
   assert_int_equal(rt_actor_script(x->w, 0, "edges.lua", src, strlen(src), NULL), 0);
 }
 
 static void make(world *x) { make_src(x, script); }
-
-static void done(world *x) {
-  rt_world_free(x->w);
-  sim_free(&x->s);
-}
 
 /* Runs `method` alone; its result JSON (request_ok) or "FAIL: <error>". */
 static const char *answer(const char *method) {
@@ -305,10 +284,7 @@ static const char *answer2(const char *method) {
   static char out[512];
   world x;
   make(&x);
-  rt_actor_spec sp;
-  memset(&sp, 0, sizeof sp);
-  snprintf(sp.id, sizeof sp.id, "plain");
-  assert_int_equal(rt_actor_add(x.w, &sp), 1);
+  world_actor(&x, "plain", NULL, 1);
   /* a second script for actor 0 replaces the first */
   assert_int_equal(rt_actor_script(x.w, 0, "edges.lua", script, strlen(script), NULL), 0);
   assert_int_equal(rt_invoke_at(x.w, 0, method, NULL, MS(100)), 0);

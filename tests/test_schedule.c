@@ -174,19 +174,25 @@ static void test_retry_succeeds(void **st) {
   done();
 }
 
-/* A running interval started 10 s before the alarm is skipped; the alarm
-** comes back at started + 30 s (A.4) and the row is force-reset and run. */
-static void test_hung_interval(void **st) {
+/* Seeds actor 0 with a "poll" interval row (every 60 s, due at 10 s) marked
+** running since `started_us` (-1: no execution_started_at). */
+static void seed_running_poll(int64_t started_us) {
   rt_schedule_seed sd;
-  (void)st;
-  world(1, NULL);
   memset(&sd, 0, sizeof sd);
   snprintf(sd.callback, sizeof sd.callback, "poll");
   sd.time_us = S(10);
   sd.interval_us = S(60);
   sd.running = 1;
-  sd.started_us = 0;
+  sd.started_us = started_us;
   assert_true(rt_seed_schedule(W, 0, &sd) > 0);
+}
+
+/* A running interval started 10 s before the alarm is skipped; the alarm
+** comes back at started + 30 s (A.4) and the row is force-reset and run. */
+static void test_hung_interval(void **st) {
+  (void)st;
+  world(1, NULL);
+  seed_running_poll(0);
   sim_run(&SIM, S(100), 0);
   const sim_rec *skip = nth(RT_EV_SCHEDULE_SKIP, 0), *hung = nth(RT_EV_SCHEDULE_HUNG, 0);
   assert_non_null(skip);
@@ -295,16 +301,9 @@ static void test_every_subsecond(void **st) {
 /* A running interval row with no execution_started_at is hung at once:
 ** force-reset (started -1) and run at its time, not skipped. */
 static void test_running_without_start(void **st) {
-  rt_schedule_seed sd;
   (void)st;
   world(1, NULL);
-  memset(&sd, 0, sizeof sd);
-  snprintf(sd.callback, sizeof sd.callback, "poll");
-  sd.time_us = S(10);
-  sd.interval_us = S(60);
-  sd.running = 1;
-  sd.started_us = -1;
-  assert_true(rt_seed_schedule(W, 0, &sd) > 0);
+  seed_running_poll(-1);
   sim_run(&SIM, S(20), 0);
   assert_int_equal(count(RT_EV_SCHEDULE_SKIP, NULL), 0);
   const sim_rec *hung = nth(RT_EV_SCHEDULE_HUNG, 0);

@@ -80,8 +80,18 @@ static void evict(sim *s, void *ctx, uint64_t arg) {
   rt_kill_actor((rt_world *)ctx, (uint32_t)arg, RT_DEATH_EVICT);
 }
 
-static void test_refusals(void **st) {
-  (void)st;
+/* Adds an actor `id` of class Agent to W; its index. */
+static uint32_t add_agent(const char *id) {
+  rt_actor_spec sp;
+  memset(&sp, 0, sizeof sp);
+  snprintf(sp.id, sizeof sp.id, "%s", id);
+  snprintf(sp.cls, sizeof sp.cls, "Agent");
+  return rt_actor_add(W, &sp);
+}
+
+/* A kept-trace simulation and a default world in SIM and W, with actor "a";
+** its index. */
+static uint32_t start_world(void) {
   sim_config sc = {1, SIM_FIFO, 3, 1000};
   rt_config c;
   assert_int_equal(sim_init(&SIM, &sc), 0);
@@ -89,15 +99,21 @@ static void test_refusals(void **st) {
   rt_config_default(&c);
   W = rt_world_new(&SIM, &c);
   assert_non_null(W);
-  rt_actor_spec sp;
-  memset(&sp, 0, sizeof sp);
-  snprintf(sp.id, sizeof sp.id, "a");
-  snprintf(sp.cls, sizeof sp.cls, "Agent");
-  uint32_t a = rt_actor_add(W, &sp);
-  assert_int_equal(rt__usercode_set(W, a, &refusing_uc), 0);
+  return add_agent("a");
+}
+
+/* Runs `uc` as actor a's code: one fetch at 1 s, evicted at 5 s, run to 10 s. */
+static void run_evicted(uint32_t a, const rt_usercode *uc) {
+  assert_int_equal(rt__usercode_set(W, a, uc), 0);
   assert_int_equal(rt_request_at(W, a, RT_ENTRY_FETCH, S(1)), 0);
   sim_after(&SIM, S(5), 0, evict, W, a);
   sim_run(&SIM, S(10), 0);
+}
+
+static void test_refusals(void **st) {
+  (void)st;
+  uint32_t a = start_world();
+  run_evicted(a, &refusing_uc);
   assert_int_equal(refusals, checks);
   assert_int_equal(checks, 23); /* the REFUSED lines above */
   assert_true(cron_id > 0);
@@ -213,24 +229,9 @@ static const rt_usercode edges_uc = {.name = "sdk-edges", .on_request = on_reque
 
 static void test_edges(void **st) {
   (void)st;
-  sim_config sc = {1, SIM_FIFO, 3, 1000};
-  rt_config c;
-  assert_int_equal(sim_init(&SIM, &sc), 0);
-  SIM.trace.keep = 1;
-  rt_config_default(&c);
-  W = rt_world_new(&SIM, &c);
-  assert_non_null(W);
-  rt_actor_spec sp;
-  memset(&sp, 0, sizeof sp);
-  snprintf(sp.id, sizeof sp.id, "a");
-  snprintf(sp.cls, sizeof sp.cls, "Agent");
-  uint32_t a = rt_actor_add(W, &sp);
-  snprintf(sp.id, sizeof sp.id, "b");
-  child_b = rt_actor_add(W, &sp);
-  assert_int_equal(rt__usercode_set(W, a, &edges_uc), 0);
-  assert_int_equal(rt_request_at(W, a, RT_ENTRY_FETCH, S(1)), 0);
-  sim_after(&SIM, S(5), 0, evict, W, a);
-  sim_run(&SIM, S(10), 0);
+  uint32_t a = start_world();
+  child_b = add_agent("b");
+  run_evicted(a, &edges_uc);
   assert_int_equal(checks2, 24);
   assert_int_equal(refusals2, checks2);
   size_t effects = 0, toolruns = 0;
