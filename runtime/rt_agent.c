@@ -63,6 +63,13 @@ static rt_agent_ext *fiber_ext(const rt_fiber *f) {
   return fiber_model;
 }
 
+/* A callback whose user code could not be entered (rt__uc_enter NULL)
+** threw: out->value is why (err, or the generic message). */
+static rt_uc_status uc_load_failed(rt_uc_out *out, const char *err) {
+  snprintf(out->value, sizeof out->value, "%s", err ? err : "user code failed to load");
+  return RT_UC_THREW;
+}
+
 static int ext_recover_orphan(rt_world *w, uint32_t a, const rt_orphan *o) {
   for (int i = 0; i < n_exts; i++) {
     int rc = exts[i]->recover_orphan ? exts[i]->recover_orphan(w, a, o) : -1;
@@ -609,8 +616,7 @@ static void hook_done(sim *s, void *ctx, uint64_t arg) {
   const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
   memset(&out, 0, sizeof out);
   if (!uc) {
-    how = RT_UC_THREW;
-    snprintf(out.value, sizeof out.value, "%s", err ? err : "user code failed to load");
+    how = uc_load_failed(&out, err);
   } else if (m->hook_status == RT_UC_YIELD) {
     how = uc->resume(st, &self, &m->hook_fr, &in, &out);
   } else if (m->hook_status == RT_UC_ABSENT) {
@@ -800,8 +806,7 @@ static void onstart_call(rt_world *w, uint32_t a, int resume) {
   const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
   memset(&out, 0, sizeof out);
   if (!uc) {
-    how = RT_UC_THREW;
-    snprintf(out.value, sizeof out.value, "%s", err ? err : "user code failed to load");
+    how = uc_load_failed(&out, err);
   } else if (resume) {
     rt_uc_in in = {1, NULL};
     how = uc->resume(st, &self, &m->onstart, &in, &out);
@@ -1076,8 +1081,7 @@ static void sched_call(rt_world *w, uint32_t a) {
   m->sched_pc = 0;
   const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
   if (!uc) {
-    how = RT_UC_THREW;
-    snprintf(out.value, sizeof out.value, "%s", err ? err : "user code failed to load");
+    how = uc_load_failed(&out, err);
   } else {
     how = uc->on_schedule ? uc->on_schedule(st, &self, r->callback, r->payload[0] ? r->payload : NULL,
                                             &m->sched_fr, &out)
@@ -1307,8 +1311,7 @@ static void request_call(rt_world *w, uint32_t a, const rt_msg *m, rt_uc_frame *
   const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
   memset(&out, 0, sizeof out);
   if (!uc) {
-    how = RT_UC_THREW;
-    snprintf(out.value, sizeof out.value, "%s", err ? err : "user code failed to load");
+    how = uc_load_failed(&out, err);
   } else if (fr) {
     rt_uc_in in = {1, NULL};
     f = *fr;
@@ -1415,8 +1418,7 @@ static void user_method(rt_world *w, uint32_t a, const rt_msg *m) {
     return;
   }
   if (!uc) {
-    how = RT_UC_THREW;
-    snprintf(out.value, sizeof out.value, "%s", err ? err : "user code failed to load");
+    how = uc_load_failed(&out, err);
   } else if (rpc) {
     how = uc->on_call ? uc->on_call(st, &self, method, args, &f, &out) : RT_UC_ABSENT;
   } else {

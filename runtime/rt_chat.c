@@ -983,11 +983,14 @@ static void apply_opts(rt_world *w, uint32_t a, rec_state *r, const rt_uc_chat_o
   }
 }
 
+/* onChatRecovery's options when it returns none or throws: the SDK's defaults. */
+static const rt_uc_chat_opts sdk_opts = {1, 1, NULL};
+
 /* Calls the user's onChatRecovery (the actor's configured options without
 ** one) and applies what it answered: 0, or 1 when it waits (it goes on in
 ** rt__chat_recovery_end), or -1 when the incarnation died in it. */
 static int on_chat_recovery(rt_world *w, uint32_t a, rec_state *r) {
-  rt_uc_chat_opts opts = {1, 1, NULL}; /* the SDK's defaults */
+  rt_uc_chat_opts opts = sdk_opts;
   rt_uc_status how = RT_UC_ABSENT;
   rt_uc_chat_ctx ctx = {r->stream, r->req, r->created_ms, r->text, r->response, NULL};
   rt_sdk_actor self;
@@ -999,7 +1002,7 @@ static int on_chat_recovery(rt_world *w, uint32_t a, rec_state *r) {
   ctx.context = js;
   if (uc && uc->on_chat_recovery) /* the user's options (rt_usercode.h) */
     how = uc->on_chat_recovery(st, &self, &ctx, &opts);
-  if (how == RT_UC_THREW) opts = (rt_uc_chat_opts){1, 1, NULL}; /* reported; the defaults */
+  if (how == RT_UC_THREW) opts = sdk_opts; /* reported; the defaults */
   free(js);
   if (RT_MEM(w, a) != m) return -1; /* the user's code died (a crash point in its write) */
   if (how == RT_UC_DETACHED) return 1; /* it waits: the SDK awaits it */
@@ -1119,10 +1122,9 @@ void rt__chat_recovery_end(rt_world *w, uint32_t a, int ok, const rt_uc_chat_opt
   rt_mem *m = RT_MEM(w, a);
   struct rt_chat_mem *cm = m ? chat_m(m) : NULL;
   rec_state *r = cm ? cm->rec_wait : NULL;
-  rt_uc_chat_opts def = {1, 1, NULL}; /* a throw: reported, the defaults apply */
   if (!r) return;
   cm->rec_wait = NULL;
-  apply_opts(w, a, r, ok && opts ? opts : &def);
+  apply_opts(w, a, r, ok && opts ? opts : &sdk_opts); /* a throw: reported, the defaults */
   recover_rest(w, a, r);
   if (RT_MEM(w, a) == m) rt__orphan_recovered(w, a); /* the row goes, _checkRunFibers goes on */
 }

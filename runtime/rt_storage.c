@@ -226,6 +226,13 @@ static int list_tables(sqlite3 *db) {
   return rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* The index of table in the template's list, or -1 if it is not there. */
+static int table_find(const char *table) {
+  for (int i = 0; i < n_tables; i++)
+    if (!strcmp(table, table_names[i])) return i;
+  return -1;
+}
+
 /* sqlite3_update_hook of a pooled connection: marks the table written. A
 ** table not in the template's list (none is made on a poolable connection)
 ** marks every table. */
@@ -236,9 +243,8 @@ static void written_hook(void *arg, int op, const char *dbname, const char *tabl
   (void)dbname;
   (void)rowid;
   if (table != wr->last || strcmp(table, table_names[wr->last_i])) {
-    int i = 0;
-    while (i < n_tables && strcmp(table, table_names[i])) i++;
-    if (i == n_tables) {
+    int i = table_find(table);
+    if (i < 0) {
       wr->tables = ~0u;
       return;
     }
@@ -694,9 +700,8 @@ static int ti_idx[TI_CACHE];
 static int table_index(const char *table) {
   for (int k = 0; k < ti_n; k++)
     if (ti_ptr[k] == table) return ti_idx[k];
-  int i = 0;
-  while (i < n_tables && strcmp(table, table_names[i])) i++;
-  if (i == n_tables) return -1;
+  int i = table_find(table);
+  if (i < 0) return -1;
   if (ti_n < TI_CACHE) {
     ti_ptr[ti_n] = table;
     ti_idx[ti_n++] = i;

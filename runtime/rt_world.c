@@ -60,11 +60,16 @@ rt_world *rt__host_new(sim *s, const rt_config *cfg, const rt_actor_class *cls, 
   return w;
 }
 
-static void mem_free(rt_world *w, rt_inc *m) {
-  if (!m) return;
+/* Frees m's message arrays (the host's part of an incarnation block). */
+static void mem_arrays_free(rt_inc *m) {
   free(m->waiters);
   free(m->serving);
   free(m->calls);
+}
+
+static void mem_free(rt_world *w, rt_inc *m) {
+  if (!m) return;
+  mem_arrays_free(m);
   w->cls->mem_free(w, m); /* the class's part */
   free(m);
 }
@@ -115,9 +120,7 @@ void rt_world_free(rt_world *w) {
   while (w->n_spare > 0) { /* their class part is released already */
     rt_inc *m = w->spare[--w->n_spare];
     RT_UNPOISON(m, w->cls->mem_size);
-    free(m->waiters);
-    free(m->serving);
-    free(m->calls);
+    mem_arrays_free(m);
     free(m);
   }
   w->cls->world_free(w);
