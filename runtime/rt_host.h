@@ -303,6 +303,10 @@ void rt__alarm_handler_done(rt_world *w, uint32_t a);
 
 /* ---- rt_storage.c --------------------------------------------------------- */
 
+/* Puts SQLite in single-thread mode without memory statistics, once per
+** process; must come before any other SQLite call (later, a no-op). */
+void rt__sqlite_single_thread(void);
+
 /* Adds module m's tables to every database made from now on and gives its
 ** statements slots; idempotent. -1 if storage already built its template
 ** (register before the first world opens a database) or is full. */

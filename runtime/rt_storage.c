@@ -129,9 +129,24 @@ void rt_storage_warm(void) {
   (sqlite3_close)(db);
 }
 
+/* One simulation is one thread (DESIGN.md rule 1), so SQLite's mutexes
+** and memory statistics are pure cost. Must run before SQLite starts, so
+** every path that opens a connection first comes here (a world, and the
+** template a sigkill run builds before its first world: without this, a
+** process whose first SQLite call was that template ran every later
+** statement with mutexes, 25 % slower); SQLite refuses a later call. */
+void rt__sqlite_single_thread(void) {
+  static int done;
+  if (done) return;
+  done = 1;
+  sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
+  sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 static int template_build(void) {
   sqlite3 *db;
   if (template_img) return 0;
+  rt__sqlite_single_thread();
   if (rt__store_register(&host_module)) return -1;
   if (sqlite3_open(":memory:", &db)) return -1;
   int rc = sqlite3_exec(db, "PRAGMA page_size=512;", NULL, NULL, NULL) ||

@@ -35,19 +35,8 @@
 #define RT_UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
 
-/* One simulation is one thread (DESIGN.md rule 1), so SQLite's mutexes
-** and memory statistics are pure cost. Must run before SQLite starts; a
-** later call is refused by SQLite, harmlessly. */
-static void sqlite_single_thread(void) {
-  static int done;
-  if (done) return;
-  done = 1;
-  sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
-  sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-}
-
 rt_world *rt__host_new(sim *s, const rt_config *cfg, const rt_actor_class *cls, void *layer) {
-  sqlite_single_thread();
+  rt__sqlite_single_thread();
   rt_world *w = calloc(1, sizeof *w);
   if (!w) return NULL;
   w->s = s;
