@@ -716,6 +716,13 @@ int rt_chat_last_recovery(rt_world *w, uint32_t actor, rt_chat_recovery_info *ou
 ** results are the same either way (tests compare the trace hashes). */
 void rt_scan_cache_set(int on);
 
+/* Held transactions (issue #18: a pooled in-memory database keeps one SQLite
+** transaction open and each turn is a savepoint in it) are on by default;
+** off makes every turn a BEGIN ... COMMIT again. Process-wide, read when a
+** connection is opened or taken from the pool; the results are the same
+** either way (tests compare trace hashes and database images). */
+void rt_held_txn_set(int on);
+
 /* ---- failure injection (rt_inject.c; tests: issue #16 item 7) ----------
 ** The runtime's allocation and SQLite call sites (runtime/rt_inject.h) can
 ** be made to fail one at a time, deterministically. Process-wide; off by

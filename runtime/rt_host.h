@@ -119,7 +119,8 @@ typedef struct rt_db_written {
   int last_i;               /* ... and its index */
 } rt_db_written;
 
-#define RT_WIPE_STMTS 35    /* DELETE FROM each of 32 tables, BEGIN, COMMIT, a no-op */
+#define RT_WIPE_STMTS 36    /* DELETE FROM each of 32 tables, BEGIN, COMMIT, a no-op,
+                               ROLLBACK */
 
 typedef struct rt_db {
   sqlite3 *db;
@@ -127,6 +128,9 @@ typedef struct rt_db {
   sqlite3_int64 img_sz;
   sqlite3_stmt *st[RT_STMT_MAX]; /* prepared statements of the modules */
   int txn_open;
+  int held;                 /* poolable: an SQLite transaction stays open and
+                               each turn is a savepoint in it (rt_storage.c) */
+  int sp_open;              /* held: the turn's savepoint is open in SQLite */
   int64_t txn_id;
   int txn_writes;
   int poolable;             /* an in-memory copy of the template */
@@ -167,6 +171,8 @@ typedef struct rt_actor {
   rt_inc *mem;              /* NULL while dead */
   int fail_commits;
   int poisoned;             /* workerd #6850: startup throws in this process */
+  int user_sql;             /* runs user SQL (a script): its turns are real
+                               SQLite transactions, never held ones */
 } rt_actor;
 
 /* The entry points of an actor class: how the host calls the code that
@@ -330,6 +336,11 @@ int rt__txn_wrote_row(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int 
 int rt__txn_wrote(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc);
 int rt__db_open(rt_world *w, uint32_t a);
 void rt__db_close(rt_db *d);
+/* Actor a runs user SQL (it has a script): from its next turn on, every
+** turn of its database is a real SQLite transaction, never a savepoint of a
+** held one (rt_storage.c "held transactions"); a held transaction is ended
+** at once when no turn is open. */
+void rt__db_user_sql(rt_world *w, uint32_t a);
 sqlite3_stmt *rt__prepare(rt_world *w, uint32_t a, const char *q); /* ad hoc; caller finalizes */
 void rt__db_park(rt_world *w, rt_db *d); /* idle actor: keep only an image */
 /* Scan k of actor a with parameter param: when a's tables have not changed

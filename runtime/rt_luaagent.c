@@ -165,6 +165,7 @@ int rt_actor_script(rt_world *w, uint32_t a, const char *name, const char *src, 
     free(w->scripts[a]);
   }
   w->scripts[a] = s;
+  rt__db_user_sql(w, a);
   /* its callbacks go through the user-code table (rt_uc_lua.c) */
   return rt__usercode_set(w, a, &rt__uc_lua);
 }
@@ -675,6 +676,7 @@ static int p_sql(lua_State *L) {
     ** executor checkpoints, thread store) are read-only to the script */
     rt_sql_sandbox_config cfg = {s, sql_now, sql_random, NULL, 0, "cf_,rv_,beach_"};
     d->poolable = 0; /* user tables and the overrides must not reach another world */
+    rt__db_user_sql(w, a);
     d->sbx = rt_sql_sandbox(d->db, &cfg, err, sizeof err);
     if (!d->sbx) return lg_error_at(L, 2, "sql: %s", err);
   }
