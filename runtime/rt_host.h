@@ -334,6 +334,17 @@ int rt__txn_join(rt_world *w, uint32_t a);
 int rt__txn_wrote_row(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc,
                       const char *name);
 int rt__txn_wrote(rt_world *w, uint32_t a, rt_write_op op, int64_t key, int rc);
+/* Installs SQLite's allocator (rt_sqlmem.c: size classes with free lists
+** in front of malloc; not under AddressSanitizer). Only before SQLite
+** starts (rt__sqlite_single_thread); SQLite ignores a later call. */
+void rt__sqlmem_install(void);
+/* Gives the allocator's cached free blocks back to malloc (at exit, so
+** that leak checkers see every block released). */
+void rt__sqlmem_trim(void);
+/* Bytes of free blocks the allocator keeps (at most 512 KB); for tests. */
+size_t rt__sqlmem_cached(void);
+/* 1 if this build installs the allocator (0 under AddressSanitizer). */
+int rt__sqlmem_on(void);
 int rt__db_open(rt_world *w, uint32_t a);
 void rt__db_close(rt_db *d);
 /* Actor a runs user SQL (it has a script): from its next turn on, every

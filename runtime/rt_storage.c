@@ -147,6 +147,7 @@ void rt__sqlite_single_thread(void) {
   done = 1;
   sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
   sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+  rt__sqlmem_install();
 }
 
 static int template_build(void) {
@@ -345,6 +346,7 @@ static void pool_drain(void) {
   template_img = NULL;
   sqlite3_close(template_db);
   template_db = NULL;
+  rt__sqlmem_trim();
 }
 
 /* Closes the pooled connections and drops the schema template: the next
