@@ -298,8 +298,10 @@ static int changes_zero(rt_db *d) {
 static int wipe_held(rt_db *d) {
   d->held = d->sp_open = d->txn_open = 0;
   if (n_tables < 0 || !d->written) return -1;
-  if (!sqlite3_get_autocommit(d->db) && wipe_step(d, MAX_TABLES + 3, "ROLLBACK")) return -1;
+  /* first, inside the transaction (no journal of its own): the rollback
+  ** leaves sqlite3_changes() alone */
   if (changes_zero(d)) return -1;
+  if (!sqlite3_get_autocommit(d->db) && wipe_step(d, MAX_TABLES + 3, "ROLLBACK")) return -1;
   d->written->tables = 0;
   return 0;
 }
