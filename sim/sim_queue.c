@@ -65,14 +65,54 @@ int sim_queue_init(sim_queue *q) {
   return 0;
 }
 
+/* ---- first blocks kept between queues -----------------------------------
+** A short run (a kill/recover cycle makes a new kernel each time, issue
+** #18) files its ~20 events in as many buckets, each taking an 8-entry
+** block, and frees them all at its end: more blocks of one size than
+** glibc's per-thread cache holds, so most went through its bins (malloc
+** and free were 10 % of the cycle). Up to SPARE_MAX such blocks are kept
+** for the next queue of the process (no simulation runs in a thread of its
+** own: DESIGN.md rule 1; addresses never decide anything). Under
+** AddressSanitizer nothing is kept: a kept block would hide a use after
+** free from it. */
+#define FIRST_CAP 8
+#define SPARE_MAX 64
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SPARE_OFF 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SPARE_OFF 1
+#endif
+#endif
+#ifndef SPARE_OFF
+#define SPARE_OFF 0
+#endif
+
+static sim_qentry *spare[SPARE_MAX];
+static int n_spare;
+
+/* Frees v's block, or keeps it if it is a first block and there is room. */
+static void vec_drop(sim_qvec *v) {
+  if (!v->v) return;
+  if (!SPARE_OFF && v->cap == FIRST_CAP && n_spare < SPARE_MAX)
+    spare[n_spare++] = v->v;
+  else
+    free(v->v);
+}
+
 void sim_queue_free(sim_queue *q) {
-  free(q->late.v);
-  free(q->run.v);
-  free(q->cur.v);
-  for (int i = 0; i < SIM_QUEUE_BUCKETS; i++) free(q->bucket[i].v);
+  vec_drop(&q->late);
+  vec_drop(&q->run);
+  vec_drop(&q->cur);
+  for (int i = 0; i < SIM_QUEUE_BUCKETS; i++) vec_drop(&q->bucket[i]);
   free(q->slots);
   free(q->free_slots);
   sim_queue_init(q);
+}
+
+void sim_queue_trim(void) {
+  while (n_spare > 0) free(spare[--n_spare]);
 }
 
 static inline int entry_less(const sim_qentry *a, const sim_qentry *b) {
@@ -92,7 +132,12 @@ static int vec_reserve(sim_qvec *v, size_t need) {
   /* 8 entries (256 bytes) first: a short run files a few events in each
   ** of many buckets, and glibc serves blocks this small from its per-thread
   ** cache (issue #18: 64-entry blocks were 2.4 % of a kill/recover cycle) */
-  size_t nc = v->cap ? v->cap * 2 : 8;
+  if (v->cap == 0 && need <= FIRST_CAP && n_spare > 0) {
+    v->v = spare[--n_spare];
+    v->cap = FIRST_CAP;
+    return 0;
+  }
+  size_t nc = v->cap ? v->cap * 2 : FIRST_CAP;
   while (nc < need) nc *= 2;
   sim_qentry *nv = realloc(v->v, nc * sizeof *nv);
   if (!nv) return -1;

@@ -471,6 +471,43 @@ static void test_sweep_and_late(void **state) {
   sim_queue_free(&q);
 }
 
+/* Issue #18: a freed queue keeps its 8-entry blocks for the next one,
+** with the old entries still in them: a queue that files into kept blocks
+** (and one after sim_queue_trim, into new ones) pops the same sequence. */
+static void pop_sequence(uint64_t *out, int n) {
+  sim_queue q;
+  sim_queue_init(&q);
+  for (int i = 0; i < n; i++) { /* times spread over many buckets, some equal */
+    sim_payload p = payload((uint64_t)i);
+    int64_t t = (int64_t)((i * 7919) % 61) * 1000 + (i % 3) * 100000;
+    assert_true(sim_queue_push(&q, t, 0, &p) != 0);
+  }
+  assert_true(sim_queue_check(&q));
+  for (int i = 0; i < n; i++) {
+    int64_t t;
+    sim_payload p;
+    assert_int_equal(sim_queue_pop(&q, &t, &p), 1);
+    out[i] = p.arg;
+  }
+  int64_t t;
+  sim_payload p;
+  assert_int_equal(sim_queue_pop(&q, &t, &p), 0);
+  sim_queue_free(&q);
+}
+
+static void test_kept_blocks_same_order(void **state) {
+  (void)state;
+  enum { N = 120 };
+  uint64_t first[N], kept[N], trimmed[N];
+  sim_queue_trim();
+  pop_sequence(first, N);   /* new blocks, kept when freed */
+  pop_sequence(kept, N);    /* kept blocks, stale entries in them */
+  sim_queue_trim();
+  pop_sequence(trimmed, N); /* new blocks again */
+  assert_memory_equal(first, kept, sizeof first);
+  assert_memory_equal(first, trimmed, sizeof first);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_random_ops_against_reference),
@@ -481,6 +518,7 @@ int main(void) {
       cmocka_unit_test(test_cancel_anywhere_keeps_heap),
       cmocka_unit_test(test_check_detects_corruption),
       cmocka_unit_test(test_sweep_and_late),
+      cmocka_unit_test(test_kept_blocks_same_order),
   };
   return cmocka_run_group_tests_name("sim_queue", tests, NULL, NULL) != 0;
 }
