@@ -98,7 +98,10 @@ int rt__w_stash(rt_world *w, uint32_t a, int64_t id, int pc) {
   char snap[48];
   if (rt__txn_join(w, a) || !(st = stmt(w, a, ST_RUN_STASH))) return -1;
   rt__snapshot_text(snap, sizeof snap, pc);
-  sqlite3_bind_text(st, 1, snap, -1, SQLITE_TRANSIENT);
+  /* not copied (issue #18: a malloc and a copy in each of 11 stashes per
+  ** kill/recover cycle): SQLite reads it only in the step below, and every
+  ** use of the statement binds both parameters again */
+  sqlite3_bind_text(st, 1, snap, -1, SQLITE_STATIC);
   sqlite3_bind_int64(st, 2, id);
   int rc = sqlite3_step(st);
   if (rc == SQLITE_DONE)
