@@ -48,7 +48,7 @@ int sim_init(sim *s, const sim_config *cfg) {
 }
 
 void sim_free(sim *s) {
-  sim_queue_free(&s->queue);
+  sim__queue_release(&s->queue); /* zeroed below */
   sim_trace_free(&s->trace);
   free(s->domain_gen);
   free(s->domain_prio);

@@ -92,22 +92,31 @@ int sim_queue_init(sim_queue *q) {
 static sim_qentry *spare[SPARE_MAX];
 static int n_spare;
 
-/* Frees v's block, or keeps it if it is a first block and there is room. */
+/* Frees v's block, or keeps it if it is a first block and there is room;
+** v is left empty. */
 static void vec_drop(sim_qvec *v) {
   if (!v->v) return;
   if (!SPARE_OFF && v->cap == FIRST_CAP && n_spare < SPARE_MAX)
     spare[n_spare++] = v->v;
   else
     free(v->v);
+  v->v = NULL;
+  v->n = v->cap = 0;
 }
 
-void sim_queue_free(sim_queue *q) {
+void sim__queue_release(sim_queue *q) {
   vec_drop(&q->late);
   vec_drop(&q->run);
   vec_drop(&q->cur);
   for (int i = 0; i < SIM_QUEUE_BUCKETS; i++) vec_drop(&q->bucket[i]);
   free(q->slots);
   free(q->free_slots);
+  q->slots = NULL;
+  q->free_slots = NULL;
+}
+
+void sim_queue_free(sim_queue *q) {
+  sim__queue_release(q);
   sim_queue_init(q);
 }
 

@@ -424,6 +424,15 @@ static void test_check_detects_corruption(void **state) {
   sim_payload p = payload(9);
   assert_true(sim_queue_push(&q, 1, 0, &p) != 0);
   assert_int_equal(sim_queue_len(&q), 1);
+  /* the kernel's teardown: no pointer left, a second release frees nothing,
+  ** and init makes it a queue again */
+  sim__queue_release(&q);
+  assert_null(q.slots);
+  assert_null(q.cur.v);
+  sim__queue_release(&q);
+  sim_queue_init(&q);
+  assert_true(sim_queue_push(&q, 2, 0, &p) != 0);
+  assert_int_equal(sim_queue_len(&q), 1);
   sim_queue_free(&q);
 }
 
