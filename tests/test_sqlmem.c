@@ -21,19 +21,21 @@
 ** bytes); reallocation keeps the bytes and reuses the block within its class. */
 static void test_sizes_and_realloc(void **st) {
   (void)st;
-  if (!rt__sqlmem_on()) skip();
+  int on = rt__sqlmem_on(); /* off under ASan: SQLite's own sizes */
   unsigned char *p = sqlite3_malloc(100);
   assert_non_null(p);
-  assert_int_equal(sqlite3_msize(p), 104);
+  if (on) assert_int_equal(sqlite3_msize(p), 104);
+  assert_true(sqlite3_msize(p) >= 100);
   for (int i = 0; i < 100; i++) p[i] = (unsigned char)i;
-  assert_ptr_equal(sqlite3_realloc(p, 104), p); /* same class */
+  if (on) assert_ptr_equal(sqlite3_realloc(p, 104), p); /* same class */
   unsigned char *q = sqlite3_realloc(p, 3000);  /* beyond the classes */
   assert_non_null(q);
   assert_true(sqlite3_msize(q) >= 3000);
   for (int i = 0; i < 100; i++) assert_int_equal(q[i], i);
   unsigned char *r = sqlite3_realloc(q, 40);
   assert_non_null(r);
-  assert_int_equal(sqlite3_msize(r), 40);
+  if (on) assert_int_equal(sqlite3_msize(r), 40);
+  assert_true(sqlite3_msize(r) >= 40);
   for (int i = 0; i < 40; i++) assert_int_equal(r[i], i);
   sqlite3_free(r);
   assert_int_equal(sqlite3_msize(NULL), 0);
@@ -45,7 +47,11 @@ static void test_reuse_and_limit(void **st) {
   (void)st;
   enum { N = 2000 };
   static void *blocks[N];
-  if (!rt__sqlmem_on()) skip();
+  if (!rt__sqlmem_on()) { /* ASan: nothing is ever kept */
+    sqlite3_free(sqlite3_malloc(200));
+    assert_int_equal(rt__sqlmem_cached(), 0);
+    return;
+  }
   rt__sqlmem_trim();
   void *a = sqlite3_malloc(200);
   sqlite3_free(a);
