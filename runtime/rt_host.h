@@ -130,7 +130,8 @@ typedef struct rt_db {
   int txn_open;
   int held;                 /* poolable: an SQLite transaction stays open and
                                each turn is a savepoint in it (rt_storage.c) */
-  int sp_open;              /* held: the turn's savepoint is open in SQLite */
+  int sp_open;              /* held: the open turn's savepoint is in SQLite */
+  int sp_depth;             /* held: turns' savepoints on SQLite's stack */
   int64_t txn_id;
   int txn_writes;
   int poolable;             /* an in-memory copy of the template */

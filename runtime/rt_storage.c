@@ -29,7 +29,7 @@
 /* The host's own statements: the alarm slot and transaction control. */
 enum {
   ST_ALARM_SET, ST_ALARM_DELETE, ST_ALARM_GET, ST_BEGIN, ST_COMMIT, ST_ROLLBACK,
-  ST_SP_BEGIN, ST_SP_RELEASE, ST_SP_ROLLBACK, ST_COUNT
+  ST_SP_BASE, ST_SP_BEGIN, ST_SP_RELEASE, ST_SP_ROLLBACK_BASE, ST_SP_ROLLBACK, ST_COUNT
 };
 
 static const char *const host_sql[ST_COUNT] = {
@@ -39,8 +39,10 @@ static const char *const host_sql[ST_COUNT] = {
     [ST_BEGIN] = "BEGIN",
     [ST_COMMIT] = "COMMIT",
     [ST_ROLLBACK] = "ROLLBACK",
+    [ST_SP_BASE] = "SAVEPOINT rv_base",
     [ST_SP_BEGIN] = "SAVEPOINT rv_turn",
-    [ST_SP_RELEASE] = "RELEASE rv_turn",
+    [ST_SP_RELEASE] = "RELEASE rv_base",
+    [ST_SP_ROLLBACK_BASE] = "ROLLBACK TO rv_base",
     [ST_SP_ROLLBACK] = "ROLLBACK TO rv_turn",
 };
 
@@ -296,7 +298,7 @@ static int changes_zero(rt_db *d) {
 ** empty (the template, or just wiped), so rolling it back restores exactly
 ** that content. 0, or -1 (then close it). */
 static int wipe_held(rt_db *d) {
-  d->held = d->sp_open = d->txn_open = 0;
+  d->held = d->sp_open = d->sp_depth = d->txn_open = 0;
   if (n_tables < 0 || !d->written) return -1;
   /* first, inside the transaction (no journal of its own): the rollback
   ** leaves sqlite3_changes() alone */
@@ -565,7 +567,7 @@ static void db_close_now(rt_db *d) {
   }
   sqlite3_close(d->db);
   d->db = NULL;
-  d->txn_open = d->held = d->sp_open = 0;
+  d->txn_open = d->held = d->sp_open = d->sp_depth = 0;
 }
 
 sqlite3_stmt *rt__stmt(rt_world *w, uint32_t a, const rt_store_module *m, int k) {
@@ -602,23 +604,30 @@ static void txn_ctl(rt_world *w, uint32_t a, int id) { (void)txn_step(w, a, id);
 /* ---- held transactions ---------------------------------------------------
 ** A pooled in-memory database keeps one SQLite transaction open ("held")
 ** from the moment it is opened or taken from the pool, and each turn is a
-** savepoint in it: BEGIN, COMMIT and ROLLBACK of a turn become SAVEPOINT,
-** RELEASE and ROLLBACK TO + RELEASE (still SQLite's own rollback). Nothing
-** else reads the database, so a released turn is as committed as a
-** committed one: every statement of the connection sees the same rows, a
-** crash loses the open turn and nothing else, parking serializes the same
-** pages. What it saves per turn is the journal's start and end (issue #18:
-** 1.5 k of 9 k instructions per one-row transaction). The pool's wipe is
-** then a rollback of the held transaction, which restores the content it
-** began with: every table empty.
+** savepoint in it: BEGIN of a turn becomes SAVEPOINT, ROLLBACK becomes
+** ROLLBACK TO (still SQLite's own rollback), and COMMIT nothing at all: the
+** turn's savepoint stays on SQLite's stack, below every later one, and the
+** runtime only ever rolls back to the savepoint of the turn that is open,
+** so nothing can undo a committed turn. Every SP_STACK_MAX turns one
+** RELEASE of the lowest savepoint empties the stack. Nothing else reads
+** the database, so every statement of the connection sees the same rows,
+** a crash loses the open turn and nothing else, and parking serializes the
+** same pages. A write outside a turn lands in the savepoint of a turn that
+** ended (as committed as autocommit). What it saves per turn is the
+** journal's start and end and a RELEASE (issue #18: 1.5 k of 9 k
+** instructions per one-row transaction, and ~0.9 k per control statement).
+** The pool's wipe is a rollback of the held transaction, which restores the
+** content it began with: every table empty.
 ** Never for user SQL (rt__db_user_sql): a statement that rolls back the
 ** whole transaction (INSERT OR ROLLBACK, RAISE(ROLLBACK)) would lose every
 ** earlier turn, not only the open one.
-** The savepoint's state in SQLite is followed by the statements' results
-** (sp_open), so that a control statement that fails (failure injection)
-** leaves the same state as the BEGIN/COMMIT it stands for: a turn whose
-** RELEASE failed stays open and the next turn joins it, as the next BEGIN
-** fails inside a transaction whose COMMIT failed. */
+** The stack is followed by the statements' results (sp_depth, sp_open), so
+** that a control statement that fails (failure injection) leaves the state
+** of the BEGIN/ROLLBACK it stands for: a turn whose SAVEPOINT failed writes
+** as if committed, and one whose ROLLBACK TO failed stays open and the next
+** turn joins it, as the next BEGIN fails inside a transaction still open. */
+#define SP_STACK_MAX 8
+
 static int held_off;
 
 void rt_held_txn_set(int on) { held_off = !on; }
@@ -635,7 +644,7 @@ static void unhold(rt_world *w, uint32_t a) {
   rt_db *d = &w->actors[a].store;
   if (!d->held || d->txn_open) return;
   txn_ctl(w, a, ST_COMMIT);
-  d->held = d->sp_open = 0;
+  d->held = d->sp_open = d->sp_depth = 0;
 }
 
 void rt__db_user_sql(rt_world *w, uint32_t a) {
@@ -646,21 +655,32 @@ void rt__db_user_sql(rt_world *w, uint32_t a) {
 static void turn_begin(rt_world *w, uint32_t a) {
   rt_db *d = &w->actors[a].store;
   if (d->held && w->actors[a].user_sql) unhold(w, a);
-  if (!d->held) txn_ctl(w, a, ST_BEGIN);
-  else if (!d->sp_open) d->sp_open = txn_step(w, a, ST_SP_BEGIN) == SQLITE_DONE;
+  if (!d->held) {
+    txn_ctl(w, a, ST_BEGIN);
+  } else if (!d->sp_open && txn_step(w, a, d->sp_depth ? ST_SP_BEGIN : ST_SP_BASE) == SQLITE_DONE) {
+    d->sp_open = 1;
+    d->sp_depth++;
+  }
 }
 
+/* The turn's savepoint stays where it is; a full stack is released. */
 static void turn_commit(rt_world *w, uint32_t a) {
   rt_db *d = &w->actors[a].store;
-  if (!d->held) txn_ctl(w, a, ST_COMMIT);
-  else if (d->sp_open && txn_step(w, a, ST_SP_RELEASE) == SQLITE_DONE) d->sp_open = 0;
+  if (!d->held) {
+    txn_ctl(w, a, ST_COMMIT);
+    return;
+  }
+  d->sp_open = 0;
+  if (d->sp_depth >= SP_STACK_MAX && txn_step(w, a, ST_SP_RELEASE) == SQLITE_DONE) d->sp_depth = 0;
 }
 
+/* Back to the open turn's savepoint, which stays (empty) like a committed
+** turn's: a write before the next turn is not undone by a later rollback. */
 static void turn_rollback(rt_world *w, uint32_t a) {
   rt_db *d = &w->actors[a].store;
   if (!d->held) txn_ctl(w, a, ST_ROLLBACK);
-  else if (d->sp_open && txn_step(w, a, ST_SP_ROLLBACK) == SQLITE_DONE &&
-           txn_step(w, a, ST_SP_RELEASE) == SQLITE_DONE)
+  else if (d->sp_open &&
+           txn_step(w, a, d->sp_depth > 1 ? ST_SP_ROLLBACK : ST_SP_ROLLBACK_BASE) == SQLITE_DONE)
     d->sp_open = 0;
 }
 

@@ -85,6 +85,43 @@ static void test_rollback_loses_the_turn_only(void **st) {
   sim_free(&s);
 }
 
+/* Committed turns' savepoints stay on SQLite's stack (a commit runs no
+** statement) and a full stack is released: over many turns, a rollback
+** loses only the open turn, and a write between turns (after a commit or
+** after a rollback) is never undone by a later turn's rollback. */
+static void test_stacked_turns(void **st) {
+  (void)st;
+  char q[96];
+  sim s;
+  rt_world *w = world_of(&s, 2, 1);
+  rt_db *d = &w->actors[0].store;
+  assert_int_equal(rt__db_open(w, 0), 0);
+  for (int i = 1; i <= 20; i++) {
+    assert_int_equal(rt__txn_join(w, 0), 0);
+    snprintf(q, sizeof q, "INSERT OR REPLACE INTO rv_alarm(k,at) VALUES(0,%d)", i);
+    exec_ok(w, q);
+    if (i % 3 == 0) {
+      rt__rollback(w, 0, "test");
+      assert_int_equal(rt__stored_alarm(w, 0), i - 1);
+      snprintf(q, sizeof q, "INSERT OR REPLACE INTO rv_alarm(k,at) VALUES(0,%d)", i);
+      exec_ok(w, q); /* between turns, after a rollback */
+    } else {
+      rt__commit_now(w, 0);
+    }
+    assert_int_equal(rt__stored_alarm(w, 0), i);
+    assert_true(d->sp_depth <= 8);
+  }
+  exec_ok(w, "INSERT OR REPLACE INTO rv_alarm(k,at) VALUES(0,500)"); /* after a commit */
+  assert_int_equal(rt__txn_join(w, 0), 0);
+  exec_ok(w, "INSERT OR REPLACE INTO rv_alarm(k,at) VALUES(0,600)");
+  rt__rollback(w, 0, "test");
+  assert_int_equal(rt__stored_alarm(w, 0), 500);
+  assert_int_equal(d->held, 1);
+  assert_int_equal(sqlite3_get_autocommit(d->db), 0);
+  rt_world_free(w);
+  sim_free(&s);
+}
+
 static void crash_cb(sim *s, void *ctx, uint64_t arg) {
   (void)s;
   (void)arg;
@@ -240,6 +277,7 @@ static void test_user_sql_never_held(void **st) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rollback_loses_the_turn_only),
+      cmocka_unit_test(test_stacked_turns),
       cmocka_unit_test(test_crash_and_failed_commit_same_held_or_not),
       cmocka_unit_test(test_park_same_image_held_or_not),
       cmocka_unit_test(test_wipe_restores_the_template),
