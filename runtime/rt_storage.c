@@ -12,7 +12,9 @@
 ** after the turn; a death before then rolls the whole turn back. In
 ** RT_COMMIT_IMMEDIATE mode every write is durable when it returns (the
 ** seeds' model). Every write is one RT_EV_WRITE record: a durable write
-** boundary for crash-point coverage.
+** boundary for crash-point coverage. On a pooled in-memory database a
+** turn's transaction is a savepoint of one SQLite transaction kept open
+** ("held transactions" below); the semantics are the same.
 */
 #include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 #include <errno.h>
