@@ -665,7 +665,16 @@ static void turn_begin(rt_world *w, uint32_t a) {
   }
 }
 
-/* The turn's savepoint stays where it is; a full stack is released. */
+/* After a turn: a full stack is released (all of it: SQLite then also
+** empties the savepoints' sub-journal). */
+static void stack_trim(rt_world *w, uint32_t a) {
+  rt_db *d = &w->actors[a].store;
+  if (!d->sp_open && d->sp_depth >= SP_STACK_MAX &&
+      txn_step(w, a, ST_SP_RELEASE) == SQLITE_DONE)
+    d->sp_depth = 0;
+}
+
+/* The turn's savepoint stays where it is. */
 static void turn_commit(rt_world *w, uint32_t a) {
   rt_db *d = &w->actors[a].store;
   if (!d->held) {
@@ -673,17 +682,21 @@ static void turn_commit(rt_world *w, uint32_t a) {
     return;
   }
   d->sp_open = 0;
-  if (d->sp_depth >= SP_STACK_MAX && txn_step(w, a, ST_SP_RELEASE) == SQLITE_DONE) d->sp_depth = 0;
+  stack_trim(w, a);
 }
 
 /* Back to the open turn's savepoint, which stays (empty) like a committed
 ** turn's: a write before the next turn is not undone by a later rollback. */
 static void turn_rollback(rt_world *w, uint32_t a) {
   rt_db *d = &w->actors[a].store;
-  if (!d->held) txn_ctl(w, a, ST_ROLLBACK);
-  else if (d->sp_open &&
-           txn_step(w, a, d->sp_depth > 1 ? ST_SP_ROLLBACK : ST_SP_ROLLBACK_BASE) == SQLITE_DONE)
+  if (!d->held) {
+    txn_ctl(w, a, ST_ROLLBACK);
+    return;
+  }
+  if (d->sp_open &&
+      txn_step(w, a, d->sp_depth > 1 ? ST_SP_ROLLBACK : ST_SP_ROLLBACK_BASE) == SQLITE_DONE)
     d->sp_open = 0;
+  stack_trim(w, a); /* turns that all roll back fill the stack too */
 }
 
 static void commit_event(sim *s, void *ctx, uint64_t arg) {

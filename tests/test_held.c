@@ -111,6 +111,13 @@ static void test_stacked_turns(void **st) {
     assert_int_equal(rt__stored_alarm(w, 0), i);
     assert_true(d->sp_depth <= 8);
   }
+  for (int i = 0; i < 30; i++) { /* turns that all roll back: the stack stays bounded */
+    assert_int_equal(rt__txn_join(w, 0), 0);
+    exec_ok(w, "INSERT OR REPLACE INTO rv_alarm(k,at) VALUES(0,999)");
+    rt__rollback(w, 0, "test");
+    assert_true(d->sp_depth <= 8);
+    assert_int_equal(rt__stored_alarm(w, 0), 20);
+  }
   exec_ok(w, "INSERT OR REPLACE INTO rv_alarm(k,at) VALUES(0,500)"); /* after a commit */
   assert_int_equal(rt__txn_join(w, 0), 0);
   exec_ok(w, "INSERT OR REPLACE INTO rv_alarm(k,at) VALUES(0,600)");
