@@ -231,7 +231,7 @@ static void worker_job(const scn_swarm *s, uint64_t j, scn_scenario *m, FILE *ou
   ** trace records (a failing run is re-run with them kept, for its
   ** signature). */
   scn_run_opts ro = {.stop_when_decided = 1, .lean = !s->o.worker_extra, /* worker_extra may read the trace */
-                     .waits_only_rerun = 1};
+                     .waits_only_rerun = 1, .no_figures = !s->o.worker_extra}; /* and the figures */
   if (scn_run_case_ex(m, jb.ci, jb.seed, m->strategy, &ro, &r) != 0) {
     clean(text, sizeof text, r.failure);
     fprintf(out, "X\t%" PRIu64 "\t%s\n", j, text);
