@@ -167,6 +167,10 @@ typedef struct rt_actor {
   rt_inc *mem;              /* NULL while dead */
   int fail_commits;
   int poisoned;             /* workerd #6850: startup throws in this process */
+  uint32_t cls_str;         /* spec.cls interned in the world's trace (0: not
+                               yet): each wake emits it, and a strcmp of it
+                               on each of a 7-day run's 58,000 wakes was 0.8 %
+                               of a swarm */
 } rt_actor;
 
 /* The entry points of an actor class: how the host calls the code that

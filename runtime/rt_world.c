@@ -254,7 +254,8 @@ rt_inc *rt__wake(rt_world *w, uint32_t a, rt_entry entry) {
   if (entry == RT_ENTRY_ALARM &&
       (w->cfg.workerd_name_bug || ac->spec.on_start_throws == RT_THROW_UNTIL_FRESH_REQUEST))
     ac->poisoned = 1;
-  rt__emit(w, RT_EV_ACTOR_WAKE, a, m->incarnation, entry, 0, ac->spec.cls);
+  if (!ac->cls_str) ac->cls_str = rt__str(w, ac->spec.cls); /* spec is fixed after rt_actor_add */
+  sim_emit(w->s, RT_EV_ACTOR_WAKE, a, m->incarnation, entry, 0, ac->cls_str, 0);
   idle_arm(w, a, w->s->now_us + m->idle_timeout);
   return m;
 }
