@@ -1253,14 +1253,16 @@ static void finish(rt_lagent *lg, int ci, int ok, const char *err, uint32_t resu
     lua_State *L = rt_lua_L(lg->x);
     const char *v = ok ? (result ? sim_trace_str(&w->s->trace, result) : NULL) : err;
     ctx_push(lg, ci);
+    /* raw: the script may give the Fiber metatable a __newindex, which must
+    ** not run here (outside any slice: an error in it aborted the process) */
     if (v) { /* set before _ok: a handle with _ok has ended */
       lua_pushvalue(L, LG_S_VALUE);
       lua_pushstring(L, v);
-      lua_settable(L, -3);
+      lua_rawset(L, -3);
     }
     lua_pushvalue(L, LG_S_OK);
     lua_pushboolean(L, ok);
-    lua_settable(L, -3);
+    lua_rawset(L, -3);
     lua_pop(L, 1);
   }
   co_drop(lg, ci);
