@@ -95,7 +95,7 @@ struct rt_lagent {
 
 static int load_prelude_chat(rt_lagent *lg);
 static int push_callback(rt_lagent *lg, const char *name);
-static int fiber_work(rt_lagent *lg, int ci, lua_State *co);
+static inline int fiber_work(rt_lagent *lg, int ci, lua_State *co);
 
 #define LG_GONE 100 /* the incarnation died while Lua ran */
 
@@ -875,6 +875,10 @@ static int run_fiber_bad_args(lua_State *L) {
   return luaL_error(L, "runFiber: fn must be a function");
 }
 
+/* runFiber does its work at once only under this many nested host resumes
+** (run_fiber_now): deeper, it yields as before. */
+#define LG_NOW_DEPTH 8
+
 /* A yield that ends the caller's run here (its incarnation is gone): the
 ** host drops it as it drops a coroutine whose incarnation died. */
 static const char gone_token = 2;
@@ -887,7 +891,7 @@ static const char gone_token = 2;
 static int run_fiber_now(lua_State *L, rt_lagent *lg, rt_lua_slice *s) {
   int rc = fiber_work(lg, lg->cur, L);
   rt_lua_slice_resume(lg->x, s);
-  if (rc == LG_GONE) { /* lg may be freed only at depth 0: the caller's run is above */
+  if (rc == LG_GONE) { /* lg is freed by the caller's run, above (depth > 0) */
     lua_pushlightuserdata(L, (void *)&gone_token);
     return lua_yield(L, 1);
   }
@@ -903,8 +907,11 @@ static int p_run_fiber(lua_State *L) {
   rt_lagent *lg = lua_touserdata(L, lua_upvalueindex(1));
   /* at once when the host would run the command at once: not in a startup
   ** hook (it may defer the body), nor a synchronous callback (it refuses
-  ** the yield), nor a coroutine the script made (the yield goes to it) */
-  int kind = lg && !lg->dead && lg->cur >= 0 ? lg->cos[lg->cur].kind : 0;
+  ** the yield), nor a coroutine the script made (the yield goes to it); and
+  ** only a few levels deep (LG_NOW_DEPTH): a body that starts a fiber that
+  ** starts a fiber... nests C frames either way, and those of the yield are
+  ** the smaller */
+  int kind = lg && !lg->dead && lg->cur >= 0 && lg->depth < LG_NOW_DEPTH ? lg->cos[lg->cur].kind : 0;
   rt_lua_slice *s;
   if (kind && kind != LC_HOOK && kind != LC_SYNC && (s = rt_lua_slice_pause(lg->x, L)))
     return run_fiber_now(L, lg, s);
@@ -1335,8 +1342,11 @@ static void push_outcome(rt_lagent *lg, const lg_end *e) {
 ** and fn on top: the row, keepAlive, the handle, and the body's first slice
 ** (or, inside a startup hook, after the gate opens). Leaves the handle (nil
 ** when no fiber was made) on top of the main stack and returns 0, or returns
-** LG_GONE (the incarnation died: nothing left there; lg may be freed). */
-static int fiber_work(rt_lagent *lg, int ci, lua_State *co) {
+** LG_GONE (the incarnation died: nothing left there; free lg at depth 0).
+** Inlined into both callers: drive's frame nests once per fiber that starts
+** a fiber in its first slice, and a frame of its own here made that chain
+** 20 % deeper in C stack (-fstack-usage). */
+__attribute__((always_inline)) static inline int fiber_work(rt_lagent *lg, int ci, lua_State *co) {
   rt_world *w = lg->w;
   uint32_t a = lg->a;
   rt_mem *m = RT_MEM(w, a);
@@ -1397,10 +1407,7 @@ static int fiber_work(rt_lagent *lg, int ci, lua_State *co) {
     drive(lg, bi, run(lg, bi, 1, 1));
     lg->depth--;
   }
-  if (lg->dead) { /* the incarnation died: its state goes, untouched */
-    if (lg->depth == 0) lg_free(lg);
-    return LG_GONE;
-  }
+  if (lg->dead) return LG_GONE; /* the incarnation died: its state goes, untouched */
   if (!RT_MEM(w, a) || LG_OF_MEM(RT_MEM(w, a)) != lg) {
     lua_pop(L, 1);
     return LG_GONE;
@@ -1412,6 +1419,7 @@ static int fiber_work(rt_lagent *lg, int ci, lua_State *co) {
 ** caller resumes with the handle. Returns the rc of that resume. */
 static int cmd_run_fiber(rt_lagent *lg, int ci) {
   int rc = fiber_work(lg, ci, lg->cos[ci].co.L);
+  if (rc && lg->dead && lg->depth == 0) lg_free(lg);
   return rc ? rc : run(lg, ci, 0, 1);
 }
 
