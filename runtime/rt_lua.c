@@ -578,6 +578,36 @@ static int run_slice(rt_lua *x, rt_lua_co *co, int nargs) {
   return fail(x, co, st);
 }
 
+static int get_field(lua_State *L) {
+  lua_gettable(L, 1);
+  return 1;
+}
+
+int rt_lua_getfield(rt_lua *x, lua_State *L, int idx, const char *k) {
+  idx = lua_absindex(L, idx);
+  if (lua_type(L, idx) == LUA_TTABLE) { /* the common case: no script runs */
+    lua_pushstring(L, k);
+    int t = lua_rawget(L, idx);
+    if (t != LUA_TNIL || !lua_getmetatable(L, idx)) return t;
+    lua_pop(L, 2); /* the metatable and the nil */
+  }
+  lua_pushcfunction(L, get_field);
+  lua_pushvalue(L, idx);
+  lua_pushstring(L, k);
+  rt_lua_slice s = {.L = L};
+  slice_begin(x, &s);
+  int st = lua_pcall(L, 2, 1, 0);
+  int abort = x->abort;
+  slice_end(x, &s);
+  if (st == LUA_OK) return lua_type(L, -1);
+  const char *msg = lua_tostring(L, -1);
+  set_err(x, msg ? msg : "(an error object that is not a string)");
+  lua_pop(L, 1);
+  return abort == RT_LUA_ERR_BUDGET ? RT_LUA_ERR_BUDGET
+         : abort == RT_LUA_ERR_MEMORY || st == LUA_ERRMEM ? RT_LUA_ERR_MEMORY
+                                                          : RT_LUA_ERR_RUN;
+}
+
 int rt_lua_start(rt_lua *x, int nargs, rt_lua_co *co) {
   co->L = NULL;
   co->ref = LUA_NOREF;

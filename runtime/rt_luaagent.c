@@ -477,8 +477,10 @@ static int p_schedule(lua_State *L) {
   }
   size_t cb_len = strlen(cb);
   if (cb_len >= 1 && cb_len <= 47) { /* else rt_sdk names the bound */
-    if (!push_callback(lg, cb)) return lg_no_callback(L, lg, fn, cb);
-    lua_pop(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, lg->mod_ref); /* read in the caller's slice: an */
+    int ty = lua_getfield(L, -1, cb);               /* __index that throws, throws here */
+    lua_pop(L, 2);
+    if (ty != LUA_TFUNCTION) return lg_no_callback(L, lg, fn, cb);
   }
   rt_sdk_actor me = lg_sdk(lg);
   char err[200] = "";
@@ -879,6 +881,14 @@ static int run_fiber_bad_args(lua_State *L) {
 ** (run_fiber_now): deeper, it yields as before. */
 #define LG_NOW_DEPTH 8
 
+/* A fiber body that starts a fiber whose body starts a fiber... at once
+** nests the host's C frames once per level, whichever path runFiber takes:
+** past this many levels runFiber throws in the body that called it, as
+** JavaScript throws RangeError when its stack runs out (before, the
+** process died of a C stack overflow at about 10,000 levels). Lua's own
+** limit of nested C calls is 200 (LUAI_MAXCCALLS). */
+#define LG_MAX_NEST 200
+
 /* A yield that ends the caller's run here (its incarnation is gone): the
 ** host drops it as it drops a coroutine whose incarnation died. */
 static const char gone_token = 2;
@@ -905,6 +915,10 @@ static int p_run_fiber(lua_State *L) {
     return run_fiber_bad_args(L);
   lua_settop(L, 3);
   rt_lagent *lg = lua_touserdata(L, lua_upvalueindex(1));
+  if (lg && lg->depth >= LG_MAX_NEST)
+    return luaL_error(L, "runFiber: %d fibers started one inside another without a wait (a body "
+                         "that starts a fiber at once, again and again: JavaScript would throw "
+                         "RangeError: Maximum call stack size exceeded)", lg->depth);
   /* at once when the host would run the command at once: not in a startup
   ** hook (it may defer the body), nor a synchronous callback (it refuses
   ** the yield), nor a coroutine the script made (the yield goes to it); and
@@ -1077,11 +1091,28 @@ static rt_lagent *lg_get(rt_world *w, uint32_t a) {
   return LG_OF_MEM(m) ? LG_OF_MEM(m) : lg_make(w, a);
 }
 
-/* Pushes mod[name] if it is a function (returns 1), else nothing (0). */
+/* A look-up of callback `name` failed in the script table's __index: the
+** run ends with the script's message (a scenario error, exit 2). */
+static void callback_lookup_failed(rt_lagent *lg, const char *name) {
+  struct rt_script *s = script_of(lg->w, lg->a);
+  char msg[1200];
+  snprintf(msg, sizeof msg, "script %s: looking up the callback %s: %s", s ? s->name : "?", name,
+           rt_lua_error(lg->x));
+  rt__lg_fatal(lg->w, msg);
+}
+
+/* Pushes mod[name] if it is a function (returns 1), else nothing (0). The
+** script's table is read as a script reads it (an inherited method comes
+** through __index), but protected: an __index that throws, loops or
+** allocates without end ends the run with its message. */
 static int push_callback(rt_lagent *lg, const char *name) {
-  lua_State *L = rt_lua_L(lg->x);
-  if (lua_getfield(L, LG_S_MOD, name) == LUA_TFUNCTION) return 1;
-  lua_pop(L, 1);
+  int t = rt_lua_getfield(lg->x, rt_lua_L(lg->x), LG_S_MOD, name);
+  if (t == LUA_TFUNCTION) return 1;
+  if (t < 0) {
+    callback_lookup_failed(lg, name);
+    return 0;
+  }
+  lua_pop(rt_lua_L(lg->x), 1);
   return 0;
 }
 
