@@ -15,8 +15,10 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs sqlite3 libcjson libfiu lua5.4 2>/dev/null)
 TEST_LIBS  := $(shell pkg-config --libs cmocka 2>/dev/null)
 
+# -fno-plt: a call into a shared library (Lua's C API, SQLite, libc) goes
+# through its GOT entry at once, not a PLT stub (docs/bench.md, issue #13).
 CFLAGS  += -std=c11 -D_GNU_SOURCE -DFIU_ENABLE -Wall -Wextra -Werror \
-           -Wshadow -Wstrict-prototypes $(OPT) $(SAN) $(PKG_CFLAGS) -I.
+           -Wshadow -Wstrict-prototypes -fno-plt $(OPT) $(SAN) $(PKG_CFLAGS) -I.
 LDFLAGS += $(SAN)
 LDLIBS  += $(PKG_LIBS) -lm
 
@@ -76,7 +78,8 @@ reports/rpt_html_assets.h: reports/html/report.css reports/html/report.js report
 
 $(BUILD)/reports/rpt_html.o: reports/rpt_html_assets.h
 
-$(BUILD)/%.o: %.c
+# The Makefile too: a change of CFLAGS here rebuilds every object.
+$(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 

@@ -71,6 +71,11 @@ typedef struct chk_class {
 ** OOM. */
 int chk_register(chk_set *c, const chk_class *k, void *st);
 
+/* For tests (tests/test_chk_filter.c): with off = 1, sets made from now on
+** hand every record to every on_record, as if no class had a record_kind,
+** so a run can be compared with the filtered one; 0 restores the filter. */
+void chk_filter_off(int off);
+
 /* The state of the first checker of class k in c, or NULL. */
 void *chk_state(const chk_set *c, const chk_class *k);
 

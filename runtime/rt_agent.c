@@ -804,7 +804,7 @@ static void onstart_call(rt_world *w, uint32_t a, int resume) {
   rt_uc_out out;
   rt_uc_status how;
   const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
-  memset(&out, 0, sizeof out);
+  rt_uc_out_clear(&out);
   if (!uc) {
     how = uc_load_failed(&out, err);
   } else if (resume) {
@@ -1309,7 +1309,7 @@ static void request_call(rt_world *w, uint32_t a, const rt_msg *m, rt_uc_frame *
   rt_uc_status how;
   rt_uc_frame f = {.hook = RT_UC_ON_REQUEST, .key = m->id};
   const rt_usercode *uc = rt__uc_enter(w, a, &self, &st, &err);
-  memset(&out, 0, sizeof out);
+  rt_uc_out_clear(&out);
   if (!uc) {
     how = uc_load_failed(&out, err);
   } else if (fr) {

@@ -523,31 +523,89 @@ static int fail(rt_lua *x, rt_lua_co *co, int st) {
   return co->status = kind;
 }
 
-static int run_slice(rt_lua *x, rt_lua_co *co, int nargs) {
-  int nres = 0;
-  /* A slice may start inside another one (a C function of a running
-  ** coroutine resumes a second one: a finish hook run by abortAgentTool);
-  ** the outer slice's budget and flags go on after it. */
-  uint64_t outer_used = x->used;
-  int outer_in = x->in_script, outer_abort = x->abort, outer_refused = x->refused;
+/* A slice begins: the state of the one around it (or the host's) is kept
+** in s, and s's coroutine gets a fresh budget, hook count and flags. */
+static void slice_begin(rt_lua *x, rt_lua_slice *s) {
+  s->used = x->used;
+  s->in_script = x->in_script;
+  s->abort = x->abort;
+  s->refused = x->refused;
+  s->prev = x->slice;
+  x->slice = s;
   x->used = 0;
   x->abort = 0;
   x->refused = 0;
   set_err(x, "");
-  lua_sethook(co->L, count_hook, LUA_MASKCOUNT, x->period);
+  lua_sethook(s->L, count_hook, LUA_MASKCOUNT, x->period);
   x->in_script = 1;
-  int st = lua_resume(co->L, x->L, nargs, &nres);
-  x->in_script = outer_in;
-  if (outer_in) { /* back in the outer slice: its count goes on, with this one's work */
-    x->used += outer_used;
-    if (!x->abort) x->abort = outer_abort;
-    x->refused = outer_refused;
+}
+
+/* A slice ends (returned, yielded, failed or paused): the one around it
+** goes on, charged with this one's work. */
+static void slice_end(rt_lua *x, rt_lua_slice *s) {
+  x->slice = s->prev;
+  x->in_script = s->in_script;
+  if (s->in_script) {
+    x->used += s->used;
+    if (!x->abort) x->abort = s->abort;
+    x->refused = s->refused;
   }
+}
+
+rt_lua_slice *rt_lua_slice_pause(rt_lua *x, lua_State *L) {
+  rt_lua_slice *s = x->slice;
+  if (!s || s->L != L) return NULL;
+  slice_end(x, s);
+  return s;
+}
+
+void rt_lua_slice_resume(rt_lua *x, rt_lua_slice *s) { slice_begin(x, s); }
+
+static int run_slice(rt_lua *x, rt_lua_co *co, int nargs) {
+  int nres = 0;
+  /* A slice may start inside another one (a C function of a running
+  ** coroutine resumes a second one: a finish hook run by abortAgentTool,
+  ** a fiber body started by runFiber); the outer slice's budget and flags
+  ** go on after it. */
+  rt_lua_slice s = {.L = co->L};
+  slice_begin(x, &s);
+  int st = lua_resume(co->L, x->L, nargs, &nres);
+  slice_end(x, &s);
   if (st == LUA_OK || st == LUA_YIELD) {
     co->nres = nres;
     return co->status = st == LUA_OK ? RT_LUA_DONE : RT_LUA_YIELDED;
   }
   return fail(x, co, st);
+}
+
+static int get_field(lua_State *L) {
+  lua_gettable(L, 1);
+  return 1;
+}
+
+int rt_lua_getfield(rt_lua *x, lua_State *L, int idx, const char *k) {
+  idx = lua_absindex(L, idx);
+  if (lua_type(L, idx) == LUA_TTABLE) { /* the common case: no script runs */
+    lua_pushstring(L, k);
+    int t = lua_rawget(L, idx);
+    if (t != LUA_TNIL || !lua_getmetatable(L, idx)) return t;
+    lua_pop(L, 2); /* the metatable and the nil */
+  }
+  lua_pushcfunction(L, get_field);
+  lua_pushvalue(L, idx);
+  lua_pushstring(L, k);
+  rt_lua_slice s = {.L = L};
+  slice_begin(x, &s);
+  int st = lua_pcall(L, 2, 1, 0);
+  int abort = x->abort;
+  slice_end(x, &s);
+  if (st == LUA_OK) return lua_type(L, -1);
+  const char *msg = lua_tostring(L, -1);
+  set_err(x, msg ? msg : "(an error object that is not a string)");
+  lua_pop(L, 1);
+  return abort == RT_LUA_ERR_BUDGET ? RT_LUA_ERR_BUDGET
+         : abort == RT_LUA_ERR_MEMORY || st == LUA_ERRMEM ? RT_LUA_ERR_MEMORY
+                                                          : RT_LUA_ERR_RUN;
 }
 
 int rt_lua_start(rt_lua *x, int nargs, rt_lua_co *co) {

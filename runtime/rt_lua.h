@@ -121,6 +121,32 @@ int rt_lua_start(rt_lua *x, int nargs, rt_lua_co *co);
 ** when co is not suspended. A fresh instruction budget starts. */
 int rt_lua_resume(rt_lua *x, rt_lua_co *co, int nargs);
 
+/* A slice the host runs (rt_lua_start, rt_lua_resume), as seen from a C
+** function that the script calls in it. */
+typedef struct rt_lua_slice rt_lua_slice;
+
+/* For a C function called by a script: when L is the coroutine of the
+** slice the host is running (not a coroutine the script made), ends that
+** slice here as a yield would (its instruction count and flags go back to
+** the host, or to the slice around it) and returns it; NULL otherwise, with
+** nothing changed. The host may then start or resume other coroutines; the
+** C function must call rt_lua_slice_resume before it returns to L. */
+rt_lua_slice *rt_lua_slice_pause(rt_lua *x, lua_State *L);
+
+/* Starts slice s again as rt_lua_resume would: a fresh instruction budget
+** and hook count, no error, the strict memory cap. */
+void rt_lua_slice_resume(rt_lua *x, rt_lua_slice *s);
+
+/* Pushes t[k] on L (t at index idx of L; L is x's main thread or a
+** coroutine of x that is not running) as a script would read it. A value the table holds itself is read raw (no script runs); a
+** missing one goes through the metatable's __index, if any, as a slice of
+** its own: protected, with a fresh instruction budget and the memory cap,
+** charged to the slice around it. Returns the value's Lua type, or
+** RT_LUA_ERR_RUN / RT_LUA_ERR_BUDGET / RT_LUA_ERR_MEMORY with nothing pushed
+** and the message in rt_lua_error (a host look-up of a script's callback:
+** an __index that throws or loops must not abort the process). */
+int rt_lua_getfield(rt_lua *x, lua_State *L, int idx, const char *k);
+
 /* Unanchors the coroutine (its memory goes back at the next collection).
 ** A coroutine that returned (RT_LUA_DONE) is kept, up to 32, and its
 ** thread runs a later rt_lua_start (coroutine.running() may then show the

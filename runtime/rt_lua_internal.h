@@ -34,6 +34,15 @@ typedef struct rt__lua_ids {
   size_t n;
 } rt__lua_ids;
 
+/* A running slice (rt_lua.c run_slice): its coroutine, and the state of
+** the slice around it (or the host's), restored when it ends. */
+struct rt_lua_slice {
+  lua_State *L;
+  uint64_t used;
+  int in_script, abort, refused;
+  struct rt_lua_slice *prev;
+};
+
 struct rt_lua {
   /* hot: read on every allocation and every slice (one or two cache lines;
   ** the 8 KB message buffer used to sit between these and the free lists) */
@@ -47,6 +56,7 @@ struct rt_lua {
   int in_script;           /* 1 while a slice runs: the cap is strict */
   int refused;             /* the last growing allocation was refused */
   int abort;               /* 0, RT_LUA_ERR_BUDGET or RT_LUA_ERR_MEMORY */
+  rt_lua_slice *slice;     /* the innermost running slice, NULL between slices */
   void *blocks[RT__LUA_BLK_CLASSES]; /* freed small blocks by size class (rt_lua.c) */
   size_t cached;           /* bytes in those lists */
   int npool;

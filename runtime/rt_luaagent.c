@@ -95,6 +95,9 @@ struct rt_lagent {
 
 static int load_prelude_chat(rt_lagent *lg);
 static int push_callback(rt_lagent *lg, const char *name);
+static inline int fiber_work(rt_lagent *lg, int ci, lua_State *co);
+
+#define LG_GONE 100 /* the incarnation died while Lua ran */
 
 /* Fixed slots at the bottom of the main thread's stack, pushed when the
 ** state is made (every other use of that stack is relative to its top):
@@ -475,8 +478,10 @@ static int p_schedule(lua_State *L) {
   }
   size_t cb_len = strlen(cb);
   if (cb_len >= 1 && cb_len <= 47) { /* else rt_sdk names the bound */
-    if (!push_callback(lg, cb)) return lg_no_callback(L, lg, fn, cb);
-    lua_pop(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, lg->mod_ref); /* read in the caller's slice: an */
+    int ty = lua_getfield(L, -1, cb);               /* __index that throws, throws here */
+    lua_pop(L, 2);
+    if (ty != LUA_TFUNCTION) return lg_no_callback(L, lg, fn, cb);
   }
   rt_sdk_actor me = lg_sdk(lg);
   char err[200] = "";
@@ -874,11 +879,58 @@ static int run_fiber_bad_args(lua_State *L) {
   return luaL_error(L, "runFiber: fn must be a function");
 }
 
+/* runFiber does its work at once only under this many nested host resumes
+** (run_fiber_now): deeper, it yields as before. */
+#define LG_NOW_DEPTH 8
+
+/* A fiber body that starts a fiber whose body starts a fiber... at once
+** nests the host's C frames once per level, whichever path runFiber takes:
+** past this many levels runFiber throws in the body that called it, as
+** JavaScript throws RangeError when its stack runs out (before, the
+** process died of a C stack overflow at about 10,000 levels). Lua's own
+** limit of nested C calls is 200 (LUAI_MAXCCALLS). */
+#define LG_MAX_NEST 200
+
+/* A yield that ends the caller's run here (its incarnation is gone): the
+** host drops it as it drops a coroutine whose incarnation died. */
+static const char gone_token = 2;
+
+/* runFiber's work done at once, from inside the caller's slice (the
+** commonest case: no yield, no resume): the caller's slice is paused as
+** its yield would end it and started again as the resume would, so the
+** instruction budget, the memory cap and every record are those of the
+** yield through the host. Returns p_run_fiber's results. */
+static int run_fiber_now(lua_State *L, rt_lagent *lg, rt_lua_slice *s) {
+  int rc = fiber_work(lg, lg->cur, L);
+  rt_lua_slice_resume(lg->x, s);
+  if (rc == LG_GONE) { /* lg is freed by the caller's run, above (depth > 0) */
+    lua_pushlightuserdata(L, (void *)&gone_token);
+    return lua_yield(L, 1);
+  }
+  lua_xmove(rt_lua_L(lg->x), L, 1);
+  return 1;
+}
+
 static int p_run_fiber(lua_State *L) {
   size_t n = 0;
   if (lua_type(L, 2) != LUA_TSTRING || (lua_tolstring(L, 2, &n), n == 0) || lua_type(L, 3) != LUA_TFUNCTION)
     return run_fiber_bad_args(L);
   lua_settop(L, 3);
+  rt_lagent *lg = lua_touserdata(L, lua_upvalueindex(1));
+  if (lg && lg->depth >= LG_MAX_NEST)
+    return luaL_error(L, "runFiber: %d fibers started one inside another without a wait (a body "
+                         "that starts a fiber at once, again and again: JavaScript would throw "
+                         "RangeError: Maximum call stack size exceeded)", lg->depth);
+  /* at once when the host would run the command at once: not in a startup
+  ** hook (it may defer the body), nor a synchronous callback (it refuses
+  ** the yield), nor a coroutine the script made (the yield goes to it); and
+  ** only a few levels deep (LG_NOW_DEPTH): a body that starts a fiber that
+  ** starts a fiber... nests C frames either way, and those of the yield are
+  ** the smaller */
+  int kind = lg && !lg->dead && lg->cur >= 0 && lg->depth < LG_NOW_DEPTH ? lg->cos[lg->cur].kind : 0;
+  rt_lua_slice *s;
+  if (kind && kind != LC_HOOK && kind != LC_SYNC && (s = rt_lua_slice_pause(lg->x, L)))
+    return run_fiber_now(L, lg, s);
   lua_pushlightuserdata(L, (void *)&run_fiber_token);
   lua_replace(L, 1); /* self -> the token */
   return lua_yield(L, 3); /* token, name, fn */
@@ -1041,11 +1093,28 @@ static rt_lagent *lg_get(rt_world *w, uint32_t a) {
   return LG_OF_MEM(m) ? LG_OF_MEM(m) : lg_make(w, a);
 }
 
-/* Pushes mod[name] if it is a function (returns 1), else nothing (0). */
+/* A look-up of callback `name` failed in the script table's __index: the
+** run ends with the script's message (a scenario error, exit 2). */
+static void callback_lookup_failed(rt_lagent *lg, const char *name) {
+  struct rt_script *s = script_of(lg->w, lg->a);
+  char msg[1200];
+  snprintf(msg, sizeof msg, "script %s: looking up the callback %s: %s", s ? s->name : "?", name,
+           rt_lua_error(lg->x));
+  rt__lg_fatal(lg->w, msg);
+}
+
+/* Pushes mod[name] if it is a function (returns 1), else nothing (0). The
+** script's table is read as a script reads it (an inherited method comes
+** through __index), but protected: an __index that throws, loops or
+** allocates without end ends the run with its message. */
 static int push_callback(rt_lagent *lg, const char *name) {
-  lua_State *L = rt_lua_L(lg->x);
-  if (lua_getfield(L, LG_S_MOD, name) == LUA_TFUNCTION) return 1;
-  lua_pop(L, 1);
+  int t = rt_lua_getfield(lg->x, rt_lua_L(lg->x), LG_S_MOD, name);
+  if (t == LUA_TFUNCTION) return 1;
+  if (t < 0) {
+    callback_lookup_failed(lg, name);
+    return 0;
+  }
+  lua_pop(rt_lua_L(lg->x), 1);
   return 0;
 }
 
@@ -1130,7 +1199,6 @@ static void co_drop(rt_lagent *lg, int ci) {
   c->used = 0;
 }
 
-#define LG_GONE 100 /* the incarnation died while Lua ran */
 
 /* Starts (nargs values and the function below them on the main thread) or
 ** resumes (nargs values) coroutine ci. */
@@ -1225,14 +1293,16 @@ static void finish(rt_lagent *lg, int ci, int ok, const char *err, uint32_t resu
     lua_State *L = rt_lua_L(lg->x);
     const char *v = ok ? (result ? sim_trace_str(&w->s->trace, result) : NULL) : err;
     ctx_push(lg, ci);
+    /* raw: the script may give the Fiber metatable a __newindex, which must
+    ** not run here (outside any slice: an error in it aborted the process) */
     if (v) { /* set before _ok: a handle with _ok has ended */
       lua_pushvalue(L, LG_S_VALUE);
       lua_pushstring(L, v);
-      lua_settable(L, -3);
+      lua_rawset(L, -3);
     }
     lua_pushvalue(L, LG_S_OK);
     lua_pushboolean(L, ok);
-    lua_settable(L, -3);
+    lua_rawset(L, -3);
     lua_pop(L, 1);
   }
   co_drop(lg, ci);
@@ -1301,14 +1371,19 @@ static void push_outcome(rt_lagent *lg, const lg_end *e) {
   }
 }
 
-/* self:runFiber(name, fn): the row, keepAlive, and the body's first slice
-** (or, inside a startup hook, after the gate opens); then the caller gets
-** the handle. Returns the rc of the caller's resume. */
-static int cmd_run_fiber(rt_lagent *lg, int ci) {
+/* runFiber's work for coroutine ci, whose thread co holds the name at -2
+** and fn on top: the row, keepAlive, the handle, and the body's first slice
+** (or, inside a startup hook, after the gate opens). Leaves the handle (nil
+** when no fiber was made) on top of the main stack and returns 0, or returns
+** LG_GONE (the incarnation died: nothing left there; free lg at depth 0).
+** Inlined into both callers: drive's frame nests once per fiber that starts
+** a fiber in its first slice, and a frame of its own here made that chain
+** 20 % deeper in C stack (-fstack-usage). */
+__attribute__((always_inline)) static inline int fiber_work(rt_lagent *lg, int ci, lua_State *co) {
   rt_world *w = lg->w;
   uint32_t a = lg->a;
   rt_mem *m = RT_MEM(w, a);
-  lua_State *L = rt_lua_L(lg->x), *co = lg->cos[ci].co.L;
+  lua_State *L = rt_lua_L(lg->x);
   char name[64];
   size_t nl;
   const char *nm = lua_tolstring(co, -2, &nl);
@@ -1325,7 +1400,7 @@ static int cmd_run_fiber(rt_lagent *lg, int ci) {
   rt_fiber *f = rt__fiber_create_named(w, a, name, from);
   if (!f) {
     lua_pushnil(L);
-    return run(lg, ci, 0, 1);
+    return 0;
   }
   f->lua = 1;
   int64_t id = f->id;
@@ -1335,7 +1410,7 @@ static int cmd_run_fiber(rt_lagent *lg, int ci) {
   int bi = co_new(lg, LC_FIBER, what);
   if (bi < 0) {
     lua_pushnil(L);
-    return run(lg, ci, 0, 1);
+    return 0;
   }
   lg->cos[bi].fiber = id;
   lua_xmove(co, L, 1); /* fn: it stays below the handle (the caller's stack
@@ -1365,15 +1440,20 @@ static int cmd_run_fiber(rt_lagent *lg, int ci) {
     drive(lg, bi, run(lg, bi, 1, 1));
     lg->depth--;
   }
-  if (lg->dead) { /* the incarnation died: its state goes, untouched */
-    if (lg->depth == 0) lg_free(lg);
-    return LG_GONE;
-  }
+  if (lg->dead) return LG_GONE; /* the incarnation died: its state goes, untouched */
   if (!RT_MEM(w, a) || LG_OF_MEM(RT_MEM(w, a)) != lg) {
     lua_pop(L, 1);
     return LG_GONE;
   }
-  return run(lg, ci, 0, 1); /* the handle */
+  return 0;
+}
+
+/* self:runFiber(name, fn) yielded to the host (drive): fiber_work, then the
+** caller resumes with the handle. Returns the rc of that resume. */
+static int cmd_run_fiber(rt_lagent *lg, int ci) {
+  int rc = fiber_work(lg, ci, lg->cos[ci].co.L);
+  if (rc && lg->dead && lg->depth == 0) lg_free(lg);
+  return rc ? rc : run(lg, ci, 0, 1);
 }
 
 static int cmd_call(rt_lagent *lg, int ci) {
@@ -1565,6 +1645,7 @@ static void drive(rt_lagent *lg, int ci, int rc) {
       return;
     }
     lua_State *co = c->co.L, *L = rt_lua_L(lg->x);
+    if (c->co.nres == 1 && lua_touserdata(co, -1) == (const void *)&gone_token) return;
     int n = c->co.nres - 1; /* the command and its arguments, after the token */
     const void *tok = n >= 1 && lua_islightuserdata(co, -c->co.nres)
                           ? lua_touserdata(co, -c->co.nres) : NULL;

@@ -108,6 +108,21 @@ typedef struct rt_uc_out {
 
 #define RT_UC_ACTED (-1)    /* rt_uc_out.action: the hook acted itself */
 
+/* Empties *o for a callback: every scalar 0 and every text "", which is
+** all anybody reads of a memset to 0 (texts are written with snprintf and
+** read as strings). Without writing its 600 bytes: on the request and
+** onStart paths of a 7-day #1595 swarm the memset was 1.2 % of it. */
+static inline void rt_uc_out_clear(rt_uc_out *o) {
+  o->status = (rt_uc_status)0;
+  o->cmd.kind = (rt_uc_cmd_kind)0;
+  o->cmd.min_us = o->cmd.max_us = o->cmd.fiber = 0;
+  o->cmd.target = 0;
+  o->cmd.method[0] = o->cmd.args[0] = 0;
+  o->value[0] = 0;
+  o->action = 0;
+  o->hold_us = 0;
+}
+
 /* The result of the command a continuation waited for. */
 typedef struct rt_uc_in {
   int ok;                   /* 1 done, 0 failed (call failed, fiber threw, run error) */

@@ -150,6 +150,11 @@ void rt__emit(rt_world *w, uint32_t kind, uint32_t a, int64_t x, int64_t y,
   sim_emit(w->s, kind, a, x, y, z, s ? rt__str(w, s) : 0, 0);
 }
 
+void rt__emit_lit(rt_world *w, uint32_t kind, uint32_t a, int64_t x, int64_t y,
+                  int64_t z, const char *s) {
+  sim_emit(w->s, kind, a, x, y, z, sim_trace_intern_fixed(&w->s->trace, s), 0);
+}
+
 int64_t rt__new_id(rt_world *w) { return w->next_id++; }
 
 /* Only the first hit of a run is a record: a wedged actor can reach a probe
@@ -249,7 +254,8 @@ rt_inc *rt__wake(rt_world *w, uint32_t a, rt_entry entry) {
   if (entry == RT_ENTRY_ALARM &&
       (w->cfg.workerd_name_bug || ac->spec.on_start_throws == RT_THROW_UNTIL_FRESH_REQUEST))
     ac->poisoned = 1;
-  rt__emit(w, RT_EV_ACTOR_WAKE, a, m->incarnation, entry, 0, ac->spec.cls);
+  if (!ac->cls_str) ac->cls_str = rt__str(w, ac->spec.cls); /* spec is fixed after rt_actor_add */
+  sim_emit(w->s, RT_EV_ACTOR_WAKE, a, m->incarnation, entry, 0, ac->cls_str, 0);
   idle_arm(w, a, w->s->now_us + m->idle_timeout);
   return m;
 }
@@ -349,8 +355,8 @@ static void gate_timeout(sim *s, void *ctx, uint64_t arg) {
   rt_world *w = ctx;
   uint32_t a = (uint32_t)arg;
   rt_inc *m = w->actors[a].mem;
-  rt__emit(w, RT_EV_GATE_TIMEOUT, a, s->now_us - m->gate_since, w->cfg.gate_ceiling_us, 0,
-           RT_MSG_GATE_RESET);
+  rt__emit_lit(w, RT_EV_GATE_TIMEOUT, a, s->now_us - m->gate_since, w->cfg.gate_ceiling_us, 0,
+               RT_MSG_GATE_RESET);
   rt_kill_actor(w, a, RT_DEATH_GATE_RESET);
 }
 
@@ -358,7 +364,7 @@ void rt__gate_acquire(rt_world *w, uint32_t a, const char *purpose) {
   rt_inc *m = w->actors[a].mem;
   m->gate_held = 1;
   m->gate_since = w->s->now_us;
-  rt__emit(w, RT_EV_GATE_ACQUIRE, a, m->incarnation, 0, 0, purpose);
+  rt__emit_lit(w, RT_EV_GATE_ACQUIRE, a, m->incarnation, 0, 0, purpose);
   m->gate_timer = sim_after(w->s, w->cfg.gate_ceiling_us, m->dom, gate_timeout, w, a);
 }
 
@@ -640,7 +646,7 @@ void rt__send_call(rt_world *w, uint32_t from, uint32_t to, int kind, const char
   m.str = c->str;
   rt__emit(w, RT_EV_RPC_SEND, from, c->id, to, 0, method);
   if (w->rpc_drop_ppm && sim_rng_chance_ppm(&w->rng_rpc, w->rpc_drop_ppm)) {
-    rt__emit(w, RT_EV_FAULT, to, c->id, 0, 0, "rpc_drop");
+    rt__emit_lit(w, RT_EV_FAULT, to, c->id, 0, 0, "rpc_drop");
     return;
   }
   rt__deliver(w, to, &m, rpc_delay(w));

@@ -268,6 +268,11 @@ typedef struct scn_run_opts {
                                 violated, whose open waits a swarm signature
                                 replays from the records; nothing else a
                                 swarm worker reports reads them */
+  int no_figures;            /* the caller reads no figures (a swarm worker
+                                without worker_extra): they are not counted
+                                (n_figures 0); nothing else changes. Counting
+                                them was an observer on every record, 1.3 %
+                                of a 7-day swarm */
   int robust_facts_only;     /* judge only the facts marked robust */
   sim_observer_fn observer;  /* non-NULL: also called on every trace record
                                 as it is written (revenant trace) */

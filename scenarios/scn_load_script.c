@@ -94,7 +94,8 @@ static int callback_names(lua_State *T, int t, name_list *l) {
       lua_pop(T, 1);
     }
     if (!lua_getmetatable(T, tab)) break;
-    lua_getfield(T, -1, "__index");
+    lua_pushliteral(T, "__index"); /* raw, as Lua reads a metamethod */
+    lua_rawget(T, -2);
     lua_remove(T, -2);  /* the metatable */
     lua_remove(T, tab); /* the table walked */
   }
@@ -123,15 +124,18 @@ static int keep_names(scn_actor_script *s, const char *const *names, int n) {
 
 /* The checks of check_callbacks over the names (n of them, sorted here;
 ** duplicates dropped); keeps them in s->fns. 0 or an error. */
-static int check_names(ld *L, const cJSON *node, scn_actor_script *s, lua_State *T, int t, const char **names,
-                       int n) {
+static int check_names(ld *L, const cJSON *node, scn_actor_script *s, rt_lua *x, lua_State *T, int t,
+                       const char **names, int n) {
   int m = 0;
   if (n) qsort(names, (size_t)n, sizeof names[0], cmp_str);
   for (int i = 0; i < n; i++) /* a name the table and a base both define, once */
     if (!m || strcmp(names[m - 1], names[i])) names[m++] = names[i];
   n = m;
   for (int i = 0; wired[i]; i++) { /* a callback that is not a function would be skipped */
-    int ty = lua_getfield(T, t, wired[i]);
+    int ty = rt_lua_getfield(x, T, t, wired[i]); /* an __index that throws is an error */
+    if (ty < 0)
+      return scn_errf(L->err, L->d, node, "script %s: looking up the callback %s: %s", s->name,
+                      wired[i], rt_lua_error(x));
     lua_pop(T, 1);
     if (ty != LUA_TNIL && ty != LUA_TFUNCTION)
       return scn_errf(L->err, L->d, node, "script %s: callback \"%s\" must be a function, not %s",
@@ -159,10 +163,10 @@ static int check_names(ld *L, const cJSON *node, scn_actor_script *s, lua_State 
 /* Checks the callbacks of the script's table (at index t of T): SDK names
 ** it misspells or that scripts cannot define yet, a called one that is not
 ** a function; fills s->fns with its function names, sorted. 0 or an error. */
-static int check_callbacks(ld *L, const cJSON *node, scn_actor_script *s, lua_State *T, int t) {
+static int check_callbacks(ld *L, const cJSON *node, scn_actor_script *s, rt_lua *x, lua_State *T, int t) {
   name_list l = {0};
   int r = callback_names(T, t, &l) ? scn_errf(L->err, L->d, node, "script %s: out of memory", s->name)
-                                   : check_names(L, node, s, T, t, l.v, l.n);
+                                   : check_names(L, node, s, x, T, t, l.v, l.n);
   free(l.v);
   return r;
 }
@@ -194,7 +198,7 @@ static int check_script(ld *L, const cJSON *node, scn_actor_script *s) {
   }
   lua_State *T = co.L;
   int t = lua_gettop(T) - co.nres + 1;
-  int r = check_callbacks(L, node, s, T, t);
+  int r = check_callbacks(L, node, s, x, T, t);
   rt_lua_free(x);
   return r;
 }

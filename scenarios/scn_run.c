@@ -506,8 +506,8 @@ static int run_once(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy 
     return -1;
   }
   res->s->trace.keep = !o->lean;
-  res->figs = figs_new(&res->s->trace, sc->n_actors);
-  if (!res->figs) {
+  res->figs = o->no_figures ? NULL : figs_new(&res->s->trace, sc->n_actors);
+  if (!res->figs && !o->no_figures) {
     scn__set_failure(res, "cannot initialise the kernel");
     return -1;
   }
@@ -555,7 +555,7 @@ static int run_once(const scn_scenario *sc, int ci, uint64_t seed, sim_strategy 
   res->trace_hash = res->s->trace.hash;
   res->events = res->s->trace.count;
   res->end_us = res->s->now_us;
-  scn__compute_figures(res);
+  if (!o->no_figures) scn__compute_figures(res);
   scn__judge(sc, ci, o, res);
   scn__facts_judge(res);
   if (scn__plan_failed()) {

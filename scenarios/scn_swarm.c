@@ -2,11 +2,14 @@
 ** scn_swarm.c: the swarm engine (scn_swarm.h, docs/swarm.md): a pool of
 ** forked workers, sharding, signatures, results streamed in job order.
 **
-** Worker slot w of J runs the jobs of seed steps w, w + J, w + 2J, ... and
-** sends one line per job over its pipe, flushed before the next job
-** starts, so when a worker dies the parent knows the job it died in: the
-** next one it expected from that slot. That job is a failure (crash or
-** timeout) and a fresh worker continues the slot. Every worker leads its
+** The jobs are a work queue: a counter in memory shared with the workers
+** (sw_shared) that each worker takes its next job from when it finished
+** one, so no core waits for a slower worker's tail. Before it runs a job a
+** worker records it in its slot of that memory, and it sends one line per
+** job over its pipe, flushed before it takes the next, so when a worker
+** dies the parent knows the job it died in: the one in its slot with no
+** result yet. That job is a failure (crash or timeout) and a fresh worker
+** takes the slot. Every worker leads its
 ** own process group, so a kill reaches the children it forked (the
 ** generations of a sigkill run) as well; a worker and its children dying
 ** with the parent is arranged with PR_SET_PDEATHSIG where there is one.
@@ -16,9 +19,11 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -51,11 +56,19 @@ typedef struct sw_res {
 typedef struct sw_worker {
   pid_t pid;
   int fd, done;
-  uint64_t next;                /* job expected next from this slot */
-  double started;               /* wall time that job started */
+  double started;               /* wall time its current job started */
   char *buf;
   size_t len, cap;
 } sw_worker;
+
+/* The work queue, in memory shared with every worker (MAP_SHARED). */
+typedef struct sw_shared {
+  _Atomic uint64_t next;        /* the next job nobody has taken yet */
+  _Atomic uint64_t cur[];       /* per worker slot: 1 + the job its worker took
+                                   last, 0 before its first */
+} sw_shared;
+
+#define SW_NONE UINT64_MAX      /* no job */
 
 struct scn_swarm {
   scn_swarm_opts o;
@@ -75,6 +88,8 @@ struct scn_swarm {
   scn_swarm_tally *tally;       /* per unit: runs, met, mode */
   sw_worker *w;
   int n_w;
+  sw_shared *sh;                /* the queue, with n_w slots (NULL until made) */
+  size_t sh_size;
   double t0, deadline, last_progress;
   char tmpdir[600];
 };
@@ -107,15 +122,6 @@ void scn_swarm_job_info(const scn_swarm *s, uint64_t j, scn_swarm_job *out) {
   out->file = u->file;
   out->ci = u->ci;
   out->strategy = job_strategy(s, s->sc[u->file]);
-}
-
-/* The job after j in j's worker slot: the next case of the same seed, or
-** the first case of the slot's next seed (slot w runs seed steps w, w+J,
-** ...), so every worker runs whole seeds and the cases of a seed, which
-** may differ a lot in cost, are spread over the workers. */
-static uint64_t next_job(const scn_swarm *s, uint64_t j) {
-  if (j % s->n_units + 1 < s->n_units) return j + 1;
-  return (j / s->n_units + (uint64_t)s->n_w) * s->n_units;
 }
 
 void scn_swarm_job_scenario(const scn_swarm *s, uint64_t j, scn_scenario *m) {
@@ -225,7 +231,7 @@ static void worker_job(const scn_swarm *s, uint64_t j, scn_scenario *m, FILE *ou
   ** trace records (a failing run is re-run with them kept, for its
   ** signature). */
   scn_run_opts ro = {.stop_when_decided = 1, .lean = !s->o.worker_extra, /* worker_extra may read the trace */
-                     .waits_only_rerun = 1};
+                     .waits_only_rerun = 1, .no_figures = !s->o.worker_extra}; /* and the figures */
   if (scn_run_case_ex(m, jb.ci, jb.seed, m->strategy, &ro, &r) != 0) {
     clean(text, sizeof text, r.failure);
     fprintf(out, "X\t%" PRIu64 "\t%s\n", j, text);
@@ -254,14 +260,24 @@ static void worker_job(const scn_swarm *s, uint64_t j, scn_scenario *m, FILE *ou
   if (fflush(out)) _exit(5); /* the parent is gone */
 }
 
-static void worker_main(const scn_swarm *s, int fd, uint64_t start) {
+/* Takes the next job of the queue into *j for worker slot w, recording it
+** in the slot; 0 when the queue is exhausted or the time budget is over. */
+static int take_job(const scn_swarm *s, int w, uint64_t *j) {
+  if (s->deadline > 0 && sw_now() >= s->deadline) return 0;
+  uint64_t k = atomic_fetch_add(&s->sh->next, 1);
+  if (s->total && k >= s->total) return 0;
+  atomic_store(&s->sh->cur[w], k + 1);
+  *j = k;
+  return 1;
+}
+
+/* Worker slot w: runs `first` (a job to run again, already in its slot;
+** SW_NONE: none), then jobs from the queue until it is empty. */
+static void worker_main(const scn_swarm *s, int w, int fd, uint64_t first) {
   FILE *out = fdopen(fd, "w");
   scn_scenario *m = malloc(sizeof *m);
   if (!out || !m) _exit(3);
-  for (uint64_t j = start; !s->total || j < s->total; j = next_job(s, j)) {
-    if (s->deadline > 0 && sw_now() >= s->deadline) break;
-    worker_job(s, j, m, out);
-  }
+  for (uint64_t j = first; j != SW_NONE || take_job(s, w, &j); j = SW_NONE) worker_job(s, j, m, out);
   fputs("D\n", out);
   fflush(out);
   scn__sigkill_reap(); /* _exit runs no atexit handler */
@@ -418,8 +434,7 @@ static void on_line(scn_swarm *s, sw_worker *wk, char *line) {
   }
   if (nf < 3 || (strcmp(f[0], "R") && strcmp(f[0], "X"))) return;
   uint64_t j = strtoull(f[1], NULL, 10);
-  wk->next = next_job(s, j);
-  wk->started = sw_now();
+  wk->started = sw_now(); /* the worker takes its next job now */
   if (f[0][0] == 'X') {
     res_fail(s, j, SCN_SWARM_ERROR, f[2], "error/-/-");
     return;
@@ -484,14 +499,23 @@ static int drain(scn_swarm *s, sw_worker *wk, int wait_ms) {
 
 /* ---- the pool ------------------------------------------------------------------ */
 
-static int spawn(scn_swarm *s, int w, uint64_t start) {
+/* 1 if the queue has no job left to take. */
+static int queue_empty(const scn_swarm *s) {
+  return s->total && atomic_load(&s->sh->next) >= s->total;
+}
+
+/* Starts worker slot w, which first runs job `again` (SW_NONE: none) and
+** then takes jobs from the queue; starts nothing when there is nothing
+** left to run or the swarm is stopping. 0, or -1 on a system error. */
+static int spawn(scn_swarm *s, int w, uint64_t again) {
   int p[2];
   sw_worker *wk = &s->w[w];
   wk->pid = -1;
   wk->fd = -1;
   wk->len = 0;
-  if ((s->total && start >= s->total) || (s->deadline > 0 && sw_now() >= s->deadline)) return 0;
+  if (again == SW_NONE && (queue_empty(s) || (s->deadline > 0 && sw_now() >= s->deadline))) return 0;
   if (s->o.stop && *s->o.stop) return 0;
+  atomic_store(&s->sh->cur[w], again == SW_NONE ? 0 : again + 1);
   if (pipe(p) != 0) return -1;
   fcntl(p[0], F_SETFD, FD_CLOEXEC);
   pid_t pid = fork_child(s);
@@ -506,10 +530,10 @@ static int spawn(scn_swarm *s, int w, uint64_t start) {
       if (s->w[k].fd >= 0) close(s->w[k].fd);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
-    worker_main(s, p[1], start);
+    worker_main(s, w, p[1], again);
   }
   close(p[1]);
-  *wk = (sw_worker){pid, p[0], 0, start, sw_now(), wk->buf, 0, wk->cap};
+  *wk = (sw_worker){pid, p[0], 0, sw_now(), wk->buf, 0, wk->cap};
   return 0;
 }
 
@@ -528,35 +552,64 @@ static const char *sig_name(int sig) {
 
 enum { REAP_EOF, REAP_TIMEOUT, REAP_RERUN, REAP_STOP };
 
+/* 1 if the result of job j reached the parent. */
+static int job_reported(const scn_swarm *s, uint64_t j) {
+  if (j < s->next_out) return 1;
+  return j - s->next_out < s->ring_cap && s->ring[j % s->ring_cap].state != 0;
+}
+
+/* The job worker slot w died in: the one it took last, if its result
+** never came; else SW_NONE. */
+static uint64_t job_held(const scn_swarm *s, int w) {
+  uint64_t c = atomic_load(&s->sh->cur[w]);
+  return c && !job_reported(s, c - 1) ? c - 1 : SW_NONE;
+}
+
+/* A worker that died holding no job fails the next job of the queue in its
+** place (as if it died starting it), so a worker that dies before its
+** first job cannot be replaced forever; SW_NONE when none is left. */
+static uint64_t job_for_failure(scn_swarm *s) {
+  if (queue_empty(s) || (s->deadline > 0 && sw_now() >= s->deadline)) return SW_NONE;
+  uint64_t k = atomic_fetch_add(&s->sh->next, 1);
+  return s->total && k >= s->total ? SW_NONE : k;
+}
+
+/* Records job j (SW_NONE: nothing) as failed by how its worker ended. */
+static void fail_job(scn_swarm *s, uint64_t j, int mode, int status) {
+  char msg[160], sig[64];
+  if (j == SW_NONE) return;
+  if (mode == REAP_TIMEOUT) {
+    snprintf(msg, sizeof msg, "timed out: the seed ran longer than the --timeout of %.3fs; worker killed",
+             (double)s->o.timeout_us / 1e6);
+    res_fail(s, j, SCN_SWARM_TIMEOUT, msg, "timeout/-/-");
+  } else if (WIFSIGNALED(status)) {
+    snprintf(msg, sizeof msg, "worker crashed: %s (signal %d) while running this seed",
+             sig_name(WTERMSIG(status)), WTERMSIG(status));
+    snprintf(sig, sizeof sig, "crash:%s/-/-", sig_name(WTERMSIG(status)));
+    res_fail(s, j, SCN_SWARM_CRASH, msg, sig);
+  } else {
+    snprintf(msg, sizeof msg, "worker exited with status %d while running this seed", WEXITSTATUS(status));
+    res_fail(s, j, SCN_SWARM_CRASH, msg, "crash:exit/-/-");
+  }
+}
+
 /* Worker w ended (EOF, or killed): if it died inside a job, that job
 ** failed (REAP_RERUN: killed by mistake, run it again; REAP_STOP: the
-** swarm is stopping, nothing failed); a fresh worker continues the slot.
+** swarm is stopping, nothing failed); a fresh worker takes the slot.
 ** Returns 0, or -1 if it cannot fork. */
 static int reap(scn_swarm *s, int w, int mode) {
   sw_worker *wk = &s->w[w];
   int status = 0;
-  char msg[160], sig[64];
   close(wk->fd);
   wk->fd = -1;
   kill_group(wk->pid); /* whatever the worker left behind in its group */
   while (waitpid(wk->pid, &status, 0) < 0 && errno == EINTR) {}
   wk->pid = -1;
-  if (mode == REAP_STOP || wk->done || (s->total && wk->next >= s->total)) return 0;
-  if (mode == REAP_RERUN) return spawn(s, w, wk->next);
-  if (mode == REAP_TIMEOUT) {
-    snprintf(msg, sizeof msg, "timed out: the seed ran longer than the --timeout of %.3fs; worker killed",
-             (double)s->o.timeout_us / 1e6);
-    res_fail(s, wk->next, SCN_SWARM_TIMEOUT, msg, "timeout/-/-");
-  } else if (WIFSIGNALED(status)) {
-    snprintf(msg, sizeof msg, "worker crashed: %s (signal %d) while running this seed",
-             sig_name(WTERMSIG(status)), WTERMSIG(status));
-    snprintf(sig, sizeof sig, "crash:%s/-/-", sig_name(WTERMSIG(status)));
-    res_fail(s, wk->next, SCN_SWARM_CRASH, msg, sig);
-  } else {
-    snprintf(msg, sizeof msg, "worker exited with status %d while running this seed", WEXITSTATUS(status));
-    res_fail(s, wk->next, SCN_SWARM_CRASH, msg, "crash:exit/-/-");
-  }
-  return spawn(s, w, next_job(s, wk->next));
+  if (mode == REAP_STOP || wk->done) return 0;
+  uint64_t held = job_held(s, w);
+  if (mode == REAP_RERUN) return spawn(s, w, held);
+  fail_job(s, held != SW_NONE ? held : job_for_failure(s), mode, status);
+  return spawn(s, w, SW_NONE);
 }
 
 /* Kills worker w's group and takes what it wrote before (bounded: a pipe
@@ -632,7 +685,7 @@ static int run_pool(scn_swarm *s) {
   struct pollfd *p = calloc((size_t)s->n_w, sizeof *p);
   int rc = p ? 0 : -1;
   for (int w = 0; w < s->n_w; w++) s->w[w].fd = -1;
-  for (int w = 0; w < s->n_w && !rc; w++) rc = spawn(s, w, (uint64_t)w * s->n_units);
+  for (int w = 0; w < s->n_w && !rc; w++) rc = spawn(s, w, SW_NONE);
   for (int live = 1; live && !rc;) {
     if (s->o.stop && *s->o.stop) break;
     live = 0;
@@ -690,9 +743,22 @@ static void unit_groups(scn_swarm *s) {
   }
 }
 
+/* After a pool that ran to its end: a job taken from the queue whose
+** result never came (its worker was killed between taking it and
+** recording it in its slot) is a crash of that job, so every job taken
+** has a result. */
+static void fail_lost_jobs(scn_swarm *s) {
+  uint64_t end = atomic_load(&s->sh->next);
+  if (s->total && end > s->total) end = s->total;
+  for (uint64_t j = s->next_out; j < end; j++)
+    if (!job_reported(s, j))
+      res_fail(s, j, SCN_SWARM_CRASH, "worker died after it took this seed, before it ran it", "crash:lost/-/-");
+}
+
 int scn_swarm_run(scn_swarm *s, char *err, size_t errlen) {
   if (s->total == 0 && (s->o.seeds || s->no_seeds)) return 0;
   int rc = run_pool(s);
+  if (!rc && !(s->o.stop && *s->o.stop)) fail_lost_jobs(s);
   deliver_ready(s, 1);
   if (!rc) unit_groups(s);
   if (s->n_groups) qsort(s->groups, s->n_groups, sizeof *s->groups, cmp_group);
@@ -796,6 +862,17 @@ static int set_total(scn_swarm *s, char *err, size_t errlen) {
   return 0;
 }
 
+/* Maps the work queue, shared with the workers forked later (anonymous
+** memory comes zeroed: job 0 next, no slot holding a job). 0, or -1. */
+static int make_queue(scn_swarm *s) {
+  size_t size = sizeof *s->sh + (size_t)s->n_w * sizeof s->sh->cur[0];
+  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return -1;
+  s->sh = p;
+  s->sh_size = size;
+  return 0;
+}
+
 scn_swarm *scn_swarm_new(scn_scenario *const *sc, size_t n_sc, const scn_swarm_opts *o,
                          char *err, size_t errlen) {
   scn_swarm *s = calloc(1, sizeof *s);
@@ -837,6 +914,7 @@ scn_swarm *scn_swarm_new(scn_scenario *const *sc, size_t n_sc, const scn_swarm_o
   s->w = calloc((size_t)s->n_w, sizeof *s->w);
   if (!s->w) goto oom;
   for (int w = 0; w < s->n_w; w++) s->w[w].fd = s->w[w].pid = -1;
+  if (make_queue(s)) goto oom;
   s->t0 = sw_now();
   s->deadline = o->time_us ? s->t0 + (double)o->time_us / 1e6 : 0;
   if (make_tmpdir(s)) {
@@ -888,6 +966,7 @@ void scn_swarm_free(scn_swarm *s) {
   free(s->unit_probes);
   free(s->tally);
   free(s->units);
+  if (s->sh) munmap(s->sh, s->sh_size);
   remove_tmpdir(s);
   free(s);
 }

@@ -6,9 +6,10 @@
 **
 ** Jobs are (case, seed) pairs numbered j = 0, 1, ...: unit j % M (M =
 ** selected cases of all files), seed base + (shard_i - 1) + (j / M) *
-** shard_n. The pool is a fixed split (worker slot w runs seed steps w,
-** w + J, ...), so a run's result does not depend on -j; results are handed
-** out in job order through a bounded reorder buffer, so memory does not
+** shard_n. The pool is a work queue (a free worker takes the next job in
+** job order); a run's result does not depend on which worker ran it or on
+** -j; results are handed out in job order through a bounded reorder
+** buffer, so memory does not
 ** grow with the number of seeds. A worker that crashes or outlives the
 ** seed timeout is killed with its whole process group, and its job is a
 ** failure with that seed. Workers and their children run with TMPDIR set

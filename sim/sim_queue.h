@@ -20,7 +20,10 @@
 ** goes to a `late` heap with the full order. A bucket of at most 16
 ** entries is not spread further: `last` jumps to its largest time and the
 ** entries are sorted into `run` (by rank, without branches on the
-** comparisons), popped from its end. Late, run and cur may each hold the
+** comparisons), popped from its end. An event pushed below `last` joins
+** the run by insertion when at most 16 of its entries pop first (an event
+** due soon, while the run holds a bucket up to a later time: nearly every
+** push below `last` in a long run), else the late heap. Late, run and cur may each hold the
 ** smallest entry (late times below last, run times up to last, cur times
 ** at last): the least of their three tops pops first, and the common case
 ** (only the run holding entries) pops without comparing. Buckets are per

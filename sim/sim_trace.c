@@ -69,10 +69,15 @@ static uint32_t strtab_add(sim_strtab *st, const char *s, uint64_t h) {
   return (uint32_t)st->n++;
 }
 
+/* The memo set of pointer s. */
+static inline size_t memo_set(const char *s) {
+  return (size_t)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ULL) >> 59);
+}
+
 uint32_t sim_trace_intern(sim_trace *t, const char *s) {
   sim_strtab *st = &t->strings;
   if (!s || !*s) return 0;
-  size_t m = (size_t)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ULL) >> 59);
+  size_t m = memo_set(s);
   if (st->memo_ptr[m][0] == s && strcmp(st->str[st->memo_id[m][0]], s) == 0) return st->memo_id[m][0];
   if (st->memo_ptr[m][1] == s && strcmp(st->str[st->memo_id[m][1]], s) == 0) return st->memo_id[m][1];
   uint32_t id = sim_trace_intern_slow(t, s);
@@ -83,10 +88,23 @@ uint32_t sim_trace_intern(sim_trace *t, const char *s) {
     if (st->memo_ptr[m][0] != s) {
       st->memo_ptr[m][1] = st->memo_ptr[m][0];
       st->memo_id[m][1] = st->memo_id[m][0];
+      st->memo_fixed[m][1] = st->memo_fixed[m][0];
     }
     st->memo_ptr[m][0] = s;
     st->memo_id[m][0] = id;
+    st->memo_fixed[m][0] = 0;
   }
+  return id;
+}
+
+uint32_t sim_trace_intern_fixed(sim_trace *t, const char *s) {
+  sim_strtab *st = &t->strings;
+  if (!s || !*s) return 0;
+  size_t m = memo_set(s);
+  if (st->memo_ptr[m][0] == s && st->memo_fixed[m][0]) return st->memo_id[m][0];
+  if (st->memo_ptr[m][1] == s && st->memo_fixed[m][1]) return st->memo_id[m][1];
+  uint32_t id = sim_trace_intern(t, s); /* checks the content, puts s in way 0 */
+  if (id && st->memo_ptr[m][0] == s) st->memo_fixed[m][0] = 1;
   return id;
 }
 

@@ -104,5 +104,27 @@ if "$REVENANT" shrink "$T/shr/orders.json" --case broken -o "$T/shr/out.json" > 
   ok "shrink removes an actor before a scripted one and keeps the script on its actor"
 else no "shrink removes an actor before a scripted one and keeps the script on its actor" "$(tail -3 "$T/shr.out")"; fi
 
+# the host's look-ups of a script's callbacks: through __index as a script
+# reads them (an inherited onStart runs), but protected (an __index that
+# throws or loops, at load or when an alarm fires, is a clear exit 2, never
+# an abort); a schedule's look-up throws in the calling script; fibers
+# nested without a wait get an error in the body instead of a stack overflow
+L=$C/lookups.json
+lookup() { # case, expected exit (2, or 0 for "at most 1"), expected text
+  timeout 30 "$REVENANT" run -v --case "$1" "$L" > "$T/lk.out" 2>&1
+  rc=$?
+  if { { [ "$2" = 2 ] && [ $rc -eq 2 ]; } || { [ "$2" = 0 ] && [ $rc -le 1 ]; }; } && grep -q "$3" "$T/lk.out"; then
+    ok "callback look-up, $1: exit $rc, \"$3\""
+  else no "callback look-up, $1: \"$3\"" "rc=$rc: $(head -c 300 "$T/lk.out")"; fi
+}
+lookup inherits 0 "runFiber: 200 fibers started one inside another without a wait"
+lookup throws 2 "looking up the callback onStart: lookups.lua:[0-9]*: no such callback: onStart"
+lookup loops 2 "looking up the callback onStart: lookups.lua:[0-9]*: instruction budget"
+lookup alarm 2 "looking up the callback onAlarm: lookups.lua:[0-9]*: onAlarm is not here today"
+lookup schedule 0 "lookups.lua:[0-9]*: schedule looked up nowhere"
+if "$REVENANT" trace --case inherits "$L" 2>&1 | grep -q 'message="inherited onStart"'; then
+  ok "an onStart inherited through __index runs"
+else no "an onStart inherited through __index runs"; fi
+
 echo "1..$n"
 [ "$fails" -eq 0 ]

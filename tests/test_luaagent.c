@@ -3,7 +3,8 @@
 ** a Lua global set before an eviction is gone after it while the script's
 ** table survives; one Lua state per incarnation; the JSON a stash stores
 ** (sorted keys, arrays, integers beyond 2^53 and NaN refused); a script's
-** fatal error stops the run. The cross-process hash test of scripted
+** fatal error stops the run; runFiber's work done inside its caller's
+** slice keeps the slices a yield would make. The cross-process hash test of scripted
 ** scenarios is tests/sh_lua_agents.sh.
 */
 #include <setjmp.h>
@@ -164,6 +165,84 @@ static void test_budget_stops_the_run(void **st) {
   done(&x);
 }
 
+/* runFiber ends its caller's instruction-budget slice and starts a fresh
+** one, as a wait does: the caller's code before and after it and the body
+** may each run most of a budget (runFiber may do its work inside the
+** caller's slice, rt_luaagent.c run_fiber_now); past it, the error names
+** the caller's line. */
+static const char slices_script[] =
+    "local A = {}\n"
+    "local function spin(n) for i = 1, n do end end\n"
+    "function A:split()\n"
+    "  spin(6000000)\n"
+    "  local h = self:runFiber('f', function(f) spin(6000000) f:stash({x = 1}) end)\n"
+    "  spin(6000000)\n"
+    "  return {ended = h._ok, id = h.id}\n"
+    "end\n"
+    "function A:after()\n"
+    "  self:runFiber('g', function() end)\n"
+    "  while true do end\n"
+    "end\n"
+    "return A\n";
+
+static void test_run_fiber_slices(void **st) {
+  world x;
+  (void)st;
+  make(&x, slices_script);
+  assert_int_equal(rt_invoke_at(x.w, 0, "split", NULL, MS(100)), 0);
+  assert_int_equal(rt_invoke_at(x.w, 0, "after", NULL, MS(200)), 0);
+  sim_run(&x.s, MS(2000), 0);
+  assert_non_null(result_of(&x, 0)); /* split did not run out of budget */
+  assert_string_equal(result_of(&x, 0), "{\"ended\":true,\"id\":3}");
+  assert_non_null(strstr(rt_world_fatal(x.w), "instruction budget exhausted in after"));
+  assert_non_null(strstr(rt_world_fatal(x.w), "agent.lua:11:"));
+  assert_int_equal(count_kind(&x, RT_EV_SCRIPT_ERROR), 1);
+  done(&x);
+}
+
+/* runFiber in a coroutine the script made yields to that coroutine's
+** resume, not to the host: no fiber is made (as before runFiber could do
+** its work at once). */
+static void test_run_fiber_in_script_coroutine(void **st) {
+  world x;
+  (void)st;
+  make(&x, "return { co = function(self)\n"
+           "  local co = coroutine.create(function() return self:runFiber('x', function() end) end)\n"
+           "  local ok, tok, name, fn = coroutine.resume(co)\n"
+           "  return {ok = ok, tok = type(tok), name = name, fn = type(fn), st = coroutine.status(co)}\n"
+           "end }");
+  assert_int_equal(rt_invoke_at(x.w, 0, "co", NULL, MS(100)), 0);
+  sim_run(&x.s, MS(1000), 0);
+  assert_string_equal(result_of(&x, 0),
+                      "{\"fn\":\"function\",\"name\":\"x\",\"ok\":true,\"st\":\"suspended\",\"tok\":\"userdata\"}");
+  assert_int_equal(count_kind(&x, RT_EV_FIBER_START), 0);
+  assert_string_equal(rt_world_fatal(x.w), "");
+  done(&x);
+}
+
+/* A fiber's outcome goes into its handle raw: a __newindex the script gives
+** the Fiber metatable does not run in the host (an error there aborted the
+** process), while the script's own writes to a handle still meet it. */
+static void test_handle_outcome_raw(void **st) {
+  world x;
+  (void)st;
+  make(&x, "local h\n"
+           "return { start = function(self)\n"
+           "  h = self:runFiber('r', function() revenant.work(10) return {v = 1} end)\n"
+           "  getmetatable(h).__newindex = function(t, k) error('no writes: ' .. k, 2) end\n"
+           "  local ok, e = pcall(function() h.x = 1 end)\n"
+           "  return e:gsub('^[^:]*:%d+: ', '')\n"
+           "end, check = function(self) return {ok = h._ok, v = h:await()} end }");
+  assert_int_equal(rt_invoke_at(x.w, 0, "start", NULL, MS(100)), 0);
+  assert_int_equal(rt_invoke_at(x.w, 0, "check", NULL, MS(200)), 0);
+  sim_run(&x.s, MS(1000), 0);
+  assert_string_equal(rt_world_fatal(x.w), "");
+  assert_non_null(result_of(&x, 1));
+  assert_string_equal(result_of(&x, 0), "\"no writes: x\"");
+  assert_string_equal(result_of(&x, 1), "{\"ok\":true,\"v\":{\"v\":1}}");
+  done(&x);
+}
+
 /* The SDK's and the runtime's tables are read-only to a script's SQL. */
 static void test_sdk_tables_read_only(void **st) {
   world x;
@@ -190,6 +269,9 @@ int main(void) {
       cmocka_unit_test(test_global_kept_within_incarnation),
       cmocka_unit_test(test_json),
       cmocka_unit_test(test_budget_stops_the_run),
+      cmocka_unit_test(test_run_fiber_slices),
+      cmocka_unit_test(test_run_fiber_in_script_coroutine),
+      cmocka_unit_test(test_handle_outcome_raw),
       cmocka_unit_test(test_sdk_tables_read_only),
   };
   return cmocka_run_group_tests_name("luaagent", tests, NULL, NULL);

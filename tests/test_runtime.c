@@ -300,6 +300,34 @@ static void test_heartbeat_schedule_design(void **st) {
   fx_free();
 }
 
+/* Every wake records its actor's own class name, also after actors added
+** later moved the actor table (the name's id is kept per actor). */
+static void test_wake_records_its_class(void **st) {
+  (void)st;
+  fx_init(1, NULL);
+  uint32_t a = fx_actor("a");
+  rt_request_at(F.w, a, RT_ENTRY_FETCH, S(1));
+  sim_run(&F.s, S(2), 0);
+  rt_kill_actor(F.w, a, RT_DEATH_EVICT);
+  for (int i = 0; i < 10; i++) { /* past the table's first 8 slots */
+    rt_actor_spec sp;
+    memset(&sp, 0, sizeof sp);
+    snprintf(sp.id, sizeof sp.id, "b%d", i);
+    snprintf(sp.cls, sizeof sp.cls, "Class%d", i);
+    uint32_t b = rt_actor_add(F.w, &sp);
+    rt_request_at(F.w, b, RT_ENTRY_FETCH, S(3 + i));
+  }
+  rt_request_at(F.w, a, RT_ENTRY_FETCH, S(20));
+  sim_run(&F.s, S(30), 0);
+  size_t wakes = count_kind(RT_EV_ACTOR_WAKE, RT_NO_ACTOR);
+  assert_int_equal(wakes, 12);
+  for (size_t k = 0; k < wakes; k++) {
+    const sim_rec *r = find_kind(RT_EV_ACTOR_WAKE, k);
+    assert_string_equal(sim_trace_str(&F.s.trace, r->s), rt_actor_spec_of(F.w, r->actor)->cls);
+  }
+  fx_free();
+}
+
 /* A gate held 31 s resets the actor; pending callers get the message. */
 static void test_gate_timeout_resets(void **st) {
   (void)st;
@@ -513,6 +541,7 @@ int main(void) {
       cmocka_unit_test(test_dispose_1604_one_stale_heartbeat),
       cmocka_unit_test(test_dispose_fixed_clears_alarm),
       cmocka_unit_test(test_heartbeat_schedule_design),
+      cmocka_unit_test(test_wake_records_its_class),
       cmocka_unit_test(test_gate_timeout_resets),
       cmocka_unit_test(test_throwing_hook_deletes_row),
       cmocka_unit_test(test_slow_hook_wedges),

@@ -4,7 +4,8 @@
 ** depend on the number of workers; shards cover their seeds; failures are
 ** grouped by signature with their smallest seed; a crashing or hanging
 ** seed is a failure of that seed only; a stop request ends the pool with
-** what finished; the re-run child sees the job's full run; a sigkill
+** what finished; a worker that is free takes the next job (a work queue,
+** not a fixed split); the re-run child sees the job's full run; a sigkill
 ** scenario whose workers are all killed by the timeout ends and leaves no
 ** temporary directory. Run from the repository
 ** root (it loads scenarios/ files).
@@ -525,6 +526,42 @@ static void test_worker_extra_reaches_the_parent(void **st) {
   unload(sc[0]);
 }
 
+/* In the worker: the pid of the process that ran the job. */
+static void pid_fn(void *ctx, const scn_scenario *m, int ci, const scn_result *r, char *buf, size_t cap) {
+  (void)ctx;
+  (void)m;
+  (void)ci;
+  (void)r;
+  snprintf(buf, cap, "%ld", (long)getpid());
+}
+
+/* Jobs are handed out on demand: while one worker hangs in the first seed
+** (until the timeout kills it), the other takes every later seed. With a
+** static split (slot w runs seeds w, w+J, ...) the hanging worker's slot
+** would keep its seeds, run by its replacement, in another process. */
+static void test_idle_worker_takes_the_next_job(void **st) {
+  (void)st;
+  scn_scenario *sc[1] = {load("scenarios/examples/keepalive-dispose.json")};
+  static got g;
+  memset(&g, 0, sizeof g);
+  scn_swarm_opts o = opts(&g, 8, 2);
+  o.only_case = sc[0]->cases[0].label;
+  o.have_base = 1;
+  o.base = 1;
+  o.have_hang_seed = 1;
+  o.hang_seed = 1;
+  o.timeout_us = 3000000; /* the other seven seeds take far less, even under ASan */
+  o.worker_extra = pid_fn;
+  assert_int_equal(swarm(sc, 1, &o, NULL), 0);
+  assert_int_equal(g.n, 8);
+  assert_int_equal(g.state[0], SCN_SWARM_TIMEOUT);
+  for (size_t i = 1; i < g.n; i++) {
+    assert_int_equal(g.state[i], SCN_SWARM_DONE);
+    assert_string_equal(g.extra[i], g.extra[1]); /* one process ran seeds 2..8 */
+  }
+  unload(sc[0]);
+}
+
 static void test_bad_case_is_an_error(void **st) {
   (void)st;
   scn_scenario *sc[1] = {load("scenarios/examples/keepalive-dispose.json")};
@@ -554,6 +591,7 @@ int main(void) {
       cmocka_unit_test(test_rerun_in_child),
       cmocka_unit_test(test_sigkill_timeouts_end_and_clean_up),
       cmocka_unit_test(test_worker_extra_reaches_the_parent),
+      cmocka_unit_test(test_idle_worker_takes_the_next_job),
       cmocka_unit_test(test_bad_case_is_an_error),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -517,9 +517,47 @@ static void test_kept_blocks_same_order(void **state) {
   assert_memory_equal(first, trimmed, sizeof first);
 }
 
+/* An event pushed before `last` (which refill_near moved to the largest
+** time of a small bucket) goes into the sorted run when at most 16 of the
+** run's entries pop before it, and into the late heap otherwise; the pops
+** keep the full order either way. */
+static void test_push_before_last_joins_the_run(void **state) {
+  (void)state;
+  sim_queue q;
+  sim_queue_init(&q);
+  sim_payload p, out;
+  int64_t t;
+  for (int i = 0; i < 8; i++) { /* one bucket: 0x100 + 32 i */
+    p = payload((uint64_t)i);
+    assert_true(sim_queue_push(&q, 256 + 32 * i, 0, &p) != 0);
+  }
+  assert_int_equal(sim_queue_pop(&q, &t, &out), 1);
+  assert_int_equal(t, 256);
+  assert_int_equal(q.run.n, 7);   /* last is now 480 */
+  for (int k = 0; k < 18; k++) {  /* each later than the ones before: moves k entries */
+    p = payload(100 + (uint64_t)k);
+    assert_true(sim_queue_push(&q, 257 + k, 0, &p) != 0);
+    assert_int_equal(q.late.n, k < 17 ? 0 : 1);
+    assert_true(sim_queue_check(&q));
+  }
+  assert_int_equal(q.run.n, 7 + 17);
+  int64_t prev = INT64_MIN;
+  size_t n = 0;
+  while (sim_queue_pop(&q, &t, &out)) {
+    assert_true(t > prev);
+    assert_int_equal(out.arg, t < 288 ? 100 + (uint64_t)(t - 257) : (uint64_t)(t - 256) / 32);
+    prev = t;
+    n++;
+  }
+  assert_int_equal(n, 7 + 18);
+  assert_true(sim_queue_check(&q));
+  sim_queue_free(&q);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_random_ops_against_reference),
+      cmocka_unit_test(test_push_before_last_joins_the_run),
       cmocka_unit_test(test_order_time_key_seq),
       cmocka_unit_test(test_fifo_among_equals),
       cmocka_unit_test(test_cancel_dead_handles),

@@ -137,6 +137,47 @@ static void test_string_ids_by_first_appearance(void **state) {
   sim_trace_free(&t);
 }
 
+/* sim_trace_intern_fixed gives the ids sim_trace_intern gives, also when
+** its entries share memo sets with buffers that are reused with new content
+** (pointers of 64 literals fill every set, and one buffer is interned with
+** 64 contents in between), and on repeats answered from the memo. */
+static void test_intern_fixed_same_ids(void **state) {
+  (void)state;
+  static const char *const lits[] = {
+#define L8(p) p "0", p "1", p "2", p "3", p "4", p "5", p "6", p "7"
+      L8("a"), L8("b"), L8("c"), L8("d"), L8("e"), L8("f"), L8("g"), L8("h")};
+#undef L8
+  enum { N = sizeof lits / sizeof lits[0] };
+  sim_trace t;
+  char buf[32], copy[32];
+  uint32_t id[N];
+  assert_int_equal(sim_trace_init(&t), 0);
+  for (int round = 0; round < 3; round++)
+    for (int i = 0; i < N; i++) {
+      uint32_t got = sim_trace_intern_fixed(&t, lits[i]);
+      if (round == 0) id[i] = got;
+      assert_int_equal(got, id[i]);
+      snprintf(copy, sizeof copy, "%s", lits[i]);
+      assert_int_equal(sim_trace_intern(&t, copy), id[i]); /* the content's id */
+      snprintf(buf, sizeof buf, "buf-%d-%d", round, i);  /* the same pointer, new content */
+      uint32_t b = sim_trace_intern(&t, buf);
+      assert_string_equal(sim_trace_str(&t, b), buf);
+      assert_string_equal(sim_trace_str(&t, sim_trace_intern_fixed(&t, lits[i])), lits[i]);
+    }
+  /* a buffer interned with other content before it became fixed: the memo's
+     entry for its pointer is not trusted */
+  snprintf(buf, sizeof buf, "before");
+  uint32_t before = sim_trace_intern(&t, buf);
+  snprintf(buf, sizeof buf, "after");
+  uint32_t after = sim_trace_intern_fixed(&t, buf);
+  assert_int_not_equal(after, before);
+  assert_string_equal(sim_trace_str(&t, after), "after");
+  assert_int_equal(sim_trace_intern_fixed(&t, buf), after);
+  assert_int_equal(sim_trace_intern_fixed(&t, ""), 0);
+  assert_int_equal(sim_trace_intern_fixed(&t, NULL), 0);
+  sim_trace_free(&t);
+}
+
 static void test_hash_independent_of_string_ids(void **state) {
   (void)state;
   sim_trace a, b;
@@ -382,6 +423,7 @@ int main(void) {
       cmocka_unit_test(test_identical_sequences_same_hash),
       cmocka_unit_test(test_any_field_changes_hash),
       cmocka_unit_test(test_string_ids_by_first_appearance),
+      cmocka_unit_test(test_intern_fixed_same_ids),
       cmocka_unit_test(test_hash_independent_of_string_ids),
       cmocka_unit_test(test_observers_see_every_record),
       cmocka_unit_test(test_hash_stable_across_processes),

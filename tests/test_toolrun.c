@@ -347,10 +347,20 @@ static void test_lean_same_run(void **state) {
         sc.cases[ci].violate_mask = 0;
       }
     for (int ci = 0; ci < sc.n_cases; ci++) {
-      scn_result kept, lean;
-      scn_run_opts ok = {0}, ol = {.lean = 1};
+      scn_result kept, lean, bare;
+      scn_run_opts ok = {0}, ol = {.lean = 1}, ob = {.lean = 1, .waits_only_rerun = 1, .no_figures = 1};
       assert_int_equal(scn_run_case_ex(&sc, ci, sc.seed, SIM_RANDOM, &ok, &kept), 0);
       assert_int_equal(scn_run_case_ex(&sc, ci, sc.seed, SIM_RANDOM, &ol, &lean), 0);
+      assert_int_equal(scn_run_case_ex(&sc, ci, sc.seed, SIM_RANDOM, &ob, &bare), 0);
+      /* a swarm worker's run: the same run, without figures */
+      assert_true(bare.trace_hash == kept.trace_hash);
+      assert_int_equal(bare.events, kept.events);
+      assert_int_equal(bare.passed, kept.passed);
+      assert_string_equal(bare.failure, kept.failure);
+      assert_int_equal(chk_violation_count(bare.checks), chk_violation_count(kept.checks));
+      assert_int_equal(bare.n_figures, 0);
+      assert_true(kept.n_figures > 0);
+      scn_result_free(&bare);
       assert_true(kept.trace_hash == lean.trace_hash);
       assert_int_equal(kept.events, lean.events);
       assert_int_equal(kept.passed, lean.passed);

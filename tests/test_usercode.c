@@ -493,6 +493,42 @@ static void test_script_onstart_throws(void **st) {
   done();
 }
 
+/* rt_uc_out_clear leaves what a memset to 0 leaves, as far as anybody reads
+** it: every scalar 0 and every text "" (a field it forgot keeps the 0xa5
+** filling and fails here). */
+static void test_out_clear_is_a_memset(void **st) {
+  (void)st;
+  rt_uc_out o, z;
+  memset(&o, 0xa5, sizeof o);
+  memset(&z, 0, sizeof z);
+  rt_uc_out_clear(&o);
+  assert_int_equal(o.status, z.status);
+  assert_int_equal(o.cmd.kind, z.cmd.kind);
+  assert_true(o.cmd.min_us == 0 && o.cmd.max_us == 0 && o.cmd.fiber == 0);
+  assert_int_equal(o.cmd.target, 0);
+  assert_string_equal(o.cmd.method, "");
+  assert_string_equal(o.cmd.args, "");
+  assert_string_equal(o.value, "");
+  assert_int_equal(o.action, 0);
+  assert_true(o.hold_us == 0);
+  /* the struct has no field this test does not know: its size is theirs */
+  assert_int_equal(sizeof o, sizeof(struct {
+                     rt_uc_status status;
+                     rt_uc_cmd cmd;
+                     char value[RT_UC_TEXT];
+                     int action;
+                     int64_t hold_us;
+                   }));
+  assert_int_equal(sizeof o.cmd, sizeof(struct {
+                     rt_uc_cmd_kind kind;
+                     int64_t min_us, max_us;
+                     uint32_t target;
+                     int64_t fiber;
+                     char method[64];
+                     char args[RT_UC_TEXT];
+                   }));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fiber_body_through_table),
@@ -505,6 +541,7 @@ int main(void) {
       cmocka_unit_test(test_snap_has_field),
       cmocka_unit_test(test_snapshot_pc),
       cmocka_unit_test(test_script_onstart_throws),
+      cmocka_unit_test(test_out_clear_is_a_memset),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
