@@ -33,7 +33,9 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 LIB      := $(BUILD)/librevenant.a
-BIN      := revenant
+# ./revenant for the default build; another BUILD gets its own binary inside
+# it (make CC=clang BUILD=build-clang test builds and tests build-clang/revenant).
+BIN      := $(if $(filter build,$(BUILD)),revenant,$(BUILD)/revenant)
 
 .PHONY: all deps test demo bench asan coverage install clean valgrind
 # Keep the objects of test and bench binaries (no "rm" after the summary line).
@@ -90,7 +92,7 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 test: all $(TEST_BIN)
-	@BUILD=$(BUILD) sh tests/run_tests.sh $(TEST_BIN)
+	@BUILD=$(BUILD) REVENANT="$${REVENANT:-./$(BIN)}" sh tests/run_tests.sh $(TEST_BIN)
 
 demo: all
 	./$(BIN) run scenarios/examples
