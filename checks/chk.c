@@ -176,7 +176,6 @@ void chk__map_free(chk_map *m) {
   memset(m, 0, sizeof *m);
 }
 
-/* Grows *arr (elements of size sz) to hold at least need; 0 or -1. */
 /* Room for `need` elements of sz bytes in *arr (capacity *cap, doubled),
 ** the new ones left as realloc leaves them: for arrays whose every element
 ** is written when it is appended (an actor's lives: 58,000 per 7-day #1595

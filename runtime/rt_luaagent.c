@@ -1199,7 +1199,6 @@ static void co_drop(rt_lagent *lg, int ci) {
   c->used = 0;
 }
 
-
 /* Starts (nargs values and the function below them on the main thread) or
 ** resumes (nargs values) coroutine ci. */
 static int run(rt_lagent *lg, int ci, int start, int nargs) {

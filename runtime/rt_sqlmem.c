@@ -25,6 +25,7 @@
 #include "runtime/rt_inject.h" /* first: wraps allocation and SQLite calls */
 
 #include "runtime/rt_host.h"
+#include "sim/sim_asan.h"
 
 #define SM_HEAD 8                /* the header: the block's usable size */
 #define SM_GRAIN 16
@@ -115,19 +116,11 @@ static void sm_shutdown(void *arg) {
   sm_trim();
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SM_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SM_ASAN 1
-#endif
-#endif
-
 static const sqlite3_mem_methods sm_methods = {sm_malloc, sm_release, sm_realloc, sm_size,
                                                sm_roundup, sm_init, sm_shutdown, NULL};
 
 void rt__sqlmem_install(void) {
-#ifndef SM_ASAN
+#if !SIM_ASAN
   sqlite3_config(SQLITE_CONFIG_MALLOC, &sm_methods);
 #else
   (void)sm_methods; /* SQLite's own allocator: ASan sees every free */
@@ -139,7 +132,7 @@ void rt__sqlmem_trim(void) { sm_trim(); }
 size_t rt__sqlmem_cached(void) { return cached_bytes; }
 
 int rt__sqlmem_on(void) {
-#ifndef SM_ASAN
+#if !SIM_ASAN
   return 1;
 #else
   return 0;

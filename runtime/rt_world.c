@@ -19,18 +19,12 @@
 
 #include "runtime/rt_host.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#include "sim/sim_asan.h"
+#if SIM_ASAN
 #include <sanitizer/asan_interface.h>
 #define RT_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
 #define RT_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#include <sanitizer/asan_interface.h>
-#define RT_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
-#define RT_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
-#endif
-#endif
-#ifndef RT_POISON
+#else
 #define RT_POISON(p, n) ((void)(p), (void)(n))
 #define RT_UNPOISON(p, n) ((void)(p), (void)(n))
 #endif

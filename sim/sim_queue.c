@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/sim_asan.h"
+
 /* Compaction threshold: dead (cancelled) entries are swept out once there
 ** are more of them than live ones and at least this many. */
 #define DEAD_SWEEP_MIN 1024
@@ -79,16 +81,7 @@ int sim_queue_init(sim_queue *q) {
 #define FIRST_CAP 8
 #define SPARE_MAX 64
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SPARE_OFF 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SPARE_OFF 1
-#endif
-#endif
-#ifndef SPARE_OFF
-#define SPARE_OFF 0
-#endif
+#define SPARE_OFF SIM_ASAN
 
 static sim_qentry *spare[SPARE_MAX];
 static int n_spare;
